@@ -1,0 +1,13 @@
+module github.com/heapcrunch/heapcrunch
+
+go 1.26.8
+
+require (
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/cpuguy83/go-md2man/v2 v2.0.7 // indirect
+	github.com/klauspost/compress v1.20.3 // indirect
+	github.com/russross/blackfriday/v2 v2.1.0 // indirect
+	github.com/urfave/cli/v2 v2.27.7 // indirect
+	github.com/xrash/smetrics v0.0.0-20240521201337-686a1a2994c1 // indirect
+	google.golang.org/protobuf v1.36.12 // indirect
+)

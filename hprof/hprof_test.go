@@ -1,0 +1,190 @@
+package hprof
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"path/filepath"
+	"testing"
+
+	"github.com/heapcrunch/heapcrunch/internal/testutil"
+)
+
+// copyHPROF reads src with a Reader and writes every record back with a
+// Writer, the identity transformation.
+func copyHPROF(src []byte, segSize int) ([]byte, map[SubTag]int, error) {
+	r, err := NewReader(bytes.NewReader(src))
+	if err != nil {
+		return nil, nil, err
+	}
+	r.ArrayData = true
+	var out bytes.Buffer
+	w, err := NewWriter(&out, r.Header())
+	if err != nil {
+		return nil, nil, err
+	}
+	w.SegmentSize = segSize
+	counts := map[SubTag]int{}
+	var s SubRecord
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		if !rec.Tag.IsHeapDump() {
+			body, err := r.Body()
+			if err != nil {
+				return nil, nil, err
+			}
+			if err := w.WriteRecord(rec.Tag, rec.Time, body); err != nil {
+				return nil, nil, err
+			}
+			continue
+		}
+		if err := w.BeginHeapDump(rec.Tag, rec.Time); err != nil {
+			return nil, nil, err
+		}
+		for {
+			err := r.NextSub(&s)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return nil, nil, err
+			}
+			counts[s.Tag]++
+			if err := w.WriteSub(&s); err != nil {
+				return nil, nil, err
+			}
+		}
+		if err := w.EndHeapDump(); err != nil {
+			return nil, nil, err
+		}
+	}
+	err = w.Flush()
+	return out.Bytes(), counts, err
+}
+
+// TestCorpusIdentity reads every real dump of the corpus and writes it back:
+// the bytes must be identical, which checks every sub-record layout.
+func TestCorpusIdentity(t *testing.T) {
+	for _, p := range testutil.CorpusHPROFs(t) {
+		t.Run(filepath.Base(p), func(t *testing.T) {
+			src := testutil.ReadAll(t, p)
+			out, counts, err := copyHPROF(src, 1<<30)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(out, src) {
+				t.Fatalf("copy differs: %d bytes in, %d out", len(src), len(out))
+			}
+			if counts[InstanceDumpTag] == 0 || counts[ClassDumpTag] == 0 {
+				t.Fatalf("no instances or classes read: %v", counts)
+			}
+			t.Logf("%v", counts)
+		})
+	}
+}
+
+// TestSegmentSplit checks that a small segment size cuts a HEAP DUMP into
+// segments closed by HEAP DUMP END, and that the result reads back to the
+// same sub-records.
+func TestSegmentSplit(t *testing.T) {
+	src := testutil.ReadAll(t, filepath.Join(testutil.CorpusDir(t), "jdk-mat-sun_jdk5_64bit.hprof"))
+	out, counts, err := copyHPROF(src, 4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, counts2, err := copyHPROF(out, 1<<30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(out, again) {
+		t.Fatal("re-reading the segmented copy changed it")
+	}
+	for k, v := range counts {
+		if counts2[k] != v {
+			t.Fatalf("%s: %d before split, %d after", k, v, counts2[k])
+		}
+	}
+	r, _ := NewReader(bytes.NewReader(out))
+	tags := map[Tag]int{}
+	for {
+		rec, err := r.Next()
+		if err != nil {
+			break
+		}
+		tags[rec.Tag]++
+	}
+	if tags[TagHeapDumpSegment] < 2 || tags[TagHeapDumpEnd] != 1 || tags[TagHeapDump] != 0 {
+		t.Fatalf("record tags after split: %v", tags)
+	}
+}
+
+func TestTruncatedEverywhere(t *testing.T) {
+	src := testutil.ReadAll(t, filepath.Join(testutil.CorpusDir(t), "jdk-hprof-slurp-hprof-32.bin"))
+	for _, cut := range []int{0, 5, 20, 30, 40, len(src) / 3, len(src) / 2, len(src) - 100, len(src) - 3, len(src) - 1} {
+		_, _, err := copyHPROF(src[:cut], 1<<30)
+		if err == nil {
+			t.Fatalf("cut at %d: no error", cut)
+		}
+		var fe *FormatError
+		if !errors.As(err, &fe) {
+			t.Fatalf("cut at %d: error %v is not a FormatError", cut, err)
+		}
+		if cut > 31 && !errors.Is(err, io.ErrUnexpectedEOF) {
+			t.Fatalf("cut at %d: %v does not say truncated", cut, err)
+		}
+	}
+}
+
+func TestNotHPROF(t *testing.T) {
+	for _, in := range []string{"", "PK\x03\x04zipzip", "JAVA PROFILE 1.0.2", "JAVA PROFILE 1.0.2\x00\x00\x00\x00\x05\x00\x00\x00\x00\x00\x00\x00\x00"} {
+		_, err := NewReader(bytes.NewReader([]byte(in)))
+		if err == nil {
+			t.Fatalf("%q: no error", in)
+		}
+	}
+	_, err := NewReader(bytes.NewReader([]byte("hello world, not a heap dump at all")))
+	if !errors.Is(err, ErrNotHPROF) {
+		t.Fatalf("want ErrNotHPROF, got %v", err)
+	}
+}
+
+func TestUnknownSubRecord(t *testing.T) {
+	var buf bytes.Buffer
+	w, _ := NewWriter(&buf, Header{Version: Version102, IDSize: 4})
+	w.WriteRecord(TagHeapDumpSegment, 0, []byte{0x42, 1, 2, 3, 4})
+	w.Flush()
+	r, _ := NewReader(bytes.NewReader(buf.Bytes()))
+	r.Next()
+	var s SubRecord
+	err := r.NextSub(&s)
+	var fe *FormatError
+	if !errors.As(err, &fe) || fe.Tag != 0x42 || fe.Offset != 31+9 {
+		t.Fatalf("got %v", err)
+	}
+}
+
+// TestCorruptCountNoHugeAlloc: an object array claiming 2^32-1 elements in a
+// short record must fail without allocating for them.
+func TestCorruptCountNoHugeAlloc(t *testing.T) {
+	body := []byte{byte(ObjectArrayDumpTag), 0, 0, 0, 1, 0, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 2}
+	var buf bytes.Buffer
+	w, _ := NewWriter(&buf, Header{Version: Version102, IDSize: 4})
+	w.WriteRecord(TagHeapDump, 0, body)
+	w.Flush()
+	r, _ := NewReader(bytes.NewReader(buf.Bytes()))
+	r.Next()
+	var s SubRecord
+	allocs := testing.AllocsPerRun(1, func() { r2, _ := NewReader(bytes.NewReader(buf.Bytes())); r2.Next(); r2.NextSub(&s) })
+	if err := r.NextSub(&s); err == nil {
+		t.Fatal("no error")
+	}
+	if allocs > 10 || cap(s.Elements) > 0 {
+		t.Fatalf("allocated for a corrupt count: %v allocs, cap %d", allocs, cap(s.Elements))
+	}
+}

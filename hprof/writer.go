@@ -1,0 +1,322 @@
+package hprof
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// DefaultSegmentSize is the largest heap dump record body the Writer
+// buffers before it starts a new HEAP DUMP SEGMENT.
+const DefaultSegmentSize = 32 << 20
+
+// Writer writes an HPROF file. Top-level records are written with
+// WriteRecord; heap sub-records go between BeginHeapDump and EndHeapDump with
+// WriteSub. The Writer buffers sub-records and cuts the heap dump into
+// records of at most SegmentSize bytes (a single larger sub-record gets a
+// record of its own), so any heap size gives a valid file. A HEAP DUMP (0x0C)
+// that outgrows one record is written as HEAP DUMP SEGMENTs closed by a
+// HEAP DUMP END. Call Flush at the end.
+type Writer struct {
+	// SegmentSize bounds the body of each heap dump record written; it
+	// must be set before the first BeginHeapDump. Zero means
+	// DefaultSegmentSize.
+	SegmentSize int
+
+	bw     *bufio.Writer
+	enc    BodyEncoder
+	idSize int
+	err    error
+
+	inHeap     bool
+	heapTag    Tag
+	heapTime   uint32
+	split      bool // the current heap dump was cut into segments
+	seg        []byte
+	zero       []byte
+	wroteBytes int64
+}
+
+// NewWriter writes the header h to w and returns a Writer.
+func NewWriter(w io.Writer, h Header) (*Writer, error) {
+	if h.IDSize != 4 && h.IDSize != 8 {
+		return nil, fmt.Errorf("hprof: identifier size %d is not supported (only 4 and 8)", h.IDSize)
+	}
+	hw := &Writer{bw: bufio.NewWriterSize(w, 1<<20), enc: BodyEncoder{IDSize: h.IDSize}, idSize: h.IDSize}
+	b := append([]byte(h.Version), 0)
+	b = binary.BigEndian.AppendUint32(b, uint32(h.IDSize))
+	b = binary.BigEndian.AppendUint64(b, h.Timestamp)
+	hw.write(b)
+	return hw, hw.err
+}
+
+// Encoder returns a BodyEncoder for the Writer's identifier size.
+func (w *Writer) Encoder() BodyEncoder { return w.enc }
+
+// Written returns the number of bytes written so far (buffered included).
+func (w *Writer) Written() int64 { return w.wroteBytes }
+
+func (w *Writer) write(b []byte) {
+	if w.err != nil {
+		return
+	}
+	_, w.err = w.bw.Write(b)
+	w.wroteBytes += int64(len(b))
+}
+
+func (w *Writer) recordHeader(tag Tag, time uint32, n uint64) {
+	var h [9]byte
+	h[0] = byte(tag)
+	binary.BigEndian.PutUint32(h[1:], time)
+	binary.BigEndian.PutUint32(h[5:], uint32(n))
+	w.write(h[:])
+}
+
+// WriteRecord writes a top-level record. If a heap dump is open, what it has
+// buffered is written first and the dump stays open.
+func (w *Writer) WriteRecord(tag Tag, time uint32, body []byte) error {
+	if uint64(len(body)) > 0xFFFFFFFF {
+		return errors.New("hprof: record body over 4 GiB")
+	}
+	if w.inHeap {
+		w.flushSegment()
+	}
+	w.recordHeader(tag, time, uint64(len(body)))
+	w.write(body)
+	return w.err
+}
+
+// BeginHeapDump opens a heap dump record with the given tag (TagHeapDump or
+// TagHeapDumpSegment).
+func (w *Writer) BeginHeapDump(tag Tag, time uint32) error {
+	if !tag.IsHeapDump() {
+		return fmt.Errorf("hprof: BeginHeapDump with tag %s", tag)
+	}
+	if w.inHeap {
+		if err := w.EndHeapDump(); err != nil {
+			return err
+		}
+	}
+	if w.SegmentSize <= 0 {
+		w.SegmentSize = DefaultSegmentSize
+	}
+	w.inHeap, w.heapTag, w.heapTime, w.split = true, tag, time, false
+	w.seg = w.seg[:0]
+	return w.err
+}
+
+// flushSegment writes the buffered sub-records as one record.
+func (w *Writer) flushSegment() {
+	if len(w.seg) == 0 {
+		return
+	}
+	tag := w.heapTag
+	if tag == TagHeapDump && w.split {
+		tag = TagHeapDumpSegment
+	}
+	w.recordHeader(tag, w.heapTime, uint64(len(w.seg)))
+	w.write(w.seg)
+	w.seg = w.seg[:0]
+}
+
+// EndHeapDump writes what is buffered and closes the heap dump. A HEAP DUMP
+// that had to be split gets its HEAP DUMP END here; segments opened with
+// TagHeapDumpSegment are closed by the caller's own TagHeapDumpEnd record.
+func (w *Writer) EndHeapDump() error {
+	if !w.inHeap {
+		return nil
+	}
+	if w.heapTag == TagHeapDump && w.split {
+		w.flushSegment()
+		w.recordHeader(TagHeapDumpEnd, w.heapTime, 0)
+	} else if len(w.seg) > 0 || w.heapTag == TagHeapDump {
+		// An empty HEAP DUMP record is still written: its presence is data.
+		w.recordHeader(w.heapTag, w.heapTime, uint64(len(w.seg)))
+		w.write(w.seg)
+		w.seg = w.seg[:0]
+	}
+	w.inHeap = false
+	return w.err
+}
+
+// Flush closes any open heap dump and writes buffered data to the
+// underlying writer.
+func (w *Writer) Flush() error {
+	if err := w.EndHeapDump(); err != nil {
+		return err
+	}
+	if w.err == nil {
+		w.err = w.bw.Flush()
+	}
+	return w.err
+}
+
+func (w *Writer) id(b []byte, v uint64) []byte { return w.enc.AppendID(b, v) }
+
+// WriteSub appends one sub-record to the open heap dump. A primitive array
+// with nil Data is written with zero-filled elements of its type and length.
+func (w *Writer) WriteSub(s *SubRecord) error {
+	if !w.inHeap {
+		return errors.New("hprof: WriteSub outside a heap dump")
+	}
+	if w.err != nil {
+		return w.err
+	}
+	// Size of what is about to be appended, to decide on cutting.
+	var size int64
+	switch s.Tag {
+	case InstanceDumpTag:
+		size = int64(2*w.idSize+9) + int64(len(s.Data))
+	case ObjectArrayDumpTag:
+		size = int64(2*w.idSize+9) + int64(len(s.Elements))*int64(w.idSize)
+	case PrimitiveArrayTag:
+		size = int64(w.idSize+10) + int64(s.Length)*int64(s.ElemType.Size(w.idSize))
+	case ClassDumpTag:
+		size = int64(7*w.idSize+15) + int64(len(s.Class.Constants)*11+len(s.Class.Statics)*(2*w.idSize+1)+len(s.Class.Fields)*(w.idSize+1))
+	default:
+		size = int64(3*w.idSize + 9)
+	}
+	if size > 0xFFFFFFFF-16 {
+		return fmt.Errorf("hprof: %s of %d bytes does not fit in one record", s.Tag, size)
+	}
+	if len(w.seg) > 0 && int64(len(w.seg))+size > int64(w.SegmentSize) {
+		w.split = true
+		w.flushSegment()
+	}
+	if s.Tag == PrimitiveArrayTag && s.Data == nil && size > int64(w.SegmentSize) {
+		// A large zero-filled array is streamed in a record of its own.
+		w.split = true
+		tag := w.heapTag
+		if tag == TagHeapDump {
+			tag = TagHeapDumpSegment
+		}
+		w.recordHeader(tag, w.heapTime, uint64(size))
+		w.write(w.appendPrimHeader(w.seg[:0], s))
+		if w.zero == nil {
+			w.zero = make([]byte, 64<<10)
+		}
+		for rem := size - int64(w.idSize+10); rem > 0; {
+			k := int64(len(w.zero))
+			if k > rem {
+				k = rem
+			}
+			w.write(w.zero[:k])
+			rem -= k
+		}
+		return w.err
+	}
+	w.seg = w.appendSub(w.seg, s)
+	return w.err
+}
+
+func (w *Writer) appendPrimHeader(b []byte, s *SubRecord) []byte {
+	b = append(b, byte(s.Tag))
+	b = w.id(b, s.ID)
+	b = binary.BigEndian.AppendUint32(b, s.StackTrace)
+	b = binary.BigEndian.AppendUint32(b, s.Length)
+	return append(b, byte(s.ElemType))
+}
+
+func appendValue(b []byte, t BasicType, v uint64, idSize int) []byte {
+	switch t.Size(idSize) {
+	case 1:
+		return append(b, byte(v))
+	case 2:
+		return binary.BigEndian.AppendUint16(b, uint16(v))
+	case 4:
+		return binary.BigEndian.AppendUint32(b, uint32(v))
+	case 8:
+		return binary.BigEndian.AppendUint64(b, v)
+	}
+	return b
+}
+
+func (w *Writer) appendSub(b []byte, s *SubRecord) []byte {
+	switch s.Tag {
+	case RootUnknown, RootStickyClass, RootMonitorUsed, RootInternedString, RootFinalizing,
+		RootDebugger, RootReferenceCleanup, RootVMInternal, Unreachable:
+		b = append(b, byte(s.Tag))
+		b = w.id(b, s.ID)
+	case RootJNIGlobal:
+		b = append(b, byte(s.Tag))
+		b = w.id(b, s.ID)
+		b = w.id(b, s.JNIRef)
+	case RootJNILocal, RootJavaFrame, RootJNIMonitor:
+		b = append(b, byte(s.Tag))
+		b = w.id(b, s.ID)
+		b = binary.BigEndian.AppendUint32(b, s.Thread)
+		b = binary.BigEndian.AppendUint32(b, s.Frame)
+	case RootNativeStack, RootThreadBlock:
+		b = append(b, byte(s.Tag))
+		b = w.id(b, s.ID)
+		b = binary.BigEndian.AppendUint32(b, s.Thread)
+	case RootThreadObject:
+		b = append(b, byte(s.Tag))
+		b = w.id(b, s.ID)
+		b = binary.BigEndian.AppendUint32(b, s.Thread)
+		b = binary.BigEndian.AppendUint32(b, s.StackTrace)
+	case HeapDumpInfoTag:
+		b = append(b, byte(s.Tag))
+		b = binary.BigEndian.AppendUint32(b, s.HeapType)
+		b = w.id(b, s.HeapName)
+	case InstanceDumpTag:
+		b = append(b, byte(s.Tag))
+		b = w.id(b, s.ID)
+		b = binary.BigEndian.AppendUint32(b, s.StackTrace)
+		b = w.id(b, s.ClassID)
+		b = binary.BigEndian.AppendUint32(b, uint32(len(s.Data)))
+		b = append(b, s.Data...)
+	case ObjectArrayDumpTag:
+		b = append(b, byte(s.Tag))
+		b = w.id(b, s.ID)
+		b = binary.BigEndian.AppendUint32(b, s.StackTrace)
+		b = binary.BigEndian.AppendUint32(b, uint32(len(s.Elements)))
+		b = w.id(b, s.ClassID)
+		for _, e := range s.Elements {
+			b = w.id(b, e)
+		}
+	case PrimitiveArrayTag:
+		b = w.appendPrimHeader(b, s)
+		if s.Data != nil {
+			b = append(b, s.Data...)
+		} else {
+			n := int(s.Length) * s.ElemType.Size(w.idSize)
+			b = append(b, make([]byte, n)...)
+		}
+	case PrimitiveArrayNoData:
+		b = w.appendPrimHeader(b, s)
+	case ClassDumpTag:
+		c := &s.Class
+		b = append(b, byte(s.Tag))
+		b = w.id(b, c.ID)
+		b = binary.BigEndian.AppendUint32(b, c.StackTrace)
+		for _, v := range [...]uint64{c.Super, c.Loader, c.Signers, c.ProtectionDomain, c.Reserved1, c.Reserved2} {
+			b = w.id(b, v)
+		}
+		b = binary.BigEndian.AppendUint32(b, c.InstanceSize)
+		b = binary.BigEndian.AppendUint16(b, uint16(len(c.Constants)))
+		for _, k := range c.Constants {
+			b = binary.BigEndian.AppendUint16(b, k.Index)
+			b = append(b, byte(k.Type))
+			b = appendValue(b, k.Type, k.Value, w.idSize)
+		}
+		b = binary.BigEndian.AppendUint16(b, uint16(len(c.Statics)))
+		for _, f := range c.Statics {
+			b = w.id(b, f.Name)
+			b = append(b, byte(f.Type))
+			b = appendValue(b, f.Type, f.Value, w.idSize)
+		}
+		b = binary.BigEndian.AppendUint16(b, uint16(len(c.Fields)))
+		for _, f := range c.Fields {
+			b = w.id(b, f.Name)
+			b = append(b, byte(f.Type))
+		}
+	default:
+		if w.err == nil {
+			w.err = fmt.Errorf("hprof: cannot write unknown %s", s.Tag)
+		}
+	}
+	return b
+}

@@ -1,0 +1,108 @@
+// Package compress detects and undoes the compression of an input file by
+// its content (gzip, bzip2, zstd), and picks a compressor for output.
+package compress
+
+import (
+	"bufio"
+	"bytes"
+	"compress/bzip2"
+	"compress/gzip"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// Kind names a compression format.
+type Kind string
+
+// Compression kinds.
+const (
+	None  Kind = "none"
+	Gzip  Kind = "gzip"
+	Bzip2 Kind = "bzip2"
+	Zstd  Kind = "zstd"
+)
+
+// Detect reports the compression of data that starts with head.
+func Detect(head []byte) Kind {
+	switch {
+	case bytes.HasPrefix(head, []byte{0x1f, 0x8b}):
+		return Gzip
+	case bytes.HasPrefix(head, []byte("BZh")) && len(head) >= 4 && head[3] >= '1' && head[3] <= '9':
+		return Bzip2
+	case bytes.HasPrefix(head, []byte{0x28, 0xb5, 0x2f, 0xfd}):
+		return Zstd
+	}
+	return None
+}
+
+// NewReader returns a reader of r's decompressed content, detecting the
+// compression by content, and the kind it found. Close releases decoder
+// resources; it does not close r.
+func NewReader(r io.Reader) (io.ReadCloser, Kind, error) {
+	br := bufio.NewReaderSize(r, 1<<16)
+	head, _ := br.Peek(4)
+	k := Detect(head)
+	switch k {
+	case Gzip:
+		z, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, k, fmt.Errorf("gzip: %w", err)
+		}
+		return z, k, nil
+	case Bzip2:
+		return io.NopCloser(bzip2.NewReader(br)), k, nil
+	case Zstd:
+		z, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1))
+		if err != nil {
+			return nil, k, fmt.Errorf("zstd: %w", err)
+		}
+		return z.IOReadCloser(), k, nil
+	}
+	return io.NopCloser(br), None, nil
+}
+
+// ForName returns the compression that an output file name asks for by its
+// extension: .zst or .zstd for zstd, .gz for gzip, else None.
+func ForName(name string) Kind {
+	switch {
+	case strings.HasSuffix(name, ".zst"), strings.HasSuffix(name, ".zstd"):
+		return Zstd
+	case strings.HasSuffix(name, ".gz"):
+		return Gzip
+	}
+	return None
+}
+
+// Parse turns a --compress flag value into a Kind.
+func Parse(s string) (Kind, error) {
+	switch s {
+	case "", "none":
+		return None, nil
+	case "zstd", "zst":
+		return Zstd, nil
+	case "gzip", "gz":
+		return Gzip, nil
+	}
+	return None, fmt.Errorf("unknown compression %q (use none, zstd or gzip)", s)
+}
+
+// NewWriter wraps w so that what is written to it is compressed with k.
+// Close flushes the compressor; it does not close w.
+func NewWriter(w io.Writer, k Kind) (io.WriteCloser, error) {
+	switch k {
+	case Gzip:
+		return gzip.NewWriterLevel(w, gzip.BestCompression)
+	case Zstd:
+		return zstd.NewWriter(w, zstd.WithEncoderLevel(zstd.SpeedBestCompression), zstd.WithWindowSize(8<<20))
+	case None:
+		return nopWriteCloser{w}, nil
+	}
+	return nil, fmt.Errorf("cannot write %s", k)
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
