@@ -1,0 +1,272 @@
+// Package bmd reads and writes BMD ("Badoo Memory Dump") files: a compact,
+// flat encoding of a Java heap dump made of varint records, with object IDs
+// remapped densely, names hashed and primitive contents dropped.
+//
+// Version 2 is this project's format, specified in spec/bmd.md; version 1 is
+// the format of the original 2014 tools (see V1Reader and V1Writer). The
+// package knows nothing of HPROF: callers convert.
+package bmd
+
+import (
+	"fmt"
+
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// Version2 is the format version this package writes by default.
+const Version2 = 2
+
+// Kind is the tag of a BMD version 2 record.
+type Kind uint8
+
+// Record kinds of BMD version 2 (see spec/bmd.md for each layout).
+const (
+	KindString          Kind = 1  // a name in the clear
+	KindHashedString    Kind = 2  // a name as its byte length and xxhash64
+	KindLoadClass       Kind = 3  // HPROF LOAD CLASS
+	KindUnloadClass     Kind = 4  // HPROF UNLOAD CLASS
+	KindStackFrame      Kind = 5  // HPROF STACK FRAME
+	KindStackTrace      Kind = 6  // HPROF STACK TRACE
+	KindStartThread     Kind = 7  // HPROF START THREAD
+	KindEndThread       Kind = 8  // HPROF END THREAD
+	KindRawRecord       Kind = 9  // any other top-level HPROF record, body unchanged
+	KindTime            Kind = 10 // sets the time of the top-level records that follow
+	KindHeapDump        Kind = 11 // starts an HPROF HEAP DUMP or HEAP DUMP SEGMENT
+	KindHeapDumpEnd     Kind = 12 // HPROF HEAP DUMP END
+	KindClass           Kind = 13 // a class definition (CLASS DUMP)
+	KindInstance        Kind = 14 // INSTANCE DUMP
+	KindObjectArray     Kind = 15 // OBJECT ARRAY DUMP
+	KindPrimitiveArray  Kind = 16 // PRIMITIVE ARRAY DUMP, as type and length
+	KindPrimitiveNoData Kind = 17 // Android PRIMITIVE ARRAY NODATA
+	KindRoot            Kind = 18 // a GC root of any kind, or UNREACHABLE
+	KindHeapInfo        Kind = 19 // Android HEAP DUMP INFO
+	KindTrace           Kind = 20 // sets the stack trace serial of the objects that follow
+	KindEnd             Kind = 21 // the last record: object and string counts
+	maxKind                  = 21
+)
+
+var kindNames = [...]string{
+	KindString: "STRING", KindHashedString: "HASHED STRING", KindLoadClass: "LOAD CLASS",
+	KindUnloadClass: "UNLOAD CLASS", KindStackFrame: "STACK FRAME", KindStackTrace: "STACK TRACE",
+	KindStartThread: "START THREAD", KindEndThread: "END THREAD", KindRawRecord: "RAW RECORD",
+	KindTime: "TIME", KindHeapDump: "HEAP DUMP", KindHeapDumpEnd: "HEAP DUMP END", KindClass: "CLASS",
+	KindInstance: "INSTANCE", KindObjectArray: "OBJECT ARRAY", KindPrimitiveArray: "PRIMITIVE ARRAY",
+	KindPrimitiveNoData: "PRIMITIVE ARRAY NODATA", KindRoot: "ROOT", KindHeapInfo: "HEAP INFO",
+	KindTrace: "TRACE", KindEnd: "END",
+}
+
+// String returns the record kind's name.
+func (k Kind) String() string {
+	if int(k) < len(kindNames) && kindNames[k] != "" {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("tag %d", uint8(k))
+}
+
+// Metadata is the header metadata of a version 2 file, encoded in protobuf
+// wire format so that fields can be added without breaking readers.
+type Metadata struct {
+	HPROFVersion string // e.g. "JAVA PROFILE 1.0.3"
+	IDSize       int    // identifier size of the original dump: 4 or 8
+	Timestamp    uint64 // the original header's timestamp, ms since the epoch
+	Hash         string // hash of hashed strings: "xxhash64"
+	Options      string // crunch options that shaped the content, e.g. "--keep-strings"
+	Tool         string // the tool and version that wrote the file
+	Objects      uint64 // object records (classes included) in the file
+	Classes      uint64 // class records in the file
+	Strings      uint64 // string records (clear and hashed) in the file
+}
+
+// HashXX64 names the string hash of version 2.
+const HashXX64 = "xxhash64"
+
+const (
+	metaHPROFVersion = 1
+	metaIDSize       = 2
+	metaTimestamp    = 3
+	metaHash         = 4
+	metaOptions      = 5
+	metaTool         = 6
+	metaObjects      = 7
+	metaClasses      = 8
+	metaStrings      = 9
+)
+
+// AppendMetadata appends m in protobuf wire format.
+func AppendMetadata(b []byte, m *Metadata) []byte {
+	str := func(n protowire.Number, s string) {
+		if s != "" {
+			b = protowire.AppendTag(b, n, protowire.BytesType)
+			b = protowire.AppendString(b, s)
+		}
+	}
+	num := func(n protowire.Number, v uint64) {
+		b = protowire.AppendTag(b, n, protowire.VarintType)
+		b = protowire.AppendVarint(b, v)
+	}
+	str(metaHPROFVersion, m.HPROFVersion)
+	num(metaIDSize, uint64(m.IDSize))
+	num(metaTimestamp, m.Timestamp)
+	str(metaHash, m.Hash)
+	str(metaOptions, m.Options)
+	str(metaTool, m.Tool)
+	num(metaObjects, m.Objects)
+	num(metaClasses, m.Classes)
+	num(metaStrings, m.Strings)
+	return b
+}
+
+// ParseMetadata decodes metadata written by AppendMetadata; unknown fields
+// are skipped.
+func ParseMetadata(b []byte) (Metadata, error) {
+	var m Metadata
+	for len(b) > 0 {
+		n, t, k := protowire.ConsumeTag(b)
+		if k < 0 {
+			return m, fmt.Errorf("bad metadata field tag: %v", protowire.ParseError(k))
+		}
+		b = b[k:]
+		switch t {
+		case protowire.VarintType:
+			v, k := protowire.ConsumeVarint(b)
+			if k < 0 {
+				return m, fmt.Errorf("bad metadata field %d: %v", n, protowire.ParseError(k))
+			}
+			b = b[k:]
+			switch n {
+			case metaIDSize:
+				m.IDSize = int(v)
+			case metaTimestamp:
+				m.Timestamp = v
+			case metaObjects:
+				m.Objects = v
+			case metaClasses:
+				m.Classes = v
+			case metaStrings:
+				m.Strings = v
+			}
+		case protowire.BytesType:
+			v, k := protowire.ConsumeBytes(b)
+			if k < 0 {
+				return m, fmt.Errorf("bad metadata field %d: %v", n, protowire.ParseError(k))
+			}
+			b = b[k:]
+			switch n {
+			case metaHPROFVersion:
+				m.HPROFVersion = string(v)
+			case metaHash:
+				m.Hash = string(v)
+			case metaOptions:
+				m.Options = string(v)
+			case metaTool:
+				m.Tool = string(v)
+			}
+		default:
+			k := protowire.ConsumeFieldValue(n, t, b)
+			if k < 0 {
+				return m, fmt.Errorf("bad metadata field %d: %v", n, protowire.ParseError(k))
+			}
+			b = b[k:]
+		}
+	}
+	return m, nil
+}
+
+// Type is a field or array element type, with the HPROF basic type codes.
+type Type uint8
+
+// Field and element types (the HPROF codes).
+const (
+	Object  Type = 2
+	Boolean Type = 4
+	Char    Type = 5
+	Float   Type = 6
+	Double  Type = 7
+	Byte    Type = 8
+	Short   Type = 9
+	Int     Type = 10
+	Long    Type = 11
+)
+
+// Valid reports whether t is a known type.
+func (t Type) Valid() bool { return t == Object || (t >= Boolean && t <= Long) }
+
+// Size returns the size in bytes of a primitive value of type t in HPROF.
+func (t Type) Size() int {
+	switch t {
+	case Boolean, Byte:
+		return 1
+	case Char, Short:
+		return 2
+	case Float, Int:
+		return 4
+	case Double, Long:
+		return 8
+	}
+	return 0
+}
+
+// Field is an instance field of a class definition. Kept says whether the
+// instances carry its value (object fields always do).
+type Field struct {
+	Name uint64 // string ID
+	Type Type
+	Kept bool
+}
+
+// Static is a static field with its value (zero when not Kept).
+type Static struct {
+	Name  uint64
+	Type  Type
+	Kept  bool
+	Value uint64 // dense object ID for Object, else the value's bits
+}
+
+// Constant is a constant pool entry (zero Value when not Kept).
+type Constant struct {
+	Index uint16
+	Type  Type
+	Kept  bool
+	Value uint64
+}
+
+// Class is a class definition. Its object ID is its Index: classes are
+// numbered 1, 2, … in the order of their records, before all other objects.
+type Class struct {
+	Index            uint64
+	StackTrace       uint32
+	Super            uint64 // dense object IDs, 0 for none
+	Loader           uint64
+	Signers          uint64
+	ProtectionDomain uint64
+	Reserved1        uint64
+	Reserved2        uint64
+	InstanceSize     uint32
+	Constants        []Constant
+	Statics          []Static
+	Fields           []Field
+}
+
+// Root kinds are HPROF sub-record tags; these are the ones with extra fields.
+const (
+	rootJNIGlobal    = 0x01
+	rootJNILocal     = 0x02
+	rootJavaFrame    = 0x03
+	rootNativeStack  = 0x04
+	rootThreadBlock  = 0x06
+	rootThreadObject = 0x08
+	rootJNIMonitor   = 0x8E
+)
+
+// RootKindValid reports whether k is an HPROF root sub-record tag (or
+// UNREACHABLE).
+func RootKindValid(k uint8) bool {
+	switch k {
+	case 0xFF, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x89, 0x8A, 0x8B, 0x8C, 0x8D, 0x8E, 0x90:
+		return true
+	}
+	return false
+}
+
+func zigzag(v int64) uint64   { return uint64(v<<1) ^ uint64(v>>63) }
+func unzigzag(v uint64) int64 { return int64(v>>1) ^ -int64(v&1) }

@@ -1,0 +1,598 @@
+package bmd
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// ErrNotBMD is wrapped by the error returned for input that is not a BMD file.
+var ErrNotBMD = errors.New("not a BMD file")
+
+// FormatError reports input that does not follow the BMD format: the byte
+// offset (in the uncompressed stream) and the record being read.
+type FormatError struct {
+	Offset int64
+	Record string // e.g. "INSTANCE", or "header"
+	Msg    string
+	Err    error // io.ErrUnexpectedEOF for truncation, ErrNotBMD, or nil
+}
+
+func (e *FormatError) Error() string {
+	s := e.Msg
+	if e.Record != "" {
+		s += " in " + e.Record + " record"
+	}
+	return s + fmt.Sprintf(" at offset %d", e.Offset)
+}
+
+func (e *FormatError) Unwrap() error { return e.Err }
+
+// Record is one decoded BMD version 2 record. Which fields are set depends
+// on Kind; slices are reused and valid until the next call to Next. Deltas
+// are undone: every ID is absolute.
+type Record struct {
+	Kind   Kind
+	Offset int64
+
+	// ID is the ID the record implies: the string ID of a string, the
+	// frame ID of a stack frame, the object ID of a class, instance or
+	// array.
+	ID uint64
+
+	Text   []byte // KindString; the raw body of KindRawRecord
+	Length uint64 // byte length of a string (clear or hashed)
+	Hash   uint64 // KindHashedString
+
+	Serial uint32 // class serial, stack trace serial, thread serial
+	Thread uint32 // thread serial of a stack trace or root
+	Trace  uint32 // stack trace serial (LOAD CLASS, START THREAD, root)
+	Frame  uint32 // frame number of a root (0xFFFFFFFF for none)
+
+	Class  uint64 // class object ID (LOAD CLASS, INSTANCE, OBJECT ARRAY)
+	Object uint64 // thread object of START THREAD, object of a root
+	Name   uint64 // string ID (LOAD CLASS, START THREAD, HEAP INFO)
+	Group  uint64
+	Parent uint64
+
+	Method, Signature, Source uint64 // STACK FRAME string IDs
+	ClassSerial               uint32
+	Line                      int32
+	Frames                    []uint64
+
+	Tag     uint8  // RAW RECORD's HPROF tag, or ROOT's HPROF kind
+	Time    uint32 // TIME
+	Segment bool   // HEAP DUMP: true for a HEAP DUMP SEGMENT
+
+	Def      Class    // CLASS
+	Values   []uint64 // INSTANCE: one per field of the class layout
+	Elements []uint64 // OBJECT ARRAY
+	Type     Type     // PRIMITIVE ARRAY element type
+	Count    uint32   // array length
+	JNIRef   uint64   // ROOT JNI GLOBAL
+	HeapType uint32   // HEAP INFO
+}
+
+// Reader reads a BMD version 2 file record by record.
+type Reader struct {
+	src    io.Reader
+	srcErr error
+	buf    []byte
+	pos    int
+	end    int
+	base   int64
+
+	meta    Metadata
+	version int
+
+	strings, frames  uint64
+	classes, objects uint64
+	objectsStarted   bool
+	trace            uint32
+	lastRoot         uint64
+	lastJNI          uint64
+	lastSerial       uint32
+	lastLoaded       uint64
+
+	lay  layouts
+	rec  Record
+	done bool
+}
+
+const readBufSize = 1 << 18
+
+// NewReader reads the header of a BMD file. Version 2 files are read by
+// the returned Reader; for a version 1 file it returns an error wrapping
+// ErrVersion1 (use NewV1Reader).
+func NewReader(r io.Reader) (*Reader, error) {
+	br := &Reader{src: r, buf: make([]byte, readBufSize)}
+	v, err := br.uvarint("header")
+	if err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) && br.base+int64(br.end) == 0 {
+			return nil, &FormatError{Offset: 0, Record: "header", Msg: "empty input", Err: ErrNotBMD}
+		}
+		return nil, &FormatError{Offset: 0, Record: "header", Msg: "no version number", Err: ErrNotBMD}
+	}
+	if v == 1 {
+		return nil, ErrVersion1
+	}
+	if v != Version2 {
+		return nil, &FormatError{Offset: 0, Record: "header", Msg: fmt.Sprintf("unknown version %d", v), Err: ErrNotBMD}
+	}
+	br.version = int(v)
+	n, err := br.uvarint("header")
+	if err != nil {
+		return nil, err
+	}
+	if n > 1<<20 {
+		return nil, &FormatError{Offset: br.off(), Record: "header", Msg: fmt.Sprintf("metadata of %d bytes is implausible", n), Err: ErrNotBMD}
+	}
+	b, err := br.bytes(int(n), "header")
+	if err != nil {
+		return nil, err
+	}
+	br.meta, err = ParseMetadata(b)
+	if err != nil {
+		return nil, &FormatError{Offset: br.off(), Record: "header", Msg: err.Error(), Err: ErrNotBMD}
+	}
+	if br.meta.IDSize != 4 && br.meta.IDSize != 8 {
+		return nil, &FormatError{Offset: br.off(), Record: "header", Msg: fmt.Sprintf("identifier size %d in metadata (must be 4 or 8)", br.meta.IDSize), Err: ErrNotBMD}
+	}
+	return br, nil
+}
+
+// ErrVersion1 is returned by NewReader for a BMD version 1 file.
+var ErrVersion1 = errors.New("bmd: version 1 file")
+
+// Metadata returns the header metadata.
+func (r *Reader) Metadata() Metadata { return r.meta }
+
+// Offset returns the offset of the next byte to read.
+func (r *Reader) Offset() int64 { return r.off() }
+
+func (r *Reader) off() int64 { return r.base + int64(r.pos) }
+
+func (r *Reader) fill(n int) bool {
+	if r.end-r.pos >= n {
+		return true
+	}
+	if r.pos > 0 {
+		copy(r.buf, r.buf[r.pos:r.end])
+		r.base += int64(r.pos)
+		r.end -= r.pos
+		r.pos = 0
+	}
+	for r.end < n && r.srcErr == nil {
+		m, err := r.src.Read(r.buf[r.end:])
+		r.end += m
+		if err != nil {
+			r.srcErr = err
+		}
+	}
+	return r.end >= n
+}
+
+func (r *Reader) fail(record, msg string, err error) error {
+	if r.srcErr != nil && r.srcErr != io.EOF {
+		return fmt.Errorf("reading at offset %d: %w", r.off(), r.srcErr)
+	}
+	return &FormatError{Offset: r.rec.Offset, Record: record, Msg: msg, Err: err}
+}
+
+func (r *Reader) truncated(record string) error {
+	return r.fail(record, "truncated", io.ErrUnexpectedEOF)
+}
+
+func (r *Reader) uvarint(record string) (uint64, error) {
+	if r.end-r.pos < binary.MaxVarintLen64 {
+		r.fill(binary.MaxVarintLen64)
+	}
+	b := r.buf[r.pos:r.end]
+	if len(b) > 0 && b[0] < 0x80 {
+		r.pos++
+		return uint64(b[0]), nil
+	}
+	v, n := binary.Uvarint(b)
+	if n <= 0 {
+		if n == 0 {
+			return 0, r.truncated(record)
+		}
+		return 0, r.fail(record, "varint overflows 64 bits", nil)
+	}
+	r.pos += n
+	return v, nil
+}
+
+func (r *Reader) u32(record string) (uint32, error) {
+	v, err := r.uvarint(record)
+	if err == nil && v > 0xFFFFFFFF {
+		return 0, r.fail(record, fmt.Sprintf("value %d does not fit in 32 bits", v), nil)
+	}
+	return uint32(v), err
+}
+
+// bytes returns the next n bytes; memory grows only with bytes present.
+func (r *Reader) bytes(n int, record string) ([]byte, error) {
+	if n <= len(r.buf) {
+		if !r.fill(n) {
+			return nil, r.truncated(record)
+		}
+		b := r.buf[r.pos : r.pos+n]
+		r.pos += n
+		return b, nil
+	}
+	out := r.rec.Text[:0]
+	for rem := n; rem > 0; {
+		if r.pos == r.end && !r.fill(1) {
+			return nil, r.truncated(record)
+		}
+		k := r.end - r.pos
+		if k > rem {
+			k = rem
+		}
+		out = append(out, r.buf[r.pos:r.pos+k]...)
+		r.pos += k
+		rem -= k
+	}
+	return out, nil
+}
+
+func (r *Reader) ref(self uint64, record string) (uint64, error) {
+	v, err := r.uvarint(record)
+	if v == 0 || err != nil {
+		return 0, err
+	}
+	return self + uint64(unzigzag(v-1)), nil
+}
+
+func (r *Reader) value(t Type, record string) (uint64, error) {
+	switch t {
+	case Float:
+		b, err := r.bytes(4, record)
+		if err != nil {
+			return 0, err
+		}
+		return uint64(binary.LittleEndian.Uint32(b)), nil
+	case Double:
+		b, err := r.bytes(8, record)
+		if err != nil {
+			return 0, err
+		}
+		return binary.LittleEndian.Uint64(b), nil
+	}
+	v, err := r.uvarint(record)
+	if err != nil {
+		return 0, err
+	}
+	switch t {
+	case Int:
+		return uint64(uint32(int32(unzigzag(v)))), nil
+	case Long:
+		return uint64(unzigzag(v)), nil
+	case Boolean, Byte:
+		return v & 0xFF, nil
+	}
+	return v & 0xFFFF, nil
+}
+
+func (r *Reader) typeKept(record string) (Type, bool, error) {
+	v, err := r.uvarint(record)
+	if err != nil {
+		return 0, false, err
+	}
+	t := Type(v >> 1)
+	if v>>1 > 0xFF || !t.Valid() {
+		return 0, false, r.fail(record, fmt.Sprintf("invalid field type %d", v>>1), nil)
+	}
+	return t, v&1 == 1 || t == Object, nil
+}
+
+// Layout returns the instance fields of class idx and of its superclasses,
+// in the order of Record.Values.
+func (r *Reader) Layout(idx uint64) ([]Field, bool) { return r.lay.chain(idx) }
+
+// Classes returns the number of class records read so far.
+func (r *Reader) Classes() uint64 { return r.classes }
+
+// Next reads the next record. It returns io.EOF at the end of the file.
+// The Record is reused by the next call.
+func (r *Reader) Next() (*Record, error) {
+	rec := &r.rec
+	rec.Offset = r.off()
+	if r.done {
+		return nil, io.EOF
+	}
+	if !r.fill(1) {
+		if r.srcErr != nil && r.srcErr != io.EOF {
+			return nil, r.srcErr
+		}
+		return nil, &FormatError{Offset: rec.Offset, Msg: "truncated: the file ends without its END record", Err: io.ErrUnexpectedEOF}
+	}
+	k := Kind(r.buf[r.pos])
+	r.pos++
+	rec.Kind = k
+	if k == 0 || k > maxKind {
+		return nil, r.fail("", fmt.Sprintf("unknown record tag %d", uint8(k)), nil)
+	}
+	name := k.String()
+	var err error
+	u := func() uint64 {
+		if err != nil {
+			return 0
+		}
+		var v uint64
+		v, err = r.uvarint(name)
+		return v
+	}
+	u32 := func() uint32 {
+		if err != nil {
+			return 0
+		}
+		var v uint32
+		v, err = r.u32(name)
+		return v
+	}
+	ref := func(self uint64) uint64 {
+		if err != nil {
+			return 0
+		}
+		var v uint64
+		v, err = r.ref(self, name)
+		return v
+	}
+	switch k {
+	case KindString:
+		n := u()
+		if err == nil {
+			if n > 1<<31 {
+				return nil, r.fail(name, fmt.Sprintf("string of %d bytes is implausible", n), nil)
+			}
+			rec.Text, err = r.bytes(int(n), name)
+			rec.Length = n
+		}
+		r.strings++
+		rec.ID = r.strings
+	case KindHashedString:
+		rec.Length = u()
+		if err == nil {
+			var b []byte
+			b, err = r.bytes(8, name)
+			if err == nil {
+				rec.Hash = binary.LittleEndian.Uint64(b)
+			}
+		}
+		r.strings++
+		rec.ID = r.strings
+	case KindLoadClass:
+		rec.Serial = uint32(int64(r.lastSerial) + unzigzag(u()))
+		rec.Class = r.lastLoaded + uint64(unzigzag(u()))
+		rec.Trace = u32()
+		rec.Name = u()
+		r.lastSerial, r.lastLoaded = rec.Serial, rec.Class
+	case KindUnloadClass, KindEndThread:
+		rec.Serial = u32()
+	case KindStackFrame:
+		rec.Method, rec.Signature, rec.Source = u(), u(), u()
+		rec.ClassSerial = u32()
+		rec.Line = int32(unzigzag(u()))
+		r.frames++
+		rec.ID = r.frames
+	case KindStackTrace:
+		rec.Serial, rec.Thread = u32(), u32()
+		n := u()
+		rec.Frames = rec.Frames[:0]
+		for i := uint64(0); i < n && err == nil; i++ {
+			rec.Frames = append(rec.Frames, u())
+		}
+	case KindStartThread:
+		rec.Serial = u32()
+		rec.Object = u()
+		rec.Trace = u32()
+		rec.Name, rec.Group, rec.Parent = u(), u(), u()
+	case KindRawRecord:
+		t := u()
+		n := u()
+		if err == nil {
+			if t > 0xFF || n > 0xFFFFFFFF {
+				return nil, r.fail(name, fmt.Sprintf("raw record tag %d length %d out of range", t, n), nil)
+			}
+			rec.Tag = uint8(t)
+			rec.Text, err = r.bytes(int(n), name)
+		}
+	case KindTime:
+		rec.Time = u32()
+	case KindHeapDump:
+		rec.Segment = u() == 1
+	case KindHeapDumpEnd:
+	case KindTrace:
+		r.trace = u32()
+		rec.Trace = r.trace
+	case KindClass:
+		if r.objectsStarted {
+			return nil, r.fail(name, "class record after other object records", nil)
+		}
+		err = r.readClass(&rec.Def)
+		r.classes++
+		r.objects++
+		rec.ID = r.classes
+		rec.Def.Index = r.classes
+		rec.Trace = rec.Def.StackTrace
+		if err == nil {
+			r.lay.add(&rec.Def)
+		}
+	case KindInstance:
+		r.objectsStarted = true
+		self := r.objects + 1
+		rec.ID, rec.Trace = self, r.trace
+		rec.Class = u()
+		if err != nil {
+			break
+		}
+		ch, ok := r.lay.chain(rec.Class)
+		if !ok {
+			return nil, r.fail(name, fmt.Sprintf("instance of undefined class %d", rec.Class), nil)
+		}
+		rec.Values = rec.Values[:0]
+		for _, f := range ch {
+			var v uint64
+			if f.Type == Object {
+				v = ref(self)
+			} else if f.Kept && err == nil {
+				v, err = r.value(f.Type, name)
+			}
+			rec.Values = append(rec.Values, v)
+		}
+		r.objects++
+	case KindObjectArray:
+		r.objectsStarted = true
+		self := r.objects + 1
+		rec.ID, rec.Trace = self, r.trace
+		rec.Class = u()
+		if rec.Class == 0 {
+			rec.Class = ref(self)
+		}
+		n := u()
+		rec.Elements = rec.Elements[:0]
+		for i := uint64(0); i < n && err == nil; i++ {
+			rec.Elements = append(rec.Elements, ref(self))
+		}
+		if err == nil && n > 0xFFFFFFFF {
+			err = r.fail(name, fmt.Sprintf("array length %d", n), nil)
+		}
+		rec.Count = uint32(n)
+		r.objects++
+	case KindPrimitiveArray, KindPrimitiveNoData:
+		r.objectsStarted = true
+		r.objects++
+		rec.ID, rec.Trace = r.objects, r.trace
+		rec.Type = Type(u())
+		rec.Count = u32()
+		if err == nil && (!rec.Type.Valid() || rec.Type == Object) {
+			return nil, r.fail(name, fmt.Sprintf("invalid element type %d", rec.Type), nil)
+		}
+	case KindRoot:
+		if !r.fill(1) {
+			return nil, r.truncated(name)
+		}
+		rec.Tag = r.buf[r.pos]
+		r.pos++
+		if !RootKindValid(rec.Tag) {
+			return nil, r.fail(name, fmt.Sprintf("invalid root kind 0x%02X", rec.Tag), nil)
+		}
+		rec.Object = r.lastRoot + uint64(unzigzag(u()))
+		r.lastRoot = rec.Object
+		rec.Thread, rec.Frame, rec.JNIRef, rec.Trace = 0, 0, 0, 0
+		switch rec.Tag {
+		case rootJNIGlobal:
+			rec.JNIRef = r.lastJNI + uint64(unzigzag(u()))
+			r.lastJNI = rec.JNIRef
+		case rootJNILocal, rootJavaFrame, rootJNIMonitor:
+			rec.Thread = u32()
+			rec.Frame = u32() - 1
+		case rootNativeStack, rootThreadBlock:
+			rec.Thread = u32()
+		case rootThreadObject:
+			rec.Thread = u32()
+			rec.Trace = u32()
+		}
+	case KindHeapInfo:
+		rec.HeapType = u32()
+		rec.Name = u()
+	case KindEnd:
+		objects, strings := u(), u()
+		if err == nil && (objects != r.objects || strings != r.strings) {
+			return nil, r.fail(name, fmt.Sprintf("file ends with %d objects and %d strings, END record says %d and %d", r.objects, r.strings, objects, strings), nil)
+		}
+		r.done = true
+	}
+	if err != nil {
+		return nil, err
+	}
+	return rec, nil
+}
+
+func (r *Reader) readClass(c *Class) error {
+	const name = "CLASS"
+	self := r.classes + 1
+	var err error
+	u := func() uint64 {
+		if err != nil {
+			return 0
+		}
+		var v uint64
+		v, err = r.uvarint(name)
+		return v
+	}
+	ref := func() uint64 {
+		if err != nil {
+			return 0
+		}
+		var v uint64
+		v, err = r.ref(self, name)
+		return v
+	}
+	st := u()
+	c.StackTrace = uint32(st)
+	c.Super, c.Loader, c.Signers, c.ProtectionDomain, c.Reserved1, c.Reserved2 = ref(), ref(), ref(), ref(), ref(), ref()
+	c.InstanceSize = uint32(u())
+	n := u()
+	if err == nil && n > 0xFFFF {
+		return r.fail(name, fmt.Sprintf("%d constants", n), nil)
+	}
+	c.Constants = c.Constants[:0]
+	for i := uint64(0); i < n && err == nil; i++ {
+		var k Constant
+		k.Index = uint16(u())
+		if err != nil {
+			break
+		}
+		k.Type, k.Kept, err = r.typeKept(name)
+		if err != nil {
+			break
+		}
+		if k.Type == Object {
+			k.Value = ref()
+		} else if k.Kept {
+			k.Value, err = r.value(k.Type, name)
+		}
+		c.Constants = append(c.Constants, k)
+	}
+	n = u()
+	if err == nil && n > 0xFFFF {
+		return r.fail(name, fmt.Sprintf("%d static fields", n), nil)
+	}
+	c.Statics = c.Statics[:0]
+	for i := uint64(0); i < n && err == nil; i++ {
+		var f Static
+		f.Name = u()
+		if err != nil {
+			break
+		}
+		f.Type, f.Kept, err = r.typeKept(name)
+		if err != nil {
+			break
+		}
+		if f.Type == Object {
+			f.Value = ref()
+		} else if f.Kept {
+			f.Value, err = r.value(f.Type, name)
+		}
+		c.Statics = append(c.Statics, f)
+	}
+	n = u()
+	if err == nil && n > 0xFFFF {
+		return r.fail(name, fmt.Sprintf("%d instance fields", n), nil)
+	}
+	c.Fields = c.Fields[:0]
+	for i := uint64(0); i < n && err == nil; i++ {
+		var f Field
+		f.Name = u()
+		if err != nil {
+			break
+		}
+		f.Type, f.Kept, err = r.typeKept(name)
+		c.Fields = append(c.Fields, f)
+	}
+	return err
+}

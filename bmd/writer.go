@@ -1,0 +1,410 @@
+package bmd
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// Writer writes a BMD version 2 file. Each method appends one record; IDs
+// that the format implies by record order (strings, stack frames, classes,
+// objects) are returned to the caller. Records are buffered: call Flush at
+// the end. The first error sticks and is returned by every later call.
+type Writer struct {
+	w   io.Writer
+	buf []byte
+	err error
+
+	strings, frames  uint64
+	classes, objects uint64 // objects counts every object record, classes included
+	objectsStarted   bool
+
+	time, trace       uint32
+	lastRoot, lastJNI uint64
+	lastSerial        uint32
+	lastLoaded        uint64
+
+	lay layouts
+
+	// Counts and bytes written per record kind, for statistics.
+	Count [maxKind + 1]uint64
+	Bytes [maxKind + 1]uint64
+}
+
+// NewWriter writes the version 2 header with metadata m and returns a Writer.
+func NewWriter(w io.Writer, m *Metadata) (*Writer, error) {
+	bw := &Writer{w: w, buf: make([]byte, 0, 1<<17)}
+	meta := AppendMetadata(nil, m)
+	bw.buf = protowire.AppendVarint(bw.buf, Version2)
+	bw.buf = protowire.AppendVarint(bw.buf, uint64(len(meta)))
+	bw.buf = append(bw.buf, meta...)
+	return bw, bw.flushIf()
+}
+
+func (w *Writer) flushIf() error {
+	if len(w.buf) >= 1<<16 {
+		return w.Flush()
+	}
+	return w.err
+}
+
+// Flush writes buffered records to the underlying writer.
+func (w *Writer) Flush() error {
+	if w.err != nil {
+		return w.err
+	}
+	if len(w.buf) > 0 {
+		_, w.err = w.w.Write(w.buf)
+		w.buf = w.buf[:0]
+	}
+	return w.err
+}
+
+// Err returns the first error the Writer met.
+func (w *Writer) Err() error { return w.err }
+
+func (w *Writer) begin(k Kind) int {
+	start := len(w.buf)
+	w.buf = append(w.buf, byte(k)) // every kind is below 128: a one-byte varint
+	return start
+}
+
+func (w *Writer) end(k Kind, start int) error {
+	w.Count[k]++
+	w.Bytes[k] += uint64(len(w.buf) - start)
+	return w.flushIf()
+}
+
+func (w *Writer) uv(v uint64) { w.buf = protowire.AppendVarint(w.buf, v) }
+
+// ref appends a reference relative to self: 0 for null, else
+// zigzag(target-self)+1.
+func (w *Writer) ref(target, self uint64) {
+	if target == 0 {
+		w.buf = append(w.buf, 0)
+		return
+	}
+	w.uv(zigzag(int64(target-self)) + 1)
+}
+
+// String writes a name in the clear and returns its string ID.
+func (w *Writer) String(text []byte) (uint64, error) {
+	s := w.begin(KindString)
+	w.uv(uint64(len(text)))
+	w.buf = append(w.buf, text...)
+	w.strings++
+	return w.strings, w.end(KindString, s)
+}
+
+// HashedString writes a name as its UTF-8 byte length and xxhash64, and
+// returns its string ID.
+func (w *Writer) HashedString(length uint64, hash uint64) (uint64, error) {
+	s := w.begin(KindHashedString)
+	w.uv(length)
+	w.buf = binary.LittleEndian.AppendUint64(w.buf, hash)
+	w.strings++
+	return w.strings, w.end(KindHashedString, s)
+}
+
+// LoadClass writes a LOAD CLASS: class serial, class object ID, stack trace
+// serial and name string ID.
+func (w *Writer) LoadClass(serial uint32, class uint64, trace uint32, name uint64) error {
+	s := w.begin(KindLoadClass)
+	w.uv(zigzag(int64(serial) - int64(w.lastSerial)))
+	w.uv(zigzag(int64(class - w.lastLoaded)))
+	w.uv(uint64(trace))
+	w.uv(name)
+	w.lastSerial, w.lastLoaded = serial, class
+	return w.end(KindLoadClass, s)
+}
+
+// UnloadClass writes an UNLOAD CLASS.
+func (w *Writer) UnloadClass(serial uint32) error {
+	s := w.begin(KindUnloadClass)
+	w.uv(uint64(serial))
+	return w.end(KindUnloadClass, s)
+}
+
+// StackFrame writes a STACK FRAME and returns its frame ID.
+func (w *Writer) StackFrame(method, signature, source uint64, classSerial uint32, line int32) (uint64, error) {
+	s := w.begin(KindStackFrame)
+	w.uv(method)
+	w.uv(signature)
+	w.uv(source)
+	w.uv(uint64(classSerial))
+	w.uv(zigzag(int64(line)))
+	w.frames++
+	return w.frames, w.end(KindStackFrame, s)
+}
+
+// StackTrace writes a STACK TRACE of frame IDs.
+func (w *Writer) StackTrace(serial, thread uint32, frames []uint64) error {
+	s := w.begin(KindStackTrace)
+	w.uv(uint64(serial))
+	w.uv(uint64(thread))
+	w.uv(uint64(len(frames)))
+	for _, f := range frames {
+		w.uv(f)
+	}
+	return w.end(KindStackTrace, s)
+}
+
+// StartThread writes a START THREAD.
+func (w *Writer) StartThread(serial uint32, object uint64, trace uint32, name, group, parent uint64) error {
+	s := w.begin(KindStartThread)
+	w.uv(uint64(serial))
+	w.uv(object)
+	w.uv(uint64(trace))
+	w.uv(name)
+	w.uv(group)
+	w.uv(parent)
+	return w.end(KindStartThread, s)
+}
+
+// EndThread writes an END THREAD.
+func (w *Writer) EndThread(serial uint32) error {
+	s := w.begin(KindEndThread)
+	w.uv(uint64(serial))
+	return w.end(KindEndThread, s)
+}
+
+// RawRecord writes a top-level HPROF record whose body is kept unchanged.
+func (w *Writer) RawRecord(tag uint8, body []byte) error {
+	s := w.begin(KindRawRecord)
+	w.uv(uint64(tag))
+	w.uv(uint64(len(body)))
+	w.buf = append(w.buf, body...)
+	return w.end(KindRawRecord, s)
+}
+
+// Time sets the time field of the top-level records that follow; it writes
+// a record only when the time changes.
+func (w *Writer) Time(t uint32) error {
+	if t == w.time {
+		return w.err
+	}
+	s := w.begin(KindTime)
+	w.uv(uint64(t))
+	w.time = t
+	return w.end(KindTime, s)
+}
+
+// HeapDump starts a heap dump record: a HEAP DUMP SEGMENT if segment, else
+// a HEAP DUMP.
+func (w *Writer) HeapDump(segment bool) error {
+	s := w.begin(KindHeapDump)
+	if segment {
+		w.buf = append(w.buf, 1)
+	} else {
+		w.buf = append(w.buf, 0)
+	}
+	return w.end(KindHeapDump, s)
+}
+
+// HeapDumpEnd writes a HEAP DUMP END.
+func (w *Writer) HeapDumpEnd() error {
+	s := w.begin(KindHeapDumpEnd)
+	return w.end(KindHeapDumpEnd, s)
+}
+
+// Trace sets the stack trace serial of the object records that follow; it
+// writes a record only when the serial changes.
+func (w *Writer) Trace(serial uint32) error {
+	if serial == w.trace {
+		return w.err
+	}
+	s := w.begin(KindTrace)
+	w.uv(uint64(serial))
+	w.trace = serial
+	return w.end(KindTrace, s)
+}
+
+var errClassAfterObjects = errors.New("bmd: class record after other object records")
+
+func (w *Writer) value(t Type, v uint64) {
+	switch t {
+	case Boolean, Byte, Char, Short:
+		w.uv(v)
+	case Int:
+		w.uv(zigzag(int64(int32(uint32(v)))))
+	case Long:
+		w.uv(zigzag(int64(v)))
+	case Float:
+		w.buf = binary.LittleEndian.AppendUint32(w.buf, uint32(v))
+	case Double:
+		w.buf = binary.LittleEndian.AppendUint64(w.buf, v)
+	}
+}
+
+func typeKept(t Type, kept bool) uint64 {
+	k := uint64(0)
+	if kept || t == Object {
+		k = 1
+	}
+	return uint64(t)<<1 | k
+}
+
+// Class writes a class definition and returns its class index, which is
+// also its object ID. Every class must be written before any other object.
+func (w *Writer) Class(c *Class) (uint64, error) {
+	if w.objectsStarted {
+		w.err = errClassAfterObjects
+		return 0, w.err
+	}
+	s := w.begin(KindClass)
+	self := w.classes + 1
+	w.uv(uint64(c.StackTrace))
+	for _, r := range [...]uint64{c.Super, c.Loader, c.Signers, c.ProtectionDomain, c.Reserved1, c.Reserved2} {
+		w.ref(r, self)
+	}
+	w.uv(uint64(c.InstanceSize))
+	w.uv(uint64(len(c.Constants)))
+	for _, k := range c.Constants {
+		w.uv(uint64(k.Index))
+		w.uv(typeKept(k.Type, k.Kept))
+		if k.Type == Object {
+			w.ref(k.Value, self)
+		} else if k.Kept {
+			w.value(k.Type, k.Value)
+		}
+	}
+	w.uv(uint64(len(c.Statics)))
+	for _, f := range c.Statics {
+		w.uv(f.Name)
+		w.uv(typeKept(f.Type, f.Kept))
+		if f.Type == Object {
+			w.ref(f.Value, self)
+		} else if f.Kept {
+			w.value(f.Type, f.Value)
+		}
+	}
+	w.uv(uint64(len(c.Fields)))
+	for _, f := range c.Fields {
+		w.uv(f.Name)
+		w.uv(typeKept(f.Type, f.Kept))
+	}
+	w.classes++
+	w.objects++
+	w.lay.add(c)
+	return self, w.end(KindClass, s)
+}
+
+// Layout returns the instance fields of class idx and of its superclasses,
+// in the order INSTANCE values are given.
+func (w *Writer) Layout(idx uint64) ([]Field, bool) { return w.lay.chain(idx) }
+
+// Instance writes an INSTANCE DUMP of the given class and returns its object
+// ID. values holds one value per field of Layout(class): object IDs for
+// object fields, value bits for primitives (ignored when not kept).
+func (w *Writer) Instance(class uint64, values []uint64) (uint64, error) {
+	ch, ok := w.lay.chain(class)
+	if !ok {
+		w.err = fmt.Errorf("bmd: instance of undefined class %d", class)
+		return 0, w.err
+	}
+	if len(values) != len(ch) {
+		w.err = fmt.Errorf("bmd: instance of class %d has %d values for %d fields", class, len(values), len(ch))
+		return 0, w.err
+	}
+	w.objectsStarted = true
+	s := w.begin(KindInstance)
+	self := w.objects + 1
+	w.uv(class)
+	for i, f := range ch {
+		if f.Type == Object {
+			w.ref(values[i], self)
+		} else if f.Kept {
+			w.value(f.Type, values[i])
+		}
+	}
+	w.objects++
+	return self, w.end(KindInstance, s)
+}
+
+// ObjectArray writes an OBJECT ARRAY DUMP and returns its object ID. class
+// is the dense object ID of the array class.
+func (w *Writer) ObjectArray(class uint64, elems []uint64) (uint64, error) {
+	w.objectsStarted = true
+	s := w.begin(KindObjectArray)
+	self := w.objects + 1
+	if class != 0 && class <= w.classes {
+		w.uv(class)
+	} else {
+		w.uv(0)
+		w.ref(class, self)
+	}
+	w.uv(uint64(len(elems)))
+	for _, e := range elems {
+		w.ref(e, self)
+	}
+	w.objects++
+	return self, w.end(KindObjectArray, s)
+}
+
+// PrimitiveArray writes a PRIMITIVE ARRAY DUMP (or, with noData, Android's
+// PRIMITIVE ARRAY NODATA) as its element type and length, and returns its
+// object ID.
+func (w *Writer) PrimitiveArray(t Type, length uint32, noData bool) (uint64, error) {
+	w.objectsStarted = true
+	k := KindPrimitiveArray
+	if noData {
+		k = KindPrimitiveNoData
+	}
+	s := w.begin(k)
+	w.buf = append(w.buf, byte(t))
+	w.uv(uint64(length))
+	w.objects++
+	return w.objects, w.end(k, s)
+}
+
+// Root writes a GC root of the given HPROF kind (or UNREACHABLE). thread,
+// frame, jniRef and trace are written for the kinds that have them.
+func (w *Writer) Root(kind uint8, object uint64, thread, frame uint32, jniRef uint64, trace uint32) error {
+	if !RootKindValid(kind) {
+		w.err = fmt.Errorf("bmd: invalid root kind 0x%02X", kind)
+		return w.err
+	}
+	s := w.begin(KindRoot)
+	w.buf = append(w.buf, kind)
+	w.uv(zigzag(int64(object - w.lastRoot)))
+	w.lastRoot = object
+	switch kind {
+	case rootJNIGlobal:
+		w.uv(zigzag(int64(jniRef - w.lastJNI)))
+		w.lastJNI = jniRef
+	case rootJNILocal, rootJavaFrame, rootJNIMonitor:
+		w.uv(uint64(thread))
+		w.uv(uint64(frame + 1)) // -1 (no frame) becomes 0
+	case rootNativeStack, rootThreadBlock:
+		w.uv(uint64(thread))
+	case rootThreadObject:
+		w.uv(uint64(thread))
+		w.uv(uint64(trace))
+	}
+	return w.end(KindRoot, s)
+}
+
+// HeapInfo writes Android's HEAP DUMP INFO: the heap type and its name's
+// string ID.
+func (w *Writer) HeapInfo(heapType uint32, name uint64) error {
+	s := w.begin(KindHeapInfo)
+	w.uv(uint64(heapType))
+	w.uv(name)
+	return w.end(KindHeapInfo, s)
+}
+
+// Close writes the END record, which tells a reader the file is complete,
+// and flushes. It does not close the underlying writer.
+func (w *Writer) Close() error {
+	s := w.begin(KindEnd)
+	w.uv(w.objects)
+	w.uv(w.strings)
+	w.end(KindEnd, s)
+	return w.Flush()
+}
+
+// Objects returns the number of object records written (classes included).
+func (w *Writer) Objects() uint64 { return w.objects }

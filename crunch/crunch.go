@@ -1,0 +1,628 @@
+// Package crunch converts an HPROF heap dump into a BMD file: two streaming
+// passes over the dump, object IDs remapped densely, names hashed, primitive
+// contents dropped unless options keep them.
+package crunch
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/heapcrunch/heapcrunch/bmd"
+	"github.com/heapcrunch/heapcrunch/hprof"
+)
+
+// Options shape what a crunch keeps.
+type Options struct {
+	KeepStrings     bool     // all names in the clear
+	KeepPrimitives  bool     // all primitive field values (instance, static, constant pool)
+	PreserveClasses []string // these classes keep their name and all their field values
+	Profile         string   // "" or "leak": keep the fields of LeakProfile
+	DropHeaps       []string // Android heaps to leave out: "zygote", "image", "app", "default"
+	Tool            string   // written to the metadata
+	// Progress, when set, is called now and then with the pass (1 or 2)
+	// and the input bytes read so far in that pass.
+	Progress func(pass int, done int64)
+}
+
+// Canonical returns the options as the command-line flags that produce
+// them, for the file's metadata.
+func (o *Options) Canonical() string {
+	var f []string
+	if o.KeepStrings {
+		f = append(f, "--keep-strings")
+	}
+	if o.KeepPrimitives {
+		f = append(f, "--keep-primitives")
+	}
+	for _, c := range o.PreserveClasses {
+		f = append(f, "--preserve-class="+c)
+	}
+	if o.Profile != "" {
+		f = append(f, "--profile="+o.Profile)
+	}
+	if len(o.DropHeaps) > 0 {
+		f = append(f, "--drop-heap="+strings.Join(o.DropHeaps, ","))
+	}
+	return strings.Join(f, " ")
+}
+
+var heapTypes = map[string]uint32{"default": 0, "zygote": 'Z', "image": 'I', "app": 'A'}
+
+// ParseHeapName returns the HEAP DUMP INFO type of an Android heap name.
+func ParseHeapName(s string) (uint32, error) {
+	t, ok := heapTypes[s]
+	if !ok {
+		return 0, fmt.Errorf("unknown heap %q (use zygote, image, app or default)", s)
+	}
+	return t, nil
+}
+
+// Stats counts what went in and what came out.
+type Stats struct {
+	InBytes     int64
+	OutBytes    int64
+	InRecords   map[string]int64 // by HPROF record or sub-record name
+	InBytesBy   map[string]int64
+	OutRecords  map[string]uint64 // by BMD record kind
+	OutBytesBy  map[string]uint64
+	Objects     uint64
+	Classes     uint64
+	Strings     uint64
+	Hashed      uint64
+	Dropped     uint64 // objects left out by DropHeaps
+	Dangling    uint64 // distinct referenced IDs not in the dump
+	IndexBytes  int64
+	HPROFHeader hprof.Header
+}
+
+type classInfo struct {
+	dump       *hprof.ClassDump
+	heapType   uint32
+	heapName   uint64 // HPROF string ID
+	hasHeap    bool
+	keepAll    bool            // preserve-class or keep-primitives
+	keepFields map[uint64]bool // HPROF field-name string IDs kept by a profile
+	chain      []hprof.BasicType
+	chainSize  int
+	chainKept  []bool
+}
+
+// state is what pass 1 learns and pass 2 uses.
+type state struct {
+	opt    *Options
+	idSize int
+
+	strings    map[uint64]uint64 // HPROF string ID -> dense
+	nStrings   uint64
+	classNames map[uint64]uint64 // class object ID -> name string ID (LOAD CLASS)
+	frames     map[uint64]uint64 // HPROF frame ID -> dense
+	nFrames    uint64
+
+	classes  []*classInfo
+	classIdx map[uint64]int // class object ID -> index in classes
+
+	objs        []uint64 // non-class object IDs in order (pass 1), then the index
+	index       *idIndex
+	dropped     *idIndex
+	nObj        uint64 // classes + objects written
+	danglingIDs map[uint64]uint64
+
+	preserveNames map[string]bool // class name spellings to preserve
+	profileClass  map[string][]string
+	profileFields map[string]bool
+	clearSIDs     map[uint64]bool // HPROF string IDs to keep in the clear besides the keep-list
+	drop          map[uint32]bool
+
+	stats *Stats
+}
+
+// Crunch reads the HPROF dump in src twice and writes its BMD version 2
+// form to out. On error, what was written to out is incomplete.
+func Crunch(src io.ReadSeeker, out io.Writer, opt Options) (*Stats, error) {
+	st := &state{opt: &opt, strings: map[uint64]uint64{}, classNames: map[uint64]uint64{},
+		frames: map[uint64]uint64{}, classIdx: map[uint64]int{}, danglingIDs: map[uint64]uint64{},
+		preserveNames: map[string]bool{}, profileClass: map[string][]string{}, profileFields: map[string]bool{},
+		clearSIDs: map[uint64]bool{}, drop: map[uint32]bool{},
+		stats: &Stats{InRecords: map[string]int64{}, InBytesBy: map[string]int64{}, OutRecords: map[string]uint64{}, OutBytesBy: map[string]uint64{}}}
+	for _, c := range opt.PreserveClasses {
+		for _, s := range classNameSpellings(c) {
+			st.preserveNames[s] = true
+		}
+	}
+	switch opt.Profile {
+	case "":
+	case "leak":
+		for _, p := range LeakProfile {
+			for _, s := range classNameSpellings(p.Class) {
+				st.profileClass[s] = append(st.profileClass[s], p.Field)
+			}
+			st.profileFields[p.Field] = true
+		}
+	default:
+		return nil, fmt.Errorf("unknown profile %q (the only profile is leak)", opt.Profile)
+	}
+	for _, h := range opt.DropHeaps {
+		t, err := ParseHeapName(h)
+		if err != nil {
+			return nil, err
+		}
+		st.drop[t] = true
+	}
+	if err := st.pass1(src); err != nil {
+		return nil, err
+	}
+	if _, err := src.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	if err := st.pass2(src, out); err != nil {
+		return nil, err
+	}
+	return st.stats, nil
+}
+
+type progressReader struct {
+	r    io.Reader
+	n    int64
+	next int64
+	pass int
+	f    func(int, int64)
+}
+
+func (p *progressReader) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	p.n += int64(n)
+	if p.f != nil && p.n >= p.next {
+		p.f(p.pass, p.n)
+		p.next = p.n + 16<<20
+	}
+	return n, err
+}
+
+func (st *state) pass1(src io.Reader) error {
+	pr := &progressReader{r: src, pass: 1, f: st.opt.Progress}
+	r, err := hprof.NewReader(pr)
+	if err != nil {
+		return err
+	}
+	st.idSize = r.IDSize()
+	st.stats.HPROFHeader = r.Header()
+	dec := hprof.BodyDecoder{IDSize: st.idSize}
+	interesting := len(st.preserveNames) > 0 || len(st.profileClass) > 0
+	var nameOfSID map[uint64]string
+	if interesting {
+		nameOfSID = map[uint64]string{}
+	}
+	var dropped []uint64
+	var s hprof.SubRecord
+	var curHeap uint32
+	var curHeapName uint64
+	var hasHeap bool
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		switch rec.Tag {
+		case hprof.TagString:
+			body, err := r.Body()
+			if err != nil {
+				return err
+			}
+			id, text, err := dec.String(rec, body)
+			if err != nil {
+				return err
+			}
+			// Every STRING record takes a dense ID, as in pass 2; a
+			// repeated HPROF ID resolves to its first record.
+			st.nStrings++
+			if _, dup := st.strings[id]; !dup {
+				st.strings[id] = st.nStrings
+			}
+			if interesting {
+				t := string(text)
+				if st.preserveNames[t] || st.profileClass[t] != nil || st.profileFields[t] {
+					nameOfSID[id] = t
+				}
+			}
+		case hprof.TagLoadClass:
+			body, err := r.Body()
+			if err != nil {
+				return err
+			}
+			lc, err := dec.LoadClass(rec, body)
+			if err != nil {
+				return err
+			}
+			st.classNames[lc.ClassID] = lc.Name
+		case hprof.TagStackFrame:
+			body, err := r.Body()
+			if err != nil {
+				return err
+			}
+			f, err := dec.StackFrame(rec, body)
+			if err != nil {
+				return err
+			}
+			st.nFrames++
+			if _, dup := st.frames[f.ID]; !dup {
+				st.frames[f.ID] = st.nFrames
+			}
+		case hprof.TagHeapDump, hprof.TagHeapDumpSegment:
+			for {
+				err := r.NextSub(&s)
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					return err
+				}
+				switch s.Tag {
+				case hprof.HeapDumpInfoTag:
+					curHeap, curHeapName, hasHeap = s.HeapType, s.HeapName, true
+				case hprof.ClassDumpTag:
+					if _, dup := st.classIdx[s.ID]; dup {
+						return &hprof.FormatError{Offset: s.Offset, Record: s.Tag.String(), Tag: int(s.Tag), Msg: fmt.Sprintf("second CLASS DUMP of class 0x%x", s.ID)}
+					}
+					st.classIdx[s.ID] = len(st.classes)
+					st.classes = append(st.classes, &classInfo{dump: s.Class.Clone(), heapType: curHeap, heapName: curHeapName, hasHeap: hasHeap})
+				case hprof.InstanceDumpTag, hprof.ObjectArrayDumpTag, hprof.PrimitiveArrayTag, hprof.PrimitiveArrayNoData:
+					if hasHeap && st.drop[curHeap] {
+						dropped = append(dropped, s.ID)
+					} else {
+						st.objs = append(st.objs, s.ID)
+					}
+				}
+			}
+		}
+	}
+	// Build the ID index: classes first, then the other objects in order.
+	nc := len(st.classes)
+	all := make([]uint64, 0, nc+len(st.objs))
+	for _, c := range st.classes {
+		all = append(all, c.dump.ID)
+	}
+	all = append(all, st.objs...)
+	st.objs = nil
+	st.nObj = uint64(len(all))
+	st.index = newIDIndex(all)
+	st.dropped = newIDIndex(dropped)
+	st.stats.Dropped = uint64(len(dropped))
+	st.stats.IndexBytes = st.index.bytes() + st.dropped.bytes()
+
+	// Which names stay clear and which fields keep values.
+	for sid, name := range nameOfSID {
+		if st.preserveNames[name] || st.profileClass[name] != nil || st.profileFields[name] {
+			st.clearSIDs[sid] = true
+		}
+	}
+	for _, ci := range st.classes {
+		name := nameOfSID[st.classNames[ci.dump.ID]]
+		ci.keepAll = st.opt.KeepPrimitives || (name != "" && st.preserveNames[name])
+		if fields := st.profileClass[name]; name != "" && fields != nil {
+			ci.keepFields = map[uint64]bool{}
+			for _, f := range ci.dump.Fields {
+				for _, want := range fields {
+					if nameOfSID[f.Name] == want {
+						ci.keepFields[f.Name] = true
+					}
+				}
+			}
+		}
+	}
+	for _, ci := range st.classes {
+		seen := 0
+		for c := ci.dump; c != nil && seen <= nc; seen++ {
+			for _, f := range c.Fields {
+				ci.chain = append(ci.chain, f.Type)
+				ci.chainSize += f.Type.Size(st.idSize)
+			}
+			k, ok := st.classIdx[c.Super]
+			if !ok || c.Super == 0 {
+				break
+			}
+			c = st.classes[k].dump
+		}
+	}
+	return nil
+}
+
+func (ci *classInfo) fieldKept(f hprof.Field) bool {
+	return f.Type == hprof.Object || ci.keepAll || ci.keepFields[f.Name]
+}
+
+// obj maps an HPROF object ID to its dense ID: classes and objects of the
+// dump get 1…N in BMD order, objects of dropped heaps N+1…, and IDs that are
+// not in the dump get the next free IDs, the same one each time.
+func (st *state) obj(id uint64) uint64 {
+	if id == 0 {
+		return 0
+	}
+	if o, ok := st.index.lookup(id); ok {
+		return uint64(o) + 1
+	}
+	if o, ok := st.dropped.lookup(id); ok {
+		return st.nObj + uint64(o) + 1
+	}
+	d, ok := st.danglingIDs[id]
+	if !ok {
+		d = st.nObj + uint64(st.dropped.len()) + uint64(len(st.danglingIDs)) + 1
+		st.danglingIDs[id] = d
+	}
+	return d
+}
+
+func (st *state) sid(id uint64) uint64 { return st.strings[id] }
+
+func (st *state) frameID(id uint64) uint64 { return st.frames[id] }
+
+func (st *state) writeClasses(w *bmd.Writer) error {
+	var curType uint32
+	var curName uint64
+	started := false
+	for _, ci := range st.classes {
+		if ci.hasHeap && (!started || ci.heapType != curType || ci.heapName != curName) {
+			if err := w.HeapInfo(ci.heapType, st.sid(ci.heapName)); err != nil {
+				return err
+			}
+			curType, curName, started = ci.heapType, ci.heapName, true
+		}
+		d := ci.dump
+		c := bmd.Class{StackTrace: d.StackTrace, Super: st.obj(d.Super), Loader: st.obj(d.Loader),
+			Signers: st.obj(d.Signers), ProtectionDomain: st.obj(d.ProtectionDomain),
+			Reserved1: st.obj(d.Reserved1), Reserved2: st.obj(d.Reserved2), InstanceSize: d.InstanceSize}
+		keepStatic := st.opt.KeepPrimitives || ci.keepAll
+		for _, k := range d.Constants {
+			v := k.Value
+			if k.Type == hprof.Object {
+				v = st.obj(v)
+			}
+			c.Constants = append(c.Constants, bmd.Constant{Index: k.Index, Type: bmd.Type(k.Type), Kept: keepStatic, Value: v})
+		}
+		for _, f := range d.Statics {
+			v := f.Value
+			if f.Type == hprof.Object {
+				v = st.obj(v)
+			}
+			kept := keepStatic || ci.keepFields[f.Name]
+			if !kept && f.Type != hprof.Object {
+				v = 0
+			}
+			c.Statics = append(c.Statics, bmd.Static{Name: st.sid(f.Name), Type: bmd.Type(f.Type), Kept: kept, Value: v})
+		}
+		for _, f := range d.Fields {
+			c.Fields = append(c.Fields, bmd.Field{Name: st.sid(f.Name), Type: bmd.Type(f.Type), Kept: ci.fieldKept(f)})
+		}
+		if _, err := w.Class(&c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (st *state) readValue(b []byte, t hprof.BasicType) uint64 {
+	switch t.Size(st.idSize) {
+	case 1:
+		return uint64(b[0])
+	case 2:
+		return uint64(binary.BigEndian.Uint16(b))
+	case 4:
+		return uint64(binary.BigEndian.Uint32(b))
+	}
+	return binary.BigEndian.Uint64(b)
+}
+
+func (st *state) pass2(src io.Reader, out io.Writer) error {
+	pr := &progressReader{r: src, pass: 2, f: st.opt.Progress}
+	r, err := hprof.NewReader(pr)
+	if err != nil {
+		return err
+	}
+	h := r.Header()
+	meta := &bmd.Metadata{HPROFVersion: h.Version, IDSize: h.IDSize, Timestamp: h.Timestamp, Hash: bmd.HashXX64,
+		Options: st.opt.Canonical(), Tool: st.opt.Tool, Objects: st.nObj, Classes: uint64(len(st.classes)), Strings: st.nStrings}
+	w, err := bmd.NewWriter(out, meta)
+	if err != nil {
+		return err
+	}
+	dec := hprof.BodyDecoder{IDSize: st.idSize}
+	var s hprof.SubRecord
+	var values, elems, frames []uint64
+	classesWritten := false
+	var curHeap uint32
+	var hasHeap bool
+	in := st.stats
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		in.InRecords[rec.Tag.String()]++
+		in.InBytesBy[rec.Tag.String()] += int64(rec.Length) + 9
+		if err := w.Time(rec.Time); err != nil {
+			return err
+		}
+		var body []byte
+		if !rec.Tag.IsHeapDump() {
+			if body, err = r.Body(); err != nil {
+				return err
+			}
+		}
+		switch rec.Tag {
+		case hprof.TagString:
+			id, text, err := dec.String(rec, body)
+			if err != nil {
+				return err
+			}
+			if st.opt.KeepStrings || KeepInClear(text) || st.clearSIDs[id] {
+				_, err = w.String(text)
+			} else {
+				_, err = w.HashedString(uint64(len(text)), HashName(text))
+				in.Hashed++
+			}
+			if err != nil {
+				return err
+			}
+		case hprof.TagLoadClass:
+			lc, err := dec.LoadClass(rec, body)
+			if err != nil {
+				return err
+			}
+			if err := w.LoadClass(lc.Serial, st.obj(lc.ClassID), lc.StackTrace, st.sid(lc.Name)); err != nil {
+				return err
+			}
+		case hprof.TagUnloadClass, hprof.TagEndThread:
+			serial, err := dec.Serial(rec, body)
+			if err != nil {
+				return err
+			}
+			if rec.Tag == hprof.TagUnloadClass {
+				err = w.UnloadClass(serial)
+			} else {
+				err = w.EndThread(serial)
+			}
+			if err != nil {
+				return err
+			}
+		case hprof.TagStackFrame:
+			f, err := dec.StackFrame(rec, body)
+			if err != nil {
+				return err
+			}
+			if _, err := w.StackFrame(st.sid(f.Method), st.sid(f.Signature), st.sid(f.SourceFile), f.Class, f.Line); err != nil {
+				return err
+			}
+		case hprof.TagStackTrace:
+			t, err := dec.StackTrace(rec, body, frames)
+			if err != nil {
+				return err
+			}
+			frames = t.Frames
+			for i, f := range frames {
+				frames[i] = st.frameID(f)
+			}
+			if err := w.StackTrace(t.Serial, t.Thread, frames); err != nil {
+				return err
+			}
+		case hprof.TagStartThread:
+			t, err := dec.StartThread(rec, body)
+			if err != nil {
+				return err
+			}
+			if err := w.StartThread(t.Serial, st.obj(t.Object), t.StackTrace, st.sid(t.Name), st.sid(t.Group), st.sid(t.ParentGroup)); err != nil {
+				return err
+			}
+		case hprof.TagHeapDumpEnd:
+			if err := w.HeapDumpEnd(); err != nil {
+				return err
+			}
+		case hprof.TagHeapDump, hprof.TagHeapDumpSegment:
+			if err := w.HeapDump(rec.Tag == hprof.TagHeapDumpSegment); err != nil {
+				return err
+			}
+			if !classesWritten {
+				if err := st.writeClasses(w); err != nil {
+					return err
+				}
+				classesWritten = true
+			}
+			for {
+				err := r.NextSub(&s)
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					return err
+				}
+				in.InRecords[s.Tag.String()]++
+				dropped := hasHeap && st.drop[curHeap]
+				switch {
+				case s.Tag == hprof.HeapDumpInfoTag:
+					curHeap, hasHeap = s.HeapType, true
+					if !st.drop[curHeap] {
+						err = w.HeapInfo(s.HeapType, st.sid(s.HeapName))
+					}
+				case s.Tag.IsRoot():
+					if !dropped {
+						o := st.obj(s.ID)
+						if o > st.nObj && o <= st.nObj+uint64(st.dropped.len()) {
+							break // a root of an object left out with its heap
+						}
+						err = w.Root(uint8(s.Tag), o, s.Thread, s.Frame, s.JNIRef, s.StackTrace)
+					}
+				case s.Tag == hprof.ClassDumpTag:
+					// written with the class definitions
+				case dropped:
+				case s.Tag == hprof.InstanceDumpTag:
+					k, ok := st.classIdx[s.ClassID]
+					if !ok {
+						return &hprof.FormatError{Offset: s.Offset, Record: s.Tag.String(), Tag: int(s.Tag), Msg: fmt.Sprintf("instance of class 0x%x, which has no CLASS DUMP", s.ClassID)}
+					}
+					ci := st.classes[k]
+					if ci.chainSize != len(s.Data) {
+						return &hprof.FormatError{Offset: s.Offset, Record: s.Tag.String(), Tag: int(s.Tag), Msg: fmt.Sprintf("instance has %d bytes of fields, its class layout %d", len(s.Data), ci.chainSize)}
+					}
+					values = values[:0]
+					p := 0
+					for _, t := range ci.chain {
+						v := st.readValue(s.Data[p:], t)
+						if t == hprof.Object {
+							v = st.obj(v)
+						}
+						values = append(values, v)
+						p += t.Size(st.idSize)
+					}
+					if err = w.Trace(s.StackTrace); err == nil {
+						_, err = w.Instance(uint64(k)+1, values)
+					}
+				case s.Tag == hprof.ObjectArrayDumpTag:
+					elems = elems[:0]
+					for _, e := range s.Elements {
+						elems = append(elems, st.obj(e))
+					}
+					if err = w.Trace(s.StackTrace); err == nil {
+						_, err = w.ObjectArray(st.obj(s.ClassID), elems)
+					}
+				case s.Tag == hprof.PrimitiveArrayTag, s.Tag == hprof.PrimitiveArrayNoData:
+					if err = w.Trace(s.StackTrace); err == nil {
+						_, err = w.PrimitiveArray(bmd.Type(s.ElemType), s.Length, s.Tag == hprof.PrimitiveArrayNoData)
+					}
+				}
+				if err != nil {
+					return err
+				}
+			}
+		default:
+			if err := w.RawRecord(uint8(rec.Tag), body); err != nil {
+				return err
+			}
+		}
+	}
+	if !classesWritten && len(st.classes) > 0 {
+		return errors.New("crunch: class dumps outside any heap dump")
+	}
+	if err := w.Close(); err != nil {
+		return err
+	}
+	in.InBytes = pr.n
+	in.Objects = w.Objects()
+	in.Classes = uint64(len(st.classes))
+	in.Strings = st.nStrings
+	in.Dangling = uint64(len(st.danglingIDs))
+	for k := range w.Count {
+		if w.Count[k] > 0 {
+			in.OutRecords[bmd.Kind(k).String()] = w.Count[k]
+			in.OutBytesBy[bmd.Kind(k).String()] = w.Bytes[k]
+			in.OutBytes += int64(w.Bytes[k])
+		}
+	}
+	return nil
+}

@@ -1,0 +1,156 @@
+package crunch
+
+import (
+	"math/bits"
+	"slices"
+	"sort"
+)
+
+// idIndex maps the object IDs of an HPROF dump to dense IDs without a map:
+// each entry packs the object's ID (rebased and shifted by its alignment)
+// into the high bits of a uint64 and the object's ordinal into the low bits;
+// the entries are sorted, and a bucket table over the high bits narrows each
+// lookup to a few neighbouring entries. It costs 8 bytes per object plus
+// half a byte for the buckets.
+type idIndex struct {
+	keys    []uint64
+	min     uint64
+	shift   uint
+	ordBits uint
+	// fallback when packing does not fit in 64 bits
+	ids  []uint64
+	ords []uint32
+
+	bucketShift uint
+	buckets     []uint32 // buckets[b] = first entry whose key>>ordBits>>bucketShift >= b
+}
+
+// newIDIndex builds an index over ids, where ids[i] gets ordinal i. It takes
+// ownership of ids (reusing its memory). Duplicate IDs resolve to one of
+// their ordinals.
+func newIDIndex(ids []uint64) *idIndex {
+	x := &idIndex{}
+	n := len(ids)
+	if n == 0 {
+		return x
+	}
+	lo, hi, or := ids[0], ids[0], uint64(0)
+	for _, v := range ids {
+		lo = min(lo, v)
+		hi = max(hi, v)
+	}
+	for _, v := range ids {
+		or |= v - lo
+	}
+	x.min = lo
+	if or != 0 {
+		x.shift = uint(bits.TrailingZeros64(or))
+	}
+	x.ordBits = uint(bits.Len64(uint64(n)))
+	span := (hi - lo) >> x.shift
+	if uint(bits.Len64(span))+x.ordBits <= 64 {
+		for i, v := range ids {
+			ids[i] = ((v-lo)>>x.shift)<<x.ordBits | uint64(i)
+		}
+		slices.Sort(ids)
+		x.keys = ids
+		x.buildBuckets(span, func(i int) uint64 { return x.keys[i] >> x.ordBits })
+		return x
+	}
+	// Rare: the IDs span too much to pack. Sort IDs and ordinals together.
+	x.ids = ids
+	x.ords = make([]uint32, n)
+	for i := range x.ords {
+		x.ords[i] = uint32(i)
+	}
+	sort.Sort(pairSorter{x.ids, x.ords})
+	x.buildBuckets(span, func(i int) uint64 { return (x.ids[i] - lo) >> x.shift })
+	return x
+}
+
+type pairSorter struct {
+	ids  []uint64
+	ords []uint32
+}
+
+func (p pairSorter) Len() int           { return len(p.ids) }
+func (p pairSorter) Less(i, j int) bool { return p.ids[i] < p.ids[j] }
+func (p pairSorter) Swap(i, j int) {
+	p.ids[i], p.ids[j] = p.ids[j], p.ids[i]
+	p.ords[i], p.ords[j] = p.ords[j], p.ords[i]
+}
+
+func (x *idIndex) len() int {
+	if x.keys != nil {
+		return len(x.keys)
+	}
+	return len(x.ids)
+}
+
+// buildBuckets makes about one bucket per 4 entries.
+func (x *idIndex) buildBuckets(span uint64, key func(int) uint64) {
+	n := x.len()
+	nb := uint64(n/4 + 1)
+	x.bucketShift = 0
+	for span>>x.bucketShift >= nb {
+		x.bucketShift++
+	}
+	nbk := int(span>>x.bucketShift) + 2
+	x.buckets = make([]uint32, nbk)
+	j := 0
+	for b := 0; b < nbk; b++ {
+		for j < n && key(j)>>x.bucketShift < uint64(b) {
+			j++
+		}
+		x.buckets[b] = uint32(j)
+	}
+}
+
+// lookup returns the ordinal of id and whether it is in the index.
+func (x *idIndex) lookup(id uint64) (uint32, bool) {
+	n := x.len()
+	if n == 0 || id < x.min {
+		return 0, false
+	}
+	d := id - x.min
+	if d&(1<<x.shift-1) != 0 {
+		return 0, false
+	}
+	k := d >> x.shift
+	b := k >> x.bucketShift
+	if b+1 >= uint64(len(x.buckets)) {
+		return 0, false
+	}
+	lo, hi := int(x.buckets[b]), int(x.buckets[b+1])
+	if x.keys != nil {
+		for lo < hi {
+			m := int(uint(lo+hi) >> 1)
+			if x.keys[m]>>x.ordBits < k {
+				lo = m + 1
+			} else {
+				hi = m
+			}
+		}
+		if lo < n && x.keys[lo]>>x.ordBits == k {
+			return uint32(x.keys[lo] & (1<<x.ordBits - 1)), true
+		}
+		return 0, false
+	}
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if x.ids[m] < id {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo < n && x.ids[lo] == id {
+		return x.ords[lo], true
+	}
+	return 0, false
+}
+
+// bytes returns the memory the index holds.
+func (x *idIndex) bytes() int64 {
+	return int64(cap(x.keys))*8 + int64(cap(x.ids))*8 + int64(cap(x.ords))*4 + int64(cap(x.buckets))*4
+}

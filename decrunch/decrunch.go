@@ -1,0 +1,302 @@
+// Package decrunch turns a BMD file back into an HPROF heap dump, streaming
+// record by record, recovering hashed names from candidate strings.
+package decrunch
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/heapcrunch/heapcrunch/bmd"
+	"github.com/heapcrunch/heapcrunch/hprof"
+)
+
+// Names recovers hashed names: it returns the text whose hash and UTF-8 byte
+// length are those given.
+type Names interface {
+	Lookup(hash, length uint64) (string, bool)
+}
+
+// Placeholder is the name written for a hashed name that was not
+// recovered: "unknown$" and the 16 hex digits of its hash. It is unique per
+// hash and visible in any analyzer.
+func Placeholder(hash uint64) string { return fmt.Sprintf("unknown$%016x", hash) }
+
+// Options shape the HPROF written.
+type Options struct {
+	Names Names // nil: every hashed name becomes its placeholder
+	// Rename, when set, is applied to every name after recovery, with the
+	// kind of use ("class" for LOAD CLASS names, "" otherwise).
+	Rename func(name string) string
+	// SegmentSize bounds heap dump segments (0: hprof.DefaultSegmentSize).
+	SegmentSize int
+	// Salvage makes a damaged BMD give a valid HPROF of the records before
+	// the damage instead of an error; Stats.Salvaged then says what was lost.
+	Salvage bool
+}
+
+// Stats counts what a decrunch did.
+type Stats struct {
+	Strings   uint64 // string records
+	Clear     uint64 // names that were in the clear
+	Recovered uint64 // hashed names recovered
+	Missing   uint64 // hashed names left as placeholders
+	Objects   uint64
+	Roots     uint64
+	OutBytes  int64
+	Salvaged  error // with Options.Salvage: the damage that ended the input, or nil
+	Metadata  bmd.Metadata
+}
+
+type ids struct{ idSize int }
+
+func (m ids) check(v uint64) (uint64, error) {
+	if m.idSize == 4 && v > 0xFFFFFFFF {
+		return 0, errors.New("decrunch: too many objects for a dump with 4-byte identifiers")
+	}
+	return v, nil
+}
+
+// HPROF IDs written: objects at multiples of 8, strings and frames in their
+// own residue classes so that no two kinds of ID share a value.
+func objID(d uint64) uint64   { return d << 3 }
+func strID(s uint64) uint64   { return s<<3 | 4 }
+func frameID(f uint64) uint64 { return f<<3 | 2 }
+
+// Decrunch reads the BMD version 2 stream r and writes the HPROF to out.
+func Decrunch(r *bmd.Reader, out io.Writer, opt Options) (*Stats, error) {
+	meta := r.Metadata()
+	st := &Stats{Metadata: meta}
+	version := meta.HPROFVersion
+	if version == "" {
+		version = hprof.Version102
+	}
+	cw := &countWriter{w: out}
+	w, err := hprof.NewWriter(cw, hprof.Header{Version: version, IDSize: meta.IDSize, Timestamp: meta.Timestamp})
+	if err != nil {
+		return nil, err
+	}
+	w.SegmentSize = opt.SegmentSize
+	enc := w.Encoder()
+	m := ids{meta.IDSize}
+	var body []byte
+	var time uint32
+	var s hprof.SubRecord
+	inHeap, heapSeg := false, false
+	idOverflow := false
+	obj := func(d uint64) uint64 {
+		if d == 0 {
+			return 0
+		}
+		v := objID(d)
+		if _, err := m.check(v); err != nil {
+			idOverflow = true
+		}
+		return v
+	}
+	str := func(d uint64) uint64 {
+		if d == 0 {
+			return 0
+		}
+		return strID(d)
+	}
+	sub := func(s *hprof.SubRecord) error {
+		if !inHeap {
+			return fmt.Errorf("decrunch: %s outside a heap dump", s.Tag)
+		}
+		return w.WriteSub(s)
+	}
+	var loopErr error
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			loopErr = err
+			break
+		}
+		if idOverflow {
+			loopErr = errors.New("decrunch: too many objects for a dump with 4-byte identifiers")
+			break
+		}
+		body = body[:0]
+		switch rec.Kind {
+		case bmd.KindTime:
+			time = rec.Time
+		case bmd.KindString, bmd.KindHashedString:
+			st.Strings++
+			var text []byte
+			if rec.Kind == bmd.KindString {
+				st.Clear++
+				text = rec.Text
+			} else if name, ok := lookup(opt.Names, rec.Hash, rec.Length); ok {
+				st.Recovered++
+				text = []byte(name)
+			} else {
+				st.Missing++
+				text = []byte(Placeholder(rec.Hash))
+			}
+			if opt.Rename != nil {
+				text = []byte(opt.Rename(string(text)))
+			}
+			body = enc.String(body, strID(rec.ID), text)
+			loopErr = w.WriteRecord(hprof.TagString, time, body)
+		case bmd.KindLoadClass:
+			body = enc.LoadClass(body, hprof.LoadClass{Serial: rec.Serial, ClassID: obj(rec.Class), StackTrace: rec.Trace, Name: str(rec.Name)})
+			loopErr = w.WriteRecord(hprof.TagLoadClass, time, body)
+		case bmd.KindUnloadClass:
+			loopErr = w.WriteRecord(hprof.TagUnloadClass, time, enc.Serial(body, rec.Serial))
+		case bmd.KindEndThread:
+			loopErr = w.WriteRecord(hprof.TagEndThread, time, enc.Serial(body, rec.Serial))
+		case bmd.KindStackFrame:
+			body = enc.StackFrame(body, hprof.StackFrame{ID: frameID(rec.ID), Method: str(rec.Method), Signature: str(rec.Signature),
+				SourceFile: str(rec.Source), Class: rec.ClassSerial, Line: rec.Line})
+			loopErr = w.WriteRecord(hprof.TagStackFrame, time, body)
+		case bmd.KindStackTrace:
+			for i, f := range rec.Frames {
+				rec.Frames[i] = frameID(f)
+			}
+			body = enc.StackTrace(body, hprof.StackTrace{Serial: rec.Serial, Thread: rec.Thread, Frames: rec.Frames})
+			loopErr = w.WriteRecord(hprof.TagStackTrace, time, body)
+		case bmd.KindStartThread:
+			body = enc.StartThread(body, hprof.StartThread{Serial: rec.Serial, Object: obj(rec.Object), StackTrace: rec.Trace,
+				Name: str(rec.Name), Group: str(rec.Group), ParentGroup: str(rec.Parent)})
+			loopErr = w.WriteRecord(hprof.TagStartThread, time, body)
+		case bmd.KindRawRecord:
+			loopErr = w.WriteRecord(hprof.Tag(rec.Tag), time, rec.Text)
+		case bmd.KindHeapDump:
+			tag := hprof.TagHeapDump
+			if rec.Segment {
+				tag = hprof.TagHeapDumpSegment
+			}
+			loopErr = w.BeginHeapDump(tag, time)
+			inHeap, heapSeg = true, rec.Segment
+		case bmd.KindHeapDumpEnd:
+			if loopErr = w.EndHeapDump(); loopErr == nil {
+				loopErr = w.WriteRecord(hprof.TagHeapDumpEnd, time, nil)
+			}
+			inHeap = false
+		case bmd.KindTrace, bmd.KindEnd:
+		case bmd.KindHeapInfo:
+			s.Tag, s.HeapType, s.HeapName = hprof.HeapDumpInfoTag, rec.HeapType, str(rec.Name)
+			loopErr = sub(&s)
+		case bmd.KindRoot:
+			st.Roots++
+			s = hprof.SubRecord{Tag: hprof.SubTag(rec.Tag), ID: obj(rec.Object), Thread: rec.Thread, Frame: rec.Frame,
+				JNIRef: rec.JNIRef, StackTrace: rec.Trace, Elements: s.Elements, Data: s.Data[:0], Class: s.Class}
+			loopErr = sub(&s)
+		case bmd.KindClass:
+			st.Objects++
+			c := &s.Class
+			d := &rec.Def
+			s.Tag = hprof.ClassDumpTag
+			c.ID, c.StackTrace = obj(rec.ID), d.StackTrace
+			c.Super, c.Loader, c.Signers, c.ProtectionDomain = obj(d.Super), obj(d.Loader), obj(d.Signers), obj(d.ProtectionDomain)
+			c.Reserved1, c.Reserved2, c.InstanceSize = obj(d.Reserved1), obj(d.Reserved2), d.InstanceSize
+			c.Constants = c.Constants[:0]
+			for _, k := range d.Constants {
+				v := k.Value
+				if k.Type == bmd.Object {
+					v = obj(v)
+				}
+				c.Constants = append(c.Constants, hprof.Constant{Index: k.Index, Type: hprof.BasicType(k.Type), Value: v})
+			}
+			c.Statics = c.Statics[:0]
+			for _, f := range d.Statics {
+				v := f.Value
+				if f.Type == bmd.Object {
+					v = obj(v)
+				}
+				c.Statics = append(c.Statics, hprof.StaticField{Name: str(f.Name), Type: hprof.BasicType(f.Type), Value: v})
+			}
+			c.Fields = c.Fields[:0]
+			for _, f := range d.Fields {
+				c.Fields = append(c.Fields, hprof.Field{Name: str(f.Name), Type: hprof.BasicType(f.Type)})
+			}
+			loopErr = sub(&s)
+		case bmd.KindInstance:
+			st.Objects++
+			lay, _ := r.Layout(rec.Class)
+			data := s.Data[:0]
+			for i, f := range lay {
+				v := rec.Values[i]
+				if f.Type == bmd.Object {
+					data = enc.AppendID(data, obj(v))
+					continue
+				}
+				switch f.Type.Size() {
+				case 1:
+					data = append(data, byte(v))
+				case 2:
+					data = binary.BigEndian.AppendUint16(data, uint16(v))
+				case 4:
+					data = binary.BigEndian.AppendUint32(data, uint32(v))
+				case 8:
+					data = binary.BigEndian.AppendUint64(data, v)
+				}
+			}
+			s.Tag, s.ID, s.StackTrace, s.ClassID, s.Data = hprof.InstanceDumpTag, obj(rec.ID), rec.Trace, obj(rec.Class), data
+			loopErr = sub(&s)
+		case bmd.KindObjectArray:
+			st.Objects++
+			for i, e := range rec.Elements {
+				rec.Elements[i] = obj(e)
+			}
+			s.Tag, s.ID, s.StackTrace, s.ClassID, s.Elements = hprof.ObjectArrayDumpTag, obj(rec.ID), rec.Trace, obj(rec.Class), rec.Elements
+			loopErr = sub(&s)
+		case bmd.KindPrimitiveArray, bmd.KindPrimitiveNoData:
+			st.Objects++
+			s.Tag = hprof.PrimitiveArrayTag
+			if rec.Kind == bmd.KindPrimitiveNoData {
+				s.Tag = hprof.PrimitiveArrayNoData
+			}
+			data := s.Data
+			s.ID, s.StackTrace, s.Length, s.ElemType, s.Data = obj(rec.ID), rec.Trace, rec.Count, hprof.BasicType(rec.Type), nil
+			loopErr = sub(&s)
+			s.Data = data[:0]
+		default:
+			loopErr = fmt.Errorf("decrunch: unexpected %s record", rec.Kind)
+		}
+		if loopErr != nil {
+			break
+		}
+	}
+	if loopErr != nil {
+		if !opt.Salvage {
+			return nil, loopErr
+		}
+		st.Salvaged = loopErr
+	}
+	if inHeap && opt.Salvage {
+		// Close a cut-off run of segments so that readers accept the file.
+		w.EndHeapDump()
+		if heapSeg {
+			w.WriteRecord(hprof.TagHeapDumpEnd, time, nil)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		return nil, err
+	}
+	st.OutBytes = cw.n
+	return st, nil
+}
+
+func lookup(n Names, hash, length uint64) (string, bool) {
+	if n == nil {
+		return "", false
+	}
+	return n.Lookup(hash, length)
+}
+
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(b []byte) (int, error) {
+	n, err := c.w.Write(b)
+	c.n += int64(n)
+	return n, err
+}

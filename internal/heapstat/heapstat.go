@@ -1,0 +1,242 @@
+// Package heapstat summarizes an HPROF dump the way a round-trip check
+// needs: per class name, instance counts, array lengths, non-null
+// references and payload sizes, and GC roots by kind. Two dumps with the
+// same summary have the same object graph up to object IDs. It holds the
+// dump in memory: it is for tests and checks on small dumps.
+package heapstat
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/heapcrunch/heapcrunch/hprof"
+)
+
+// ClassStat is what a summary records for one class.
+type ClassStat struct {
+	Instances    int64
+	Refs         int64 // non-null object references from instances or array elements
+	Elements     int64 // sum of array lengths
+	PayloadBytes int64 // instance field bytes, or array element bytes
+	InstanceSize uint32
+	Fields       int
+	Statics      int
+	StaticRefs   int64
+}
+
+// Summary is the summary of a dump.
+type Summary struct {
+	Version string
+	IDSize  int
+	Classes map[string]*ClassStat
+	Roots   map[string]int64
+	Objects int64
+}
+
+func walk(data []byte, f func(rec hprof.Record, r *hprof.Reader, s *hprof.SubRecord) error) error {
+	r, err := hprof.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return err
+	}
+	var s hprof.SubRecord
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if !rec.Tag.IsHeapDump() {
+			if err := f(rec, r, nil); err != nil {
+				return err
+			}
+			continue
+		}
+		for {
+			err := r.NextSub(&s)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return err
+			}
+			if err := f(rec, r, &s); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// Summarize summarizes the HPROF dump in data.
+func Summarize(data []byte) (*Summary, error) {
+	strs := map[uint64]string{}
+	names := map[uint64]uint64{}
+	classes := map[uint64]*hprof.ClassDump{}
+	sum := &Summary{Classes: map[string]*ClassStat{}, Roots: map[string]int64{}}
+	var idSize int
+	// Pass 1: names and class layouts.
+	err := walk(data, func(rec hprof.Record, r *hprof.Reader, s *hprof.SubRecord) error {
+		idSize = r.IDSize()
+		sum.Version, sum.IDSize = r.Header().Version, idSize
+		dec := hprof.BodyDecoder{IDSize: idSize}
+		if s == nil {
+			switch rec.Tag {
+			case hprof.TagString:
+				b, err := r.Body()
+				if err != nil {
+					return err
+				}
+				id, t, err := dec.String(rec, b)
+				if err != nil {
+					return err
+				}
+				strs[id] = string(t)
+			case hprof.TagLoadClass:
+				b, err := r.Body()
+				if err != nil {
+					return err
+				}
+				lc, err := dec.LoadClass(rec, b)
+				if err != nil {
+					return err
+				}
+				names[lc.ClassID] = lc.Name
+			}
+			return nil
+		}
+		if s.Tag == hprof.ClassDumpTag {
+			classes[s.ID] = s.Class.Clone()
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	className := func(id uint64) string {
+		if n, ok := names[id]; ok {
+			return strs[n]
+		}
+		return "<no name>"
+	}
+	stat := func(name string) *ClassStat {
+		c := sum.Classes[name]
+		if c == nil {
+			c = &ClassStat{}
+			sum.Classes[name] = c
+		}
+		return c
+	}
+	for id, c := range classes {
+		cs := stat(className(id))
+		cs.InstanceSize, cs.Fields, cs.Statics = c.InstanceSize, len(c.Fields), len(c.Statics)
+		for _, f := range c.Statics {
+			if f.Type == hprof.Object && f.Value != 0 {
+				cs.StaticRefs++
+			}
+		}
+	}
+	primName := map[hprof.BasicType]string{}
+	for t := hprof.Boolean; t <= hprof.Long; t++ {
+		primName[t] = t.String() + "[]"
+	}
+	err = walk(data, func(rec hprof.Record, r *hprof.Reader, s *hprof.SubRecord) error {
+		if s == nil {
+			return nil
+		}
+		switch {
+		case s.Tag.IsRoot():
+			sum.Roots[s.Tag.String()]++
+		case s.Tag == hprof.InstanceDumpTag:
+			sum.Objects++
+			cs := stat(className(s.ClassID))
+			cs.Instances++
+			cs.PayloadBytes += int64(len(s.Data))
+			p := 0
+			for c := classes[s.ClassID]; c != nil; c = classes[c.Super] {
+				for _, f := range c.Fields {
+					if f.Type == hprof.Object && p+idSize <= len(s.Data) {
+						var v uint64
+						if idSize == 4 {
+							v = uint64(binary.BigEndian.Uint32(s.Data[p:]))
+						} else {
+							v = binary.BigEndian.Uint64(s.Data[p:])
+						}
+						if v != 0 {
+							cs.Refs++
+						}
+					}
+					p += f.Type.Size(idSize)
+				}
+				if c.Super == 0 {
+					break
+				}
+			}
+		case s.Tag == hprof.ObjectArrayDumpTag:
+			sum.Objects++
+			cs := stat(className(s.ClassID))
+			cs.Instances++
+			cs.Elements += int64(s.Length)
+			cs.PayloadBytes += int64(s.Length) * int64(idSize)
+			for _, e := range s.Elements {
+				if e != 0 {
+					cs.Refs++
+				}
+			}
+		case s.Tag == hprof.PrimitiveArrayTag, s.Tag == hprof.PrimitiveArrayNoData:
+			sum.Objects++
+			cs := stat(primName[s.ElemType])
+			cs.Instances++
+			cs.Elements += int64(s.Length)
+			cs.PayloadBytes += int64(s.Length) * int64(s.ElemType.Size(idSize))
+		}
+		return nil
+	})
+	return sum, err
+}
+
+// Diff returns the differences between two summaries, one per line.
+func Diff(a, b *Summary) []string {
+	var out []string
+	if a.Version != b.Version || a.IDSize != b.IDSize {
+		out = append(out, fmt.Sprintf("header %s/%d vs %s/%d", a.Version, a.IDSize, b.Version, b.IDSize))
+	}
+	if a.Objects != b.Objects {
+		out = append(out, fmt.Sprintf("objects %d vs %d", a.Objects, b.Objects))
+	}
+	keys := map[string]bool{}
+	for k := range a.Classes {
+		keys[k] = true
+	}
+	for k := range b.Classes {
+		keys[k] = true
+	}
+	var sorted []string
+	for k := range keys {
+		sorted = append(sorted, k)
+	}
+	sort.Strings(sorted)
+	for _, k := range sorted {
+		x, y := a.Classes[k], b.Classes[k]
+		if x == nil || y == nil || *x != *y {
+			out = append(out, fmt.Sprintf("class %s: %+v vs %+v", k, x, y))
+		}
+	}
+	roots := map[string]bool{}
+	for k := range a.Roots {
+		roots[k] = true
+	}
+	for k := range b.Roots {
+		roots[k] = true
+	}
+	for k := range roots {
+		if a.Roots[k] != b.Roots[k] {
+			out = append(out, fmt.Sprintf("roots %s: %d vs %d", k, a.Roots[k], b.Roots[k]))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
