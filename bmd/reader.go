@@ -98,6 +98,18 @@ type Reader struct {
 	lay  layouts
 	rec  Record
 	done bool
+
+	runLeft  uint64 // entries left in the current run
+	runKind  Kind
+	runRoot  uint8
+	lastName uint64
+	lastCls  [5]uint64
+}
+
+func (r *Reader) name(record string) (uint64, error) {
+	v, err := r.uvarint(record)
+	r.lastName += uint64(unzigzag(v))
+	return r.lastName, err
 }
 
 const readBufSize = 1 << 18
@@ -303,6 +315,12 @@ func (r *Reader) Next() (*Record, error) {
 	if r.done {
 		return nil, io.EOF
 	}
+	if r.runLeft > 0 {
+		if r.runKind == KindRoot {
+			return r.nextRoot(rec)
+		}
+		return r.nextHashed(rec)
+	}
 	if !r.fill(1) {
 		if r.srcErr != nil && r.srcErr != io.EOF {
 			return nil, r.srcErr
@@ -354,21 +372,21 @@ func (r *Reader) Next() (*Record, error) {
 		r.strings++
 		rec.ID = r.strings
 	case KindHashedString:
-		rec.Length = u()
-		if err == nil {
-			var b []byte
-			b, err = r.bytes(8, name)
-			if err == nil {
-				rec.Hash = binary.LittleEndian.Uint64(b)
-			}
+		r.runLeft = u()
+		if err == nil && r.runLeft == 0 {
+			return nil, r.fail(name, "empty run of hashed strings", nil)
 		}
-		r.strings++
-		rec.ID = r.strings
+		if err == nil {
+			r.runKind = KindHashedString
+			return r.nextHashed(rec)
+		}
 	case KindLoadClass:
 		rec.Serial = uint32(int64(r.lastSerial) + unzigzag(u()))
 		rec.Class = r.lastLoaded + uint64(unzigzag(u()))
 		rec.Trace = u32()
-		rec.Name = u()
+		if err == nil {
+			rec.Name, err = r.name(name)
+		}
 		r.lastSerial, r.lastLoaded = rec.Serial, rec.Class
 	case KindUnloadClass, KindEndThread:
 		rec.Serial = u32()
@@ -475,26 +493,18 @@ func (r *Reader) Next() (*Record, error) {
 		if !r.fill(1) {
 			return nil, r.truncated(name)
 		}
-		rec.Tag = r.buf[r.pos]
+		r.runRoot = r.buf[r.pos]
 		r.pos++
-		if !RootKindValid(rec.Tag) {
-			return nil, r.fail(name, fmt.Sprintf("invalid root kind 0x%02X", rec.Tag), nil)
+		if !RootKindValid(r.runRoot) {
+			return nil, r.fail(name, fmt.Sprintf("invalid root kind 0x%02X", r.runRoot), nil)
 		}
-		rec.Object = r.lastRoot + uint64(unzigzag(u()))
-		r.lastRoot = rec.Object
-		rec.Thread, rec.Frame, rec.JNIRef, rec.Trace = 0, 0, 0, 0
-		switch rec.Tag {
-		case rootJNIGlobal:
-			rec.JNIRef = r.lastJNI + uint64(unzigzag(u()))
-			r.lastJNI = rec.JNIRef
-		case rootJNILocal, rootJavaFrame, rootJNIMonitor:
-			rec.Thread = u32()
-			rec.Frame = u32() - 1
-		case rootNativeStack, rootThreadBlock:
-			rec.Thread = u32()
-		case rootThreadObject:
-			rec.Thread = u32()
-			rec.Trace = u32()
+		r.runLeft = u()
+		if err == nil && r.runLeft == 0 {
+			return nil, r.fail(name, "empty run of roots", nil)
+		}
+		if err == nil {
+			r.runKind = KindRoot
+			return r.nextRoot(rec)
 		}
 	case KindHeapInfo:
 		rec.HeapType = u32()
@@ -509,6 +519,62 @@ func (r *Reader) Next() (*Record, error) {
 	if err != nil {
 		return nil, err
 	}
+	return rec, nil
+}
+
+// nextRoot reads one entry of a run of roots.
+func (r *Reader) nextRoot(rec *Record) (*Record, error) {
+	const name = "ROOT"
+	rec.Kind = KindRoot
+	rec.Tag = r.runRoot
+	var err error
+	u := func() uint64 {
+		if err != nil {
+			return 0
+		}
+		var v uint64
+		v, err = r.uvarint(name)
+		return v
+	}
+	rec.Object = r.lastRoot + uint64(unzigzag(u()))
+	r.lastRoot = rec.Object
+	rec.Thread, rec.Frame, rec.JNIRef, rec.Trace = 0, 0, 0, 0
+	switch rec.Tag {
+	case rootJNIGlobal:
+		rec.JNIRef = r.lastJNI + uint64(unzigzag(u()))
+		r.lastJNI = rec.JNIRef
+	case rootJNILocal, rootJavaFrame, rootJNIMonitor:
+		rec.Thread = uint32(u())
+		rec.Frame = uint32(u()) - 1
+	case rootNativeStack, rootThreadBlock:
+		rec.Thread = uint32(u())
+	case rootThreadObject:
+		rec.Thread = uint32(u())
+		rec.Trace = uint32(u())
+	}
+	if err != nil {
+		return nil, err
+	}
+	r.runLeft--
+	return rec, nil
+}
+
+// nextHashed reads one entry of a run of hashed strings.
+func (r *Reader) nextHashed(rec *Record) (*Record, error) {
+	const name = "HASHED STRING"
+	rec.Kind = KindHashedString
+	var err error
+	if rec.Length, err = r.uvarint(name); err != nil {
+		return nil, err
+	}
+	b, err := r.bytes(8, name)
+	if err != nil {
+		return nil, err
+	}
+	rec.Hash = binary.LittleEndian.Uint64(b)
+	r.runLeft--
+	r.strings++
+	rec.ID = r.strings
 	return rec, nil
 }
 
@@ -534,7 +600,13 @@ func (r *Reader) readClass(c *Class) error {
 	}
 	st := u()
 	c.StackTrace = uint32(st)
-	c.Super, c.Loader, c.Signers, c.ProtectionDomain, c.Reserved1, c.Reserved2 = ref(), ref(), ref(), ref(), ref(), ref()
+	c.Super = ref()
+	var rel [5]uint64
+	for i := range rel {
+		r.lastCls[i] += uint64(unzigzag(u()))
+		rel[i] = r.lastCls[i]
+	}
+	c.Loader, c.Signers, c.ProtectionDomain, c.Reserved1, c.Reserved2 = rel[0], rel[1], rel[2], rel[3], rel[4]
 	c.InstanceSize = uint32(u())
 	n := u()
 	if err == nil && n > 0xFFFF {
@@ -565,7 +637,9 @@ func (r *Reader) readClass(c *Class) error {
 	c.Statics = c.Statics[:0]
 	for i := uint64(0); i < n && err == nil; i++ {
 		var f Static
-		f.Name = u()
+		if err == nil {
+			f.Name, err = r.name(name)
+		}
 		if err != nil {
 			break
 		}
@@ -587,7 +661,9 @@ func (r *Reader) readClass(c *Class) error {
 	c.Fields = c.Fields[:0]
 	for i := uint64(0); i < n && err == nil; i++ {
 		var f Field
-		f.Name = u()
+		if err == nil {
+			f.Name, err = r.name(name)
+		}
 		if err != nil {
 			break
 		}

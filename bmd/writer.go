@@ -29,6 +29,13 @@ type Writer struct {
 
 	lay layouts
 
+	run      []byte // pending run of hashed strings or of roots of one kind
+	runCount uint64
+	runKind  Kind
+	runRoot  uint8
+	lastName uint64
+	lastCls  [5]uint64
+
 	// Counts and bytes written per record kind, for statistics.
 	Count [maxKind + 1]uint64
 	Bytes [maxKind + 1]uint64
@@ -67,6 +74,9 @@ func (w *Writer) Flush() error {
 func (w *Writer) Err() error { return w.err }
 
 func (w *Writer) begin(k Kind) int {
+	if w.runCount > 0 {
+		w.flushRun()
+	}
 	start := len(w.buf)
 	w.buf = append(w.buf, byte(k)) // every kind is below 128: a one-byte varint
 	return start
@@ -100,13 +110,44 @@ func (w *Writer) String(text []byte) (uint64, error) {
 }
 
 // HashedString writes a name as its UTF-8 byte length and xxhash64, and
-// returns its string ID.
+// returns its string ID. Consecutive hashed strings share one record.
 func (w *Writer) HashedString(length uint64, hash uint64) (uint64, error) {
-	s := w.begin(KindHashedString)
-	w.uv(length)
-	w.buf = binary.LittleEndian.AppendUint64(w.buf, hash)
+	w.startRun(KindHashedString, 0)
+	w.run = protowire.AppendVarint(w.run, length)
+	w.run = binary.LittleEndian.AppendUint64(w.run, hash)
+	w.runCount++
 	w.strings++
-	return w.strings, w.end(KindHashedString, s)
+	if len(w.run) >= 1<<16 {
+		w.flushRun()
+	}
+	return w.strings, w.flushIf()
+}
+
+// startRun makes sure the pending run is of kind k (and root kind rk).
+func (w *Writer) startRun(k Kind, rk uint8) {
+	if w.runCount > 0 && (w.runKind != k || w.runRoot != rk) {
+		w.flushRun()
+	}
+	w.runKind, w.runRoot = k, rk
+}
+
+func (w *Writer) flushRun() {
+	start := len(w.buf)
+	w.buf = append(w.buf, byte(w.runKind))
+	if w.runKind == KindRoot {
+		w.buf = append(w.buf, w.runRoot)
+	}
+	w.uv(w.runCount)
+	w.buf = append(w.buf, w.run...)
+	w.Count[w.runKind] += w.runCount
+	w.Bytes[w.runKind] += uint64(len(w.buf) - start)
+	w.run, w.runCount = w.run[:0], 0
+}
+
+// name appends a string ID as a delta from the previous name written.
+func (w *Writer) name(sid uint64) {
+	w.uv(zigzag(int64(sid - w.lastName)))
+	w.lastName = sid
 }
 
 // LoadClass writes a LOAD CLASS: class serial, class object ID, stack trace
@@ -116,7 +157,7 @@ func (w *Writer) LoadClass(serial uint32, class uint64, trace uint32, name uint6
 	w.uv(zigzag(int64(serial) - int64(w.lastSerial)))
 	w.uv(zigzag(int64(class - w.lastLoaded)))
 	w.uv(uint64(trace))
-	w.uv(name)
+	w.name(name)
 	w.lastSerial, w.lastLoaded = serial, class
 	return w.end(KindLoadClass, s)
 }
@@ -257,8 +298,10 @@ func (w *Writer) Class(c *Class) (uint64, error) {
 	s := w.begin(KindClass)
 	self := w.classes + 1
 	w.uv(uint64(c.StackTrace))
-	for _, r := range [...]uint64{c.Super, c.Loader, c.Signers, c.ProtectionDomain, c.Reserved1, c.Reserved2} {
-		w.ref(r, self)
+	w.ref(c.Super, self)
+	for i, r := range [...]uint64{c.Loader, c.Signers, c.ProtectionDomain, c.Reserved1, c.Reserved2} {
+		w.uv(zigzag(int64(r - w.lastCls[i])))
+		w.lastCls[i] = r
 	}
 	w.uv(uint64(c.InstanceSize))
 	w.uv(uint64(len(c.Constants)))
@@ -273,7 +316,7 @@ func (w *Writer) Class(c *Class) (uint64, error) {
 	}
 	w.uv(uint64(len(c.Statics)))
 	for _, f := range c.Statics {
-		w.uv(f.Name)
+		w.name(f.Name)
 		w.uv(typeKept(f.Type, f.Kept))
 		if f.Type == Object {
 			w.ref(f.Value, self)
@@ -283,7 +326,7 @@ func (w *Writer) Class(c *Class) (uint64, error) {
 	}
 	w.uv(uint64(len(c.Fields)))
 	for _, f := range c.Fields {
-		w.uv(f.Name)
+		w.name(f.Name)
 		w.uv(typeKept(f.Type, f.Kept))
 	}
 	w.classes++
@@ -362,29 +405,34 @@ func (w *Writer) PrimitiveArray(t Type, length uint32, noData bool) (uint64, err
 
 // Root writes a GC root of the given HPROF kind (or UNREACHABLE). thread,
 // frame, jniRef and trace are written for the kinds that have them.
+// Consecutive roots of one kind share a record.
 func (w *Writer) Root(kind uint8, object uint64, thread, frame uint32, jniRef uint64, trace uint32) error {
 	if !RootKindValid(kind) {
 		w.err = fmt.Errorf("bmd: invalid root kind 0x%02X", kind)
 		return w.err
 	}
-	s := w.begin(KindRoot)
-	w.buf = append(w.buf, kind)
-	w.uv(zigzag(int64(object - w.lastRoot)))
+	w.startRun(KindRoot, kind)
+	a := func(v uint64) { w.run = protowire.AppendVarint(w.run, v) }
+	a(zigzag(int64(object - w.lastRoot)))
 	w.lastRoot = object
 	switch kind {
 	case rootJNIGlobal:
-		w.uv(zigzag(int64(jniRef - w.lastJNI)))
+		a(zigzag(int64(jniRef - w.lastJNI)))
 		w.lastJNI = jniRef
 	case rootJNILocal, rootJavaFrame, rootJNIMonitor:
-		w.uv(uint64(thread))
-		w.uv(uint64(frame + 1)) // -1 (no frame) becomes 0
+		a(uint64(thread))
+		a(uint64(frame + 1)) // -1 (no frame) becomes 0
 	case rootNativeStack, rootThreadBlock:
-		w.uv(uint64(thread))
+		a(uint64(thread))
 	case rootThreadObject:
-		w.uv(uint64(thread))
-		w.uv(uint64(trace))
+		a(uint64(thread))
+		a(uint64(trace))
 	}
-	return w.end(KindRoot, s)
+	w.runCount++
+	if len(w.run) >= 1<<16 {
+		w.flushRun()
+	}
+	return w.flushIf()
 }
 
 // HeapInfo writes Android's HEAP DUMP INFO: the heap type and its name's
