@@ -1,0 +1,158 @@
+// Command crunch turns an HPROF heap dump into a small BMD file that
+// carries no user data. See README.md and spec/bmd.md.
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/heapcrunch/heapcrunch/crunch"
+	"github.com/heapcrunch/heapcrunch/internal/cliutil"
+	"github.com/heapcrunch/heapcrunch/internal/compress"
+	"github.com/heapcrunch/heapcrunch/internal/version"
+)
+
+const help = `Turn an HPROF heap dump (Java or Android; plain, gzip or bzip2) into a
+BMD file: object graph kept, names hashed, primitive contents dropped.
+
+Examples:
+   crunch dump.hprof dump.bmd
+   crunch dump.hprof.gz dump.bmd.zst            (zstd, chosen by the name)
+   crunch --keep-strings dump.hprof dump.bmd     (names in the clear)
+   crunch --profile leak --drop-heap zygote,image app.hprof app.bmd
+   adb shell cat /data/local/tmp/app.hprof | crunch - - > app.bmd
+
+Exit codes: 0 done; 1 bad input or failed conversion (no output is left
+behind); 2 usage error.`
+
+func main() { os.Exit(cliutil.Run(app(), os.Args)) }
+
+func app() *cli.App {
+	return &cli.App{
+		Name:            "crunch",
+		Usage:           "HPROF heap dump -> compact, private BMD",
+		UsageText:       "crunch [options] INPUT.hprof OUTPUT.bmd   (- for standard input or output)",
+		Description:     help,
+		Version:         version.Version,
+		HideHelpCommand: true,
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "keep-strings", Usage: "keep every name (class, field, method, thread) in the clear"},
+			&cli.BoolFlag{Name: "keep-primitives", Usage: "keep every primitive field value (instance, static, constant pool); array contents are never kept"},
+			&cli.StringSliceFlag{Name: "preserve-class", Usage: "keep this class's name and all its field values (repeatable)"},
+			&cli.StringFlag{Name: "profile", Usage: "keep the fields a profile needs: leak (what LeakCanary's Shark reads)"},
+			&cli.StringFlag{Name: "drop-heap", Usage: "leave out the objects of these Android heaps, comma-separated: zygote, image, app, default"},
+			&cli.StringFlag{Name: "compress", Usage: "compress the output: none, zstd or gzip (default: by output name, .zst or .gz)"},
+			&cli.StringFlag{Name: "format", Value: "v2", Usage: "BMD version to write: v2 (this project's) or v1 (the 2014 tools')"},
+			&cli.BoolFlag{Name: "stats", Usage: "print records and bytes per kind, in and out, on stderr"},
+			&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "overwrite an existing output file"},
+			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress bar"},
+		},
+		Action: run,
+	}
+}
+
+func run(c *cli.Context) error {
+	if c.NArg() != 2 {
+		return cliutil.Usagef("need INPUT and OUTPUT (got %d arguments)", c.NArg())
+	}
+	inName, outName := c.Args().Get(0), c.Args().Get(1)
+	opt := crunch.Options{KeepStrings: c.Bool("keep-strings"), KeepPrimitives: c.Bool("keep-primitives"),
+		PreserveClasses: c.StringSlice("preserve-class"), Profile: c.String("profile"), Tool: version.Tool}
+	if opt.Profile != "" && opt.Profile != "leak" {
+		return cliutil.Usagef("unknown --profile %q (the only profile is leak)", opt.Profile)
+	}
+	if h := c.String("drop-heap"); h != "" {
+		for _, p := range strings.Split(h, ",") {
+			p = strings.TrimSpace(p)
+			if _, err := crunch.ParseHeapName(p); err != nil {
+				return cliutil.Usagef("--drop-heap: %v", err)
+			}
+			opt.DropHeaps = append(opt.DropHeaps, p)
+		}
+	}
+	kind := compress.ForName(outName)
+	if c.IsSet("compress") {
+		k, err := compress.Parse(c.String("compress"))
+		if err != nil {
+			return cliutil.Usagef("--compress: %v", err)
+		}
+		kind = k
+	}
+	format := c.String("format")
+	if format != "v2" && format != "v1" {
+		return cliutil.Usagef("unknown --format %q (v1 or v2)", format)
+	}
+	src, size, _, cleanup, err := cliutil.SeekableInput(inName)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	out, err := cliutil.CreateOutput(outName, c.Bool("force"), inName)
+	if err != nil {
+		return err
+	}
+	prog := cliutil.NewProgress(c.Bool("quiet"), size)
+	opt.Progress = func(pass int, done int64) { prog.Update(fmt.Sprintf("pass %d", pass), done) }
+	bw := bufio.NewWriterSize(out, 1<<20)
+	cw, err := compress.NewWriter(bw, kind)
+	if err != nil {
+		out.Abort()
+		return err
+	}
+	var st *crunch.Stats
+	if format == "v1" {
+		st, err = crunch.CrunchV1(src, cw, opt, os.Stderr)
+	} else {
+		st, err = crunch.Crunch(src, cw, opt)
+	}
+	prog.Done()
+	if err == nil {
+		err = cw.Close()
+	}
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err == nil {
+		err = out.Commit()
+	}
+	if err != nil {
+		out.Abort()
+		return fmt.Errorf("%s: %w", inName, err)
+	}
+	if c.Bool("stats") {
+		printStats(os.Stderr, st)
+	}
+	return nil
+}
+
+func printStats(w io.Writer, st *crunch.Stats) {
+	fmt.Fprintf(w, "input:  %s, %d-byte IDs, %d bytes\n", st.HPROFHeader.Version, st.HPROFHeader.IDSize, st.InBytes)
+	keys := make([]string, 0, len(st.InRecords))
+	for k := range st.InRecords {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if b, ok := st.InBytesBy[k]; ok {
+			fmt.Fprintf(w, "  in  %-24s %10d records %12d bytes\n", k, st.InRecords[k], b)
+		} else {
+			fmt.Fprintf(w, "  in  %-24s %10d records\n", k, st.InRecords[k])
+		}
+	}
+	keys = keys[:0]
+	for k := range st.OutRecords {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(w, "  out %-24s %10d records %12d bytes\n", k, st.OutRecords[k], st.OutBytesBy[k])
+	}
+	fmt.Fprintf(w, "output: %d bytes before compression (%.1f%% of input); %d objects, %d classes, %d strings (%d hashed), %d dropped with their heap, %d dangling IDs\n",
+		st.OutBytes, 100*float64(st.OutBytes)/float64(max(st.InBytes, 1)), st.Objects, st.Classes, st.Strings, st.Hashed, st.Dropped, st.Dangling)
+}

@@ -1,0 +1,172 @@
+// Command decrunch turns a BMD file back into an HPROF heap dump that
+// analyzers open, recovering hashed names from the app's APK, DEX or JAR.
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"sort"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/heapcrunch/heapcrunch/apkstrings"
+	"github.com/heapcrunch/heapcrunch/bmd"
+	"github.com/heapcrunch/heapcrunch/decrunch"
+	"github.com/heapcrunch/heapcrunch/internal/cliutil"
+	"github.com/heapcrunch/heapcrunch/internal/compress"
+	"github.com/heapcrunch/heapcrunch/internal/version"
+)
+
+const help = `Turn a BMD file (plain, zstd or gzip; version 2, or version 1 from the
+2014 tools) back into an HPROF heap dump, with names recovered from the
+app's own code where they were hashed.
+
+Examples:
+   decrunch dump.bmd --apk app.apk -o dump.hprof
+   decrunch dump.bmd.zst --apk app.apk --mapping mapping.txt -o dump.hprof
+   decrunch dump.bmd --jar lib.jar --jar /usr/lib/jvm/java-17-openjdk-amd64/jmods/java.base.jmod -o dump.hprof
+   decrunch --salvage cut-off.bmd -o partial.hprof
+
+Without -o (or with -o -) the HPROF goes to standard output.
+Exit codes: 0 done; 1 bad input or failed conversion (no output is left
+behind); 2 usage error.`
+
+func main() { os.Exit(cliutil.Run(app(), os.Args)) }
+
+func app() *cli.App {
+	return &cli.App{
+		Name:            "decrunch",
+		Usage:           "BMD -> HPROF heap dump, names recovered from the app",
+		UsageText:       "decrunch [options] INPUT.bmd -o OUTPUT.hprof   (- for standard input or output)",
+		Description:     help,
+		Version:         version.Version,
+		HideHelpCommand: true,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "the HPROF file to write"},
+			&cli.StringSliceFlag{Name: "apk", Usage: "recover names from every classes*.dex of this APK (repeatable)"},
+			&cli.StringSliceFlag{Name: "dex", Usage: "recover names from this DEX file (repeatable)"},
+			&cli.StringSliceFlag{Name: "jar", Usage: "recover names from this JAR, AAR, JDK .jmod, or folder of .class files (repeatable)"},
+			&cli.StringSliceFlag{Name: "strings", Usage: "recover names from this text file, one per line (repeatable)"},
+			&cli.StringFlag{Name: "mapping", Usage: "ProGuard/R8 mapping.txt: write original class names for obfuscated ones"},
+			&cli.BoolFlag{Name: "salvage", Usage: "from a truncated or damaged BMD, write every complete record before the damage"},
+			&cli.BoolFlag{Name: "stats", Usage: "print how many names were recovered, from which source, and collisions"},
+			&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "overwrite an existing output file"},
+			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress or warnings"},
+		},
+		Action: run,
+	}
+}
+
+func loadNames(c *cli.Context) (*decrunch.NameTable, error) {
+	t := decrunch.NewNameTable()
+	type src struct {
+		flag string
+		read func(path string, emit func(string)) (int, error)
+	}
+	readDEX := func(path string, emit func(string)) (int, error) {
+		f, err := os.Open(path)
+		if err != nil {
+			return 0, err
+		}
+		defer f.Close()
+		st, err := f.Stat()
+		if err != nil {
+			return 0, err
+		}
+		return apkstrings.ReadDEX(f, st.Size(), emit)
+	}
+	for _, s := range []src{{"apk", apkstrings.ReadAPK}, {"dex", readDEX}, {"jar", apkstrings.ReadJAR}, {"strings", apkstrings.ReadStringsFile}} {
+		for _, path := range c.StringSlice(s.flag) {
+			if _, err := os.Stat(path); err != nil {
+				return nil, fmt.Errorf("--%s %s: %w", s.flag, path, err)
+			}
+			add := t.Source(path)
+			if _, err := s.read(path, func(x string) { apkstrings.Spellings(x, add) }); err != nil {
+				return nil, fmt.Errorf("--%s %s: %w", s.flag, path, err)
+			}
+		}
+	}
+	return t, nil
+}
+
+func run(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return cliutil.Usagef("need one INPUT.bmd (got %d arguments)", c.NArg())
+	}
+	inName, outName := c.Args().Get(0), c.String("output")
+	if outName == "-" && c.IsSet("output") == false && isTerminal(os.Stdout) {
+		return cliutil.Usagef("give -o OUTPUT.hprof (standard output is a terminal)")
+	}
+	names, err := loadNames(c)
+	if err != nil {
+		return err
+	}
+	opt := decrunch.Options{Names: names, Salvage: c.Bool("salvage")}
+	if p := c.String("mapping"); p != "" {
+		f, err := os.Open(p)
+		if err != nil {
+			return fmt.Errorf("--mapping %s: %w", p, err)
+		}
+		m, err := apkstrings.ParseMapping(f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("--mapping %s: %w", p, err)
+		}
+		opt.Rename = func(s string) string {
+			if o, ok := m.Class(s); ok {
+				return o
+			}
+			return s
+		}
+	}
+	in, err := cliutil.OpenInput(inName)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	dec, _, err := compress.NewReader(in)
+	if err != nil {
+		return fmt.Errorf("%s: %w", inName, err)
+	}
+	defer dec.Close()
+	r, err := bmd.NewReader(bufio.NewReaderSize(dec, 1<<20))
+	if err != nil {
+		return fmt.Errorf("%s: %w", inName, err)
+	}
+	out, err := cliutil.CreateOutput(outName, c.Bool("force"), inName)
+	if err != nil {
+		return err
+	}
+	st, err := decrunch.Decrunch(r, out, opt)
+	if err == nil {
+		err = out.Commit()
+	}
+	if err != nil {
+		out.Abort()
+		return fmt.Errorf("%s: %w", inName, err)
+	}
+	if st.Salvaged != nil {
+		fmt.Fprintf(os.Stderr, "decrunch: %s: salvaged %d objects and %d roots before the damage: %v\n", inName, st.Objects, st.Roots, st.Salvaged)
+	}
+	if c.Bool("stats") {
+		fmt.Fprintf(os.Stderr, "strings: %d (%d in the clear, %d recovered, %d not recovered)\n", st.Strings, st.Clear, st.Recovered, st.Missing)
+		from := names.RecoveredFrom()
+		keys := make([]string, 0, len(from))
+		for k := range from {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			fmt.Fprintf(os.Stderr, "  recovered from %s: %d\n", k, from[k])
+		}
+		fmt.Fprintf(os.Stderr, "candidates: %d distinct, %d hash collisions between different candidates\n", names.Len(), names.Collisions)
+		fmt.Fprintf(os.Stderr, "objects: %d, roots: %d, HPROF bytes: %d\n", st.Objects, st.Roots, st.OutBytes)
+	}
+	return nil
+}
+
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# Make a real HotSpot HPROF heap dump from one of the programs in testdata/gen/.
+#
+#   scripts/gendump.sh PROGRAM OUT.hprof [program args...]
+#
+# PROGRAM is the base name of testdata/gen/PROGRAM.java (Sample, Secrets, LibUser, Big).
+# The program is compiled into a temporary directory under $GENDUMP_TMP (default
+# ${TMPDIR:-/tmp}), run until it prints READY, dumped with
+#   jcmd <pid> GC.heap_dump OUT.hprof
+# and killed. Exits non-zero on any failure; OUT.hprof is then removed.
+#
+# Live objects only (the default): GC.heap_dump without -all first runs a full GC and writes
+# only reachable objects, so the dump depends only on what the program keeps, not on when
+# the last collection happened: the test dumps are as reproducible as a JVM allows.
+# DUMP_ALL=1 passes -all (JDK 17 supports it) to also dump unreachable objects.
+#
+# Environment:
+#   JAVA_HOME      JDK whose javac, jar, java and jcmd are used (default: the ones on PATH)
+#   ID32=1         run the program on the 32-bit JVM installed by scripts/install-jdk32.sh
+#                  (in $JDK32_ROOT, default /opt/heapcrunch-jdk32): the dump has 4-byte IDs
+#   JDK32_ROOT     where install-jdk32.sh put the 32-bit JVM
+#   DUMP_ALL=1     also dump unreachable objects (jcmd GC.heap_dump -all)
+#   XMX            override the -Xmx chosen for the program (e.g. XMX=4g)
+#   JAVA_OPTS      extra JVM options for the program
+#   LIBUSER_OUT    LibUser only: directory that receives lib.jar (the library, built from
+#                  testdata/gen/lib), libuser-app.jar (the program's own classes) and
+#                  classes/ (the same classes unpacked). Default: the directory of OUT.hprof.
+#   READY_TIMEOUT  seconds to wait for READY (default 900)
+#   DUMP_TIMEOUT   seconds to wait for jcmd (default 1800)
+set -euo pipefail
+
+die() { echo "gendump: $*" >&2; exit 1; }
+
+[[ $# -ge 2 ]] || die "usage: $0 PROGRAM OUT.hprof [args...]"
+PROGRAM=$1
+OUT=$2
+shift 2
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+GEN=$ROOT/testdata/gen
+SRC=$GEN/$PROGRAM.java
+[[ -f "$SRC" ]] || die "no such program: $SRC"
+
+bin() { if [[ -n "${JAVA_HOME:-}" ]]; then echo "$JAVA_HOME/bin/$1"; else command -v "$1" || die "$1 not found (install a JDK 17 or set JAVA_HOME)"; fi; }
+JAVAC=$(bin javac)
+JAR=$(bin jar)
+JCMD=$(bin jcmd)
+JAVA=$(bin java)
+if [[ "${ID32:-0}" == 1 ]]; then
+    JAVA=${JDK32_ROOT:-/opt/heapcrunch-jdk32}/java32
+    [[ -x "$JAVA" ]] || die "32-bit JVM not found at $JAVA: run scripts/install-jdk32.sh first"
+fi
+
+OUTDIR=$(mkdir -p "$(dirname "$OUT")" && cd "$(dirname "$OUT")" && pwd)
+OUT_ABS=$OUTDIR/$(basename "$OUT")
+
+WORK=$(mktemp -d "${GENDUMP_TMP:-${TMPDIR:-/tmp}}/gendump-$PROGRAM.XXXXXX")
+PID=
+OK=0
+cleanup() {
+    if [[ -n "$PID" ]] && kill -0 "$PID" 2>/dev/null; then
+        kill "$PID" 2>/dev/null || true
+        for _ in $(seq 50); do kill -0 "$PID" 2>/dev/null || break; sleep 0.1; done
+        kill -9 "$PID" 2>/dev/null || true
+    fi
+    [[ -n "$PID" ]] && wait "$PID" 2>/dev/null || true
+    if [[ $OK != 1 ]]; then
+        rm -f "$OUT_ABS"
+        for s in stdout stderr; do
+            if [[ -s "$WORK/$s" ]]; then echo "gendump: program $s:" >&2; tail -20 "$WORK/$s" >&2; fi
+        done
+    fi
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# ---- compile ----
+JAVAC_OPTS=(-encoding UTF-8 --release 17 -nowarn)
+CP=$WORK/classes
+mkdir -p "$CP"
+if [[ "$PROGRAM" == LibUser ]]; then
+    # No invokedynamic string concatenation: it would spin hidden classes whose names
+    # cannot be recovered from any jar.
+    JAVAC_OPTS+=(-XDstringConcat=inline)
+    LIBOUT=${LIBUSER_OUT:-$OUTDIR}
+    mkdir -p "$LIBOUT"
+    LIBOUT=$(cd "$LIBOUT" && pwd)
+    mkdir -p "$WORK/lib-classes"
+    "$JAVAC" "${JAVAC_OPTS[@]}" -d "$WORK/lib-classes" $(find "$GEN/lib" -name '*.java' | sort)
+    rm -f "$LIBOUT/lib.jar"
+    "$JAR" --create --file "$LIBOUT/lib.jar" -C "$WORK/lib-classes" .
+    "$JAVAC" "${JAVAC_OPTS[@]}" -cp "$LIBOUT/lib.jar" -d "$CP" "$SRC"
+    rm -f "$LIBOUT/libuser-app.jar"
+    "$JAR" --create --file "$LIBOUT/libuser-app.jar" -C "$CP" .
+    rm -rf "$LIBOUT/classes"
+    cp -r "$CP" "$LIBOUT/classes"
+    CP=$CP:$LIBOUT/lib.jar
+else
+    "$JAVAC" "${JAVAC_OPTS[@]}" -d "$CP" "$SRC"
+fi
+PKG=$(sed -n 's/^[[:space:]]*package[[:space:]]\{1,\}\([A-Za-z0-9_.]*\)[[:space:]]*;.*/\1/p' "$SRC" | head -1)
+MAIN=${PKG:+$PKG.}$PROGRAM
+
+# ---- run ----
+if [[ "$PROGRAM" == Big ]]; then
+    SIZE_MB=${1:-200}
+    [[ "$SIZE_MB" =~ ^[0-9]+$ ]] || die "Big: size must be a number of MB, got '$SIZE_MB'"
+    # live heap is about 0.7x the dump size; leave room so building does not thrash the GC
+    JVM_OPTS=(-Xmx${XMX:-$((SIZE_MB * 3 / 2 + 512))m} -Xms${XMX:-$((SIZE_MB + 256))m} -XX:+UseParallelGC)
+else
+    JVM_OPTS=(-Xmx${XMX:-64m} -XX:+UseSerialGC)
+fi
+# shellcheck disable=SC2206
+JVM_OPTS+=(-XX:TieredStopAtLevel=1 ${JAVA_OPTS:-})
+
+echo "gendump: running $MAIN (${JVM_OPTS[*]}) $*" >&2
+"$JAVA" "${JVM_OPTS[@]}" -cp "$CP" "$MAIN" "$@" >"$WORK/stdout" 2>"$WORK/stderr" </dev/null &
+PID=$!
+
+deadline=$((SECONDS + ${READY_TIMEOUT:-900}))
+until grep -q '^READY' "$WORK/stdout" 2>/dev/null; do
+    kill -0 "$PID" 2>/dev/null || die "$MAIN exited before printing READY"
+    ((SECONDS < deadline)) || die "timed out waiting for READY from $MAIN"
+    sleep 0.2
+done
+[[ -s "$WORK/stderr" ]] && cat "$WORK/stderr" >&2
+
+# ---- dump ----
+rm -f "$OUT_ABS"
+DUMP_ARGS=()
+[[ "${DUMP_ALL:-0}" == 1 ]] && DUMP_ARGS+=(-all)
+t0=$SECONDS
+if ! timeout "${DUMP_TIMEOUT:-1800}" "$JCMD" "$PID" GC.heap_dump "${DUMP_ARGS[@]}" "$OUT_ABS" >"$WORK/jcmd.out" 2>&1; then
+    cat "$WORK/jcmd.out" >&2
+    die "jcmd GC.heap_dump failed"
+fi
+grep -q 'Heap dump file created' "$WORK/jcmd.out" || { cat "$WORK/jcmd.out" >&2; die "jcmd did not create the dump"; }
+[[ "$(head -c 18 "$OUT_ABS")" == "JAVA PROFILE 1.0.2" ]] || die "$OUT_ABS does not start with 'JAVA PROFILE 1.0.2'"
+chmod 644 "$OUT_ABS"
+OK=1
+echo "gendump: wrote $OUT_ABS ($(stat -c %s "$OUT_ABS") bytes, dumped in $((SECONDS - t0)) s)" >&2

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Regenerate the committed test dumps in testdata/ (see testdata/README.md).
+#
+#   scripts/gentestdata.sh          Sample, Secrets, LibUser (64-bit JVM, 8-byte IDs)
+#   WITH_ID32=1 scripts/gentestdata.sh   also sample32.hprof.gz (needs scripts/install-jdk32.sh)
+#
+# Each .hprof is gzip -9 -n compressed (no name or time stamp in the gzip header) and must
+# stay under 2 MB.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+TD=$ROOT/testdata
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/gentestdata.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+LIMIT=$((2 * 1024 * 1024))
+
+pack() { # pack RAW.hprof DEST.hprof.gz
+    gzip -9 -n -c "$1" >"$2.tmp"
+    local sz
+    sz=$(stat -c %s "$2.tmp")
+    if ((sz >= LIMIT)); then
+        rm -f "$2.tmp"
+        echo "gentestdata: $2 would be $sz bytes (limit $LIMIT): make the program allocate less" >&2
+        exit 1
+    fi
+    mv "$2.tmp" "$2"
+    echo "gentestdata: $2: $(stat -c %s "$1") bytes raw, $sz bytes gzipped" >&2
+}
+
+"$ROOT/scripts/gendump.sh" Sample "$TMP/sample.hprof"
+pack "$TMP/sample.hprof" "$TD/sample.hprof.gz"
+
+"$ROOT/scripts/gendump.sh" Secrets "$TMP/secrets.hprof"
+pack "$TMP/secrets.hprof" "$TD/secrets.hprof.gz"
+
+LIBUSER_OUT=$TMP/libuser "$ROOT/scripts/gendump.sh" LibUser "$TMP/libuser.hprof"
+mkdir -p "$TD/libuser"
+pack "$TMP/libuser.hprof" "$TD/libuser/libuser.hprof.gz"
+cp "$TMP/libuser/lib.jar" "$TMP/libuser/libuser-app.jar" "$TD/libuser/"
+
+if [[ "${WITH_ID32:-0}" == 1 ]]; then
+    ID32=1 "$ROOT/scripts/gendump.sh" Sample "$TMP/sample32.hprof"
+    pack "$TMP/sample32.hprof" "$TD/sample32.hprof.gz"
+fi
