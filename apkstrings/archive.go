@@ -27,7 +27,7 @@ const jmodMagic = "JM\x01\x00"
 // returns the number of strings emitted from all entries together with the
 // first error met, whose Entry names the entry.
 func ReadAPK(path string, emit func(string)) (int, error) {
-	f, zr, _, _, err := openZip(path, false)
+	f, zr, _, size, _, err := openZip(path, false)
 	if err != nil {
 		return 0, err
 	}
@@ -53,7 +53,7 @@ func ReadAPK(path string, emit func(string)) (int, error) {
 
 	r := &reader{path: path, emit: emit}
 	for _, d := range dexes {
-		data, err := r.readEntry(d.f, d.f.Name, r.buf)
+		data, err := r.readEntry(d.f, size, d.f.Name, r.buf)
 		r.buf = data[:0]
 		if err != nil {
 			r.fail(err)
@@ -129,7 +129,7 @@ func ReadJAR(path string, emit func(string)) (int, error) {
 		return r.count, r.err
 	}
 
-	f, zr, ra, jmod, err := openZip(path, true)
+	f, zr, ra, size, jmod, err := openZip(path, true)
 	if err != nil {
 		return 0, err
 	}
@@ -143,7 +143,7 @@ func ReadJAR(path string, emit func(string)) (int, error) {
 		n, err := ReadClass(data, emit)
 		return n, withLocation(err, path, "")
 	}
-	r.readJarZip(zr, ra, jmod, "", true)
+	r.readJarZip(zr, ra, size, jmod, "", true)
 	return r.count, r.err
 }
 
@@ -156,37 +156,47 @@ type reader struct {
 	buf   []byte // reused for entries that are done with before the next
 }
 
+// entryHint is how much to allocate up front for a zip entry in an archive of
+// zipSize bytes. The sizes in the entry's header are trusted only as far as
+// the archive could hold the compressed bytes and they could plausibly
+// expand, so that a corrupted header cannot make us allocate much; the buffer
+// grows if the data really is larger.
+func entryHint(e *zip.File, zipSize int64) int {
+	avail := min(e.CompressedSize64, uint64(max(zipSize, 0)))
+	return int(min(e.UncompressedSize64, avail*8+64<<10, maxEntrySize))
+}
+
 func (r *reader) fail(err error) {
 	if r.err == nil {
 		r.err = err
 	}
 }
 
-// openZip opens the zip archive at path and returns the file, the archive and
-// the bytes it lies in. With forJAR, the magic of a jmod is skipped first,
-// and a class file yields a nil archive instead of an error.
-func openZip(path string, forJAR bool) (f *os.File, zr *zip.Reader, ra io.ReaderAt, jmod bool, err error) {
+// openZip opens the zip archive at path and returns the file, the archive, and
+// the bytes it lies in and their size. With forJAR, the magic of a jmod is
+// skipped first, and a class file yields a nil archive instead of an error.
+func openZip(path string, forJAR bool) (f *os.File, zr *zip.Reader, ra io.ReaderAt, size int64, jmod bool, err error) {
 	f, err = os.Open(path)
 	if err != nil {
-		return nil, nil, nil, false, err
+		return nil, nil, nil, 0, false, err
 	}
 	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, nil, nil, false, err
+		return nil, nil, nil, 0, false, err
 	}
 	if fi.IsDir() {
 		f.Close()
-		return nil, nil, nil, false, &FormatError{Path: path, Offset: -1, Msg: "is a directory, not a zip archive"}
+		return nil, nil, nil, 0, false, &FormatError{Path: path, Offset: -1, Msg: "is a directory, not a zip archive"}
 	}
-	size := fi.Size()
+	size = fi.Size()
 	ra = f
 	if forJAR {
 		var magic [4]byte
 		n, _ := f.ReadAt(magic[:], 0)
 		switch {
 		case n == 4 && string(magic[:]) == "\xCA\xFE\xBA\xBE":
-			return f, nil, f, false, nil
+			return f, nil, f, size, false, nil
 		case n == 4 && string(magic[:]) == jmodMagic:
 			jmod = true
 			size -= int64(len(jmodMagic))
@@ -196,9 +206,9 @@ func openZip(path string, forJAR bool) (f *os.File, zr *zip.Reader, ra io.Reader
 	zr, err = newZipReader(ra, size)
 	if err != nil {
 		f.Close()
-		return nil, nil, nil, false, zipError(err, path, "")
+		return nil, nil, nil, 0, false, zipError(err, path, "")
 	}
-	return f, zr, ra, jmod, nil
+	return f, zr, ra, size, jmod, nil
 }
 
 // newZipReader is zip.NewReader, ignoring that some entry name is not a safe
@@ -222,7 +232,7 @@ func zipError(err error, path, entry string) error {
 }
 
 // readEntry reads a zip entry into buf (reusing its storage) and returns it.
-func (r *reader) readEntry(e *zip.File, name string, buf []byte) ([]byte, error) {
+func (r *reader) readEntry(e *zip.File, zipSize int64, name string, buf []byte) ([]byte, error) {
 	if e.UncompressedSize64 > maxEntrySize {
 		return buf[:0], &FormatError{Path: r.path, Entry: name, Offset: -1,
 			Msg: fmt.Sprintf("entry of %d bytes is larger than the %d MiB limit", e.UncompressedSize64, maxEntrySize>>20)}
@@ -232,14 +242,7 @@ func (r *reader) readEntry(e *zip.File, name string, buf []byte) ([]byte, error)
 		return buf[:0], &FormatError{Path: r.path, Entry: name, Offset: -1, Msg: "cannot open entry: " + err.Error()}
 	}
 	defer rc.Close()
-	// The declared size is trusted only as far as the compressed bytes
-	// could plausibly expand, so that a corrupted header cannot make us
-	// allocate much; the buffer grows if the data really is larger.
-	hint := e.UncompressedSize64
-	if lim := min(e.CompressedSize64, maxEntrySize)*16 + 64<<10; hint > lim {
-		hint = lim
-	}
-	if uint64(cap(buf)) < hint {
+	if hint := entryHint(e, zipSize); cap(buf) < hint {
 		buf = make([]byte, 0, hint)
 	}
 	buf, err = readAllLimit(rc, buf[:0], maxEntrySize)
@@ -300,14 +303,14 @@ func (r *reader) readFile(f *os.File, entry string) ([]byte, error) {
 // readJarZip reads the classes of a JAR, AAR or jmod. prefix is put before
 // entry names in errors (for a nested archive); nested archives are followed
 // only when nested is set, so one level deep.
-func (r *reader) readJarZip(zr *zip.Reader, ra io.ReaderAt, jmod bool, prefix string, nested bool) {
+func (r *reader) readJarZip(zr *zip.Reader, ra io.ReaderAt, size int64, jmod bool, prefix string, nested bool) {
 	for _, e := range zr.File {
 		name := e.Name
 		if strings.HasSuffix(name, "/") {
 			continue
 		}
 		if nested && !jmod && isNestedJar(name) {
-			r.readNestedJar(e, ra, prefix+name)
+			r.readNestedJar(e, ra, size, prefix+name)
 			continue
 		}
 		cls, ok := classNameOf(name, jmod)
@@ -316,7 +319,7 @@ func (r *reader) readJarZip(zr *zip.Reader, ra io.ReaderAt, jmod bool, prefix st
 		}
 		r.emit(cls)
 		r.count++
-		data, err := r.readEntry(e, prefix+name, r.buf)
+		data, err := r.readEntry(e, size, prefix+name, r.buf)
 		r.buf = data[:0]
 		if err != nil {
 			r.fail(err)
@@ -342,7 +345,7 @@ func isNestedJar(name string) bool {
 // readNestedJar reads the classes of a JAR stored inside another archive. A
 // JAR stored without compression is read in place; a compressed one is read
 // into memory.
-func (r *reader) readNestedJar(e *zip.File, outer io.ReaderAt, name string) {
+func (r *reader) readNestedJar(e *zip.File, outer io.ReaderAt, outerSize int64, name string) {
 	var ra io.ReaderAt
 	var size int64
 	if e.Method == zip.Store && e.Flags&0x1 == 0 && e.CompressedSize64 == e.UncompressedSize64 && e.CompressedSize64 < 1<<62 {
@@ -354,7 +357,7 @@ func (r *reader) readNestedJar(e *zip.File, outer io.ReaderAt, name string) {
 		size = int64(e.CompressedSize64)
 		ra = io.NewSectionReader(outer, off, size)
 	} else {
-		data, err := r.readEntry(e, name, nil)
+		data, err := r.readEntry(e, outerSize, name, nil)
 		if err != nil {
 			r.fail(err)
 			return
@@ -367,7 +370,7 @@ func (r *reader) readNestedJar(e *zip.File, outer io.ReaderAt, name string) {
 		r.fail(zipError(err, r.path, name))
 		return
 	}
-	r.readJarZip(zr, ra, false, name+"!/", false)
+	r.readJarZip(zr, ra, size, false, name+"!/", false)
 }
 
 // classNameOf derives the internal class name from the path of a .class entry

@@ -205,9 +205,6 @@ func (m *Mapping) Class(obfuscated string) (string, bool) {
 		orig = strings.ReplaceAll(orig, ".", "/")
 	}
 	if desc {
-		if dims == 0 && !strings.HasPrefix(obfuscated, "[") {
-			return "L" + orig + ";", true
-		}
 		return strings.Repeat("[", dims) + "L" + orig + ";", true
 	}
 	return orig + strings.Repeat("[]", dims), true

@@ -45,7 +45,7 @@ func Spellings(s string, emit func(string)) {
 		return
 	}
 	sp := spellerPool.Get().(*speller)
-	sp.s, sp.buf, sp.spans, sp.nseen = s, sp.buf[:0], sp.spans[:0], 0
+	sp.s, sp.buf, sp.spans, sp.nseen, sp.index = s, sp.buf[:0], sp.spans[:0], 0, nil
 	sp.expand()
 	if len(sp.spans) > 0 {
 		all := string(sp.buf)
@@ -54,7 +54,7 @@ func Spellings(s string, emit func(string)) {
 		}
 	}
 	// Keep nothing of s alive from the pool, nor buffers grown huge.
-	sp.s = ""
+	sp.s, sp.index = "", nil
 	clear(sp.seen[:sp.nseen])
 	if cap(sp.buf) <= 64<<10 && cap(sp.spans) <= 4096 {
 		spellerPool.Put(sp)
@@ -102,13 +102,29 @@ type speller struct {
 	spans []span
 	seen  [8]seenType // class types already spelled, from a signature
 	nseen int
+	// index holds every spelling once there are too many to compare one
+	// by one (a long signature).
+	index map[string]struct{}
 }
+
+// maxLinearSpans is the number of spellings up to which a new one is checked
+// for repeats by comparing it with each.
+const maxLinearSpans = 48
 
 // commit keeps buf[start:] as a spelling unless it repeats s or an earlier one.
 func (sp *speller) commit(start int) {
 	c := sp.buf[start:]
 	if string(c) == sp.s {
 		sp.buf = sp.buf[:start]
+		return
+	}
+	if sp.index != nil {
+		if _, dup := sp.index[string(c)]; dup {
+			sp.buf = sp.buf[:start]
+			return
+		}
+		sp.index[string(c)] = struct{}{}
+		sp.spans = append(sp.spans, span{start, len(sp.buf)})
 		return
 	}
 	for _, x := range sp.spans {
@@ -118,6 +134,12 @@ func (sp *speller) commit(start int) {
 		}
 	}
 	sp.spans = append(sp.spans, span{start, len(sp.buf)})
+	if len(sp.spans) > maxLinearSpans {
+		sp.index = make(map[string]struct{}, 2*len(sp.spans))
+		for _, x := range sp.spans {
+			sp.index[string(sp.buf[x.start:x.end])] = struct{}{}
+		}
+	}
 }
 
 func (sp *speller) expand() {

@@ -34,6 +34,7 @@ type Writer struct {
 	heapTag    Tag
 	heapTime   uint32
 	split      bool // the current heap dump was cut into segments
+	heapWrote  bool // a record of the current heap dump was written
 	seg        []byte
 	zero       []byte
 	wroteBytes int64
@@ -102,7 +103,7 @@ func (w *Writer) BeginHeapDump(tag Tag, time uint32) error {
 	if w.SegmentSize <= 0 {
 		w.SegmentSize = DefaultSegmentSize
 	}
-	w.inHeap, w.heapTag, w.heapTime, w.split = true, tag, time, false
+	w.inHeap, w.heapTag, w.heapTime, w.split, w.heapWrote = true, tag, time, false, false
 	w.seg = w.seg[:0]
 	return w.err
 }
@@ -119,6 +120,7 @@ func (w *Writer) flushSegment() {
 	w.recordHeader(tag, w.heapTime, uint64(len(w.seg)))
 	w.write(w.seg)
 	w.seg = w.seg[:0]
+	w.heapWrote = true
 }
 
 // EndHeapDump writes what is buffered and closes the heap dump. A HEAP DUMP
@@ -131,7 +133,7 @@ func (w *Writer) EndHeapDump() error {
 	if w.heapTag == TagHeapDump && w.split {
 		w.flushSegment()
 		w.recordHeader(TagHeapDumpEnd, w.heapTime, 0)
-	} else if len(w.seg) > 0 || w.heapTag == TagHeapDump {
+	} else if len(w.seg) > 0 || (w.heapTag == TagHeapDump && !w.heapWrote) {
 		// An empty HEAP DUMP record is still written: its presence is data.
 		w.recordHeader(w.heapTag, w.heapTime, uint64(len(w.seg)))
 		w.write(w.seg)

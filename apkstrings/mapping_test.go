@@ -1,0 +1,146 @@
+package apkstrings
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func loadMapping(t *testing.T) *Mapping {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", "mapping.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	m, err := ParseMapping(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestMappingClass(t *testing.T) {
+	m := loadMapping(t)
+	for _, tt := range []struct {
+		in, want string
+	}{
+		{"a.a", "com.example.app.Util"},
+		{"a/a", "com/example/app/Util"},
+		{"a.a$a", "com.example.app.Util$Helper"},
+		{"a/a$a", "com/example/app/Util$Helper"},
+		{"a.b", "com.example.app.data.Repository"},
+		{"a.a[]", "com.example.app.Util[]"},
+		{"a/a[][]", "com/example/app/Util[][]"},
+		{"[La/a;", "[Lcom/example/app/Util;"},
+		{"[[La.b;", "[[Lcom.example.app.data.Repository;"},
+		{"La/a;", "Lcom/example/app/Util;"},
+		{"com.example.app.MainActivity", "com.example.app.MainActivity"},
+		{"com/example/app/MainActivity", "com/example/app/MainActivity"},
+		{"a.c", ""},
+		{"[I", ""},
+		{"", ""},
+		{"[", ""},
+		{"[L;", ""},
+	} {
+		got, ok := m.Class(tt.in)
+		if got != tt.want || ok != (tt.want != "") {
+			t.Errorf("Class(%q) = %q, %v; want %q", tt.in, got, ok, tt.want)
+		}
+	}
+}
+
+func TestMappingMembers(t *testing.T) {
+	m := loadMapping(t)
+	for _, tt := range []struct {
+		kind, class, name, want string
+	}{
+		{"field", "a.a", "a", "TAG"},
+		{"field", "a/a", "a", "TAG"},
+		{"field", "com.example.app.MainActivity", "d", "titleView"},
+		{"field", "a.a$a", "a", ""}, // value and label: ambiguous
+		{"field", "a.a$a", "b", "stamp"},
+		{"field", "a.a", "zz", ""},
+		{"field", "zz", "a", ""},
+		{"method", "a.a", "a", "log"},
+		{"method", "a.a", "b", "add"}, // two overloads, one name
+		{"method", "a.a", "c", ""},    // format and describe: ambiguous
+		{"method", "com.example.app.MainActivity", "onCreate", "onCreate"},
+		{"method", "com/example/app/MainActivity", "<init>", "<init>"},
+		{"method", "a.b", "a", "getItems"},
+		{"method", "a.b", "b", "refresh"}, // Util.log was inlined into it
+		{"method", "a.a$a", "a", "help"},
+		{"method", "a.a", "zz", ""},
+	} {
+		var got string
+		var ok bool
+		if tt.kind == "field" {
+			got, ok = m.Field(tt.class, tt.name)
+		} else {
+			got, ok = m.Method(tt.class, tt.name)
+		}
+		if got != tt.want || ok != (tt.want != "") {
+			t.Errorf("%s(%q, %q) = %q, %v; want %q", tt.kind, tt.class, tt.name, got, ok, tt.want)
+		}
+	}
+}
+
+func TestMappingAmbiguousClass(t *testing.T) {
+	m, err := ParseMapping(strings.NewReader("a.One -> x:\na.Two -> x:\na.Three -> y:\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := m.Class("x"); ok {
+		t.Errorf("Class(x) = %q, want ambiguous", got)
+	}
+	if got, ok := m.Class("y"); !ok || got != "a.Three" {
+		t.Errorf("Class(y) = %q, %v", got, ok)
+	}
+	var nilMap *Mapping
+	if _, ok := nilMap.Class("y"); ok {
+		t.Error("nil mapping answered")
+	}
+	if _, ok := nilMap.Method("y", "a"); ok {
+		t.Error("nil mapping answered")
+	}
+}
+
+func TestMappingErrors(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		line string
+	}{
+		{"    int a -> b\n", "line 1"},
+		{"# c\ncom.A -> a\n", "line 2"},
+		{"com.A -> a:\n    int a\n", "line 2"},
+		{"com.A -> a:\n\n    1:x:void f() -> a\n", "line 3"},
+		{"com.A -> a:\n    void f( -> a\n", "line 2"},
+		{"com.A -> a:\n    a -> b\n", "line 2"},
+		{"com.A -> a:\n    int a -> b c\n", "line 2"},
+		{"com A -> a:\n", "line 1"},
+	} {
+		_, err := ParseMapping(strings.NewReader(tt.in))
+		if err == nil {
+			t.Errorf("%q: no error", tt.in)
+			continue
+		}
+		fe := asFormatError(t, err)
+		if !strings.Contains(fe.Msg, tt.line) {
+			t.Errorf("%q: %v does not say %s", tt.in, err, tt.line)
+		}
+	}
+}
+
+func TestMappingCRLFAndBOM(t *testing.T) {
+	m, err := ParseMapping(strings.NewReader("\uFEFFcom.A -> a:\r\n    int count -> b\r\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := m.Field("a", "b"); !ok || got != "count" {
+		t.Errorf("Field = %q, %v", got, ok)
+	}
+	if got, ok := m.Class("a"); !ok || got != "com.A" {
+		t.Errorf("Class = %q, %v", got, ok)
+	}
+}

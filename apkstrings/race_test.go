@@ -1,0 +1,5 @@
+//go:build race
+
+package apkstrings
+
+const raceEnabled = true
