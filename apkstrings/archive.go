@@ -27,7 +27,7 @@ const jmodMagic = "JM\x01\x00"
 // returns the number of strings emitted from all entries together with the
 // first error met, whose Entry names the entry.
 func ReadAPK(path string, emit func(string)) (int, error) {
-	f, zr, _, size, _, err := openZip(path, false)
+	f, a, _, err := openZip(path, false)
 	if err != nil {
 		return 0, err
 	}
@@ -39,7 +39,7 @@ func ReadAPK(path string, emit func(string)) (int, error) {
 		num int
 	}
 	var dexes []dexEntry
-	for _, e := range zr.File {
+	for _, e := range a.zr.File {
 		if dir, num, ok := dexEntryName(e.Name); ok {
 			dexes = append(dexes, dexEntry{e, dir, num})
 		}
@@ -53,7 +53,7 @@ func ReadAPK(path string, emit func(string)) (int, error) {
 
 	r := &reader{path: path, emit: emit}
 	for _, d := range dexes {
-		data, err := r.readEntry(d.f, size, d.f.Name, r.buf)
+		data, err := r.readEntry(a, d.f, d.f.Name, r.buf)
 		r.buf = data[:0]
 		if err != nil {
 			r.fail(err)
@@ -129,12 +129,12 @@ func ReadJAR(path string, emit func(string)) (int, error) {
 		return r.count, r.err
 	}
 
-	f, zr, ra, size, jmod, err := openZip(path, true)
+	f, a, jmod, err := openZip(path, true)
 	if err != nil {
 		return 0, err
 	}
 	defer f.Close()
-	if zr == nil {
+	if a == nil {
 		// A single class file.
 		data, err := r.readFile(f, "")
 		if err != nil {
@@ -143,7 +143,7 @@ func ReadJAR(path string, emit func(string)) (int, error) {
 		n, err := ReadClass(data, emit)
 		return n, withLocation(err, path, "")
 	}
-	r.readJarZip(zr, ra, size, jmod, "", true)
+	r.readJarZip(a, jmod, "", true)
 	return r.count, r.err
 }
 
@@ -172,43 +172,65 @@ func (r *reader) fail(err error) {
 	}
 }
 
-// openZip opens the zip archive at path and returns the file, the archive, and
-// the bytes it lies in and their size. With forJAR, the magic of a jmod is
-// skipped first, and a class file yields a nil archive instead of an error.
-func openZip(path string, forJAR bool) (f *os.File, zr *zip.Reader, ra io.ReaderAt, size int64, jmod bool, err error) {
+// zipArchive is an open zip archive.
+type zipArchive struct {
+	zr   *zip.Reader
+	ra   io.ReaderAt // the bytes of the archive
+	size int64
+	// spent adds up the compressed sizes of the entries read. Entries of a
+	// well-formed archive do not overlap, so it stays below size; entries
+	// that all point at the same compressed bytes (a zip bomb) do not.
+	spent uint64
+}
+
+// charge accounts for reading entry e, and fails when the entries read so
+// far need more compressed bytes than the archive has.
+func (r *reader) charge(a *zipArchive, e *zip.File, name string) error {
+	a.spent += min(e.CompressedSize64, 1<<62)
+	if a.spent > uint64(a.size) {
+		return &FormatError{Path: r.path, Entry: name, Offset: -1,
+			Msg: fmt.Sprintf("entries overlap: %d compressed bytes read from an archive of %d", a.spent, a.size)}
+	}
+	return nil
+}
+
+// openZip opens the zip archive at path and returns the file and the
+// archive. With forJAR, the magic of a jmod is skipped first, and a class
+// file yields a nil archive instead of an error.
+func openZip(path string, forJAR bool) (f *os.File, a *zipArchive, jmod bool, err error) {
 	f, err = os.Open(path)
 	if err != nil {
-		return nil, nil, nil, 0, false, err
+		return nil, nil, false, err
 	}
 	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, nil, nil, 0, false, err
+		return nil, nil, false, err
 	}
 	if fi.IsDir() {
 		f.Close()
-		return nil, nil, nil, 0, false, &FormatError{Path: path, Offset: -1, Msg: "is a directory, not a zip archive"}
+		return nil, nil, false, &FormatError{Path: path, Offset: -1, Msg: "is a directory, not a zip archive"}
 	}
-	size = fi.Size()
-	ra = f
+	size := fi.Size()
+	var ra io.ReaderAt = f
 	if forJAR {
 		var magic [4]byte
 		n, _ := f.ReadAt(magic[:], 0)
 		switch {
 		case n == 4 && string(magic[:]) == "\xCA\xFE\xBA\xBE":
-			return f, nil, f, size, false, nil
+			return f, nil, false, nil
 		case n == 4 && string(magic[:]) == jmodMagic:
 			jmod = true
 			size -= int64(len(jmodMagic))
 			ra = io.NewSectionReader(f, int64(len(jmodMagic)), size)
 		}
 	}
-	zr, err = newZipReader(ra, size)
+	zr, err := newZipReader(ra, size)
 	if err != nil {
 		f.Close()
-		return nil, nil, nil, 0, false, zipError(err, path, "")
+		return nil, nil, false, zipError(err, path, "")
 	}
-	return f, zr, ra, size, jmod, nil
+	return f, &zipArchive{zr: zr, ra: ra, size: size}, jmod, nil
 }
 
 // newZipReader is zip.NewReader, ignoring that some entry name is not a safe
@@ -231,8 +253,12 @@ func zipError(err error, path, entry string) error {
 	return &FormatError{Path: path, Entry: entry, Offset: -1, Msg: "not a zip archive: " + err.Error()}
 }
 
-// readEntry reads a zip entry into buf (reusing its storage) and returns it.
-func (r *reader) readEntry(e *zip.File, zipSize int64, name string, buf []byte) ([]byte, error) {
+// readEntry reads an entry of archive a into buf (reusing its storage) and
+// returns it.
+func (r *reader) readEntry(a *zipArchive, e *zip.File, name string, buf []byte) ([]byte, error) {
+	if err := r.charge(a, e, name); err != nil {
+		return buf[:0], err
+	}
 	if e.UncompressedSize64 > maxEntrySize {
 		return buf[:0], &FormatError{Path: r.path, Entry: name, Offset: -1,
 			Msg: fmt.Sprintf("entry of %d bytes is larger than the %d MiB limit", e.UncompressedSize64, maxEntrySize>>20)}
@@ -242,7 +268,7 @@ func (r *reader) readEntry(e *zip.File, zipSize int64, name string, buf []byte) 
 		return buf[:0], &FormatError{Path: r.path, Entry: name, Offset: -1, Msg: "cannot open entry: " + err.Error()}
 	}
 	defer rc.Close()
-	if hint := entryHint(e, zipSize); cap(buf) < hint {
+	if hint := entryHint(e, a.size); cap(buf) < hint {
 		buf = make([]byte, 0, hint)
 	}
 	buf, err = readAllLimit(rc, buf[:0], maxEntrySize)
@@ -303,14 +329,14 @@ func (r *reader) readFile(f *os.File, entry string) ([]byte, error) {
 // readJarZip reads the classes of a JAR, AAR or jmod. prefix is put before
 // entry names in errors (for a nested archive); nested archives are followed
 // only when nested is set, so one level deep.
-func (r *reader) readJarZip(zr *zip.Reader, ra io.ReaderAt, size int64, jmod bool, prefix string, nested bool) {
-	for _, e := range zr.File {
+func (r *reader) readJarZip(a *zipArchive, jmod bool, prefix string, nested bool) {
+	for _, e := range a.zr.File {
 		name := e.Name
 		if strings.HasSuffix(name, "/") {
 			continue
 		}
 		if nested && !jmod && isNestedJar(name) {
-			r.readNestedJar(e, ra, size, prefix+name)
+			r.readNestedJar(a, e, prefix+name)
 			continue
 		}
 		cls, ok := classNameOf(name, jmod)
@@ -319,7 +345,7 @@ func (r *reader) readJarZip(zr *zip.Reader, ra io.ReaderAt, size int64, jmod boo
 		}
 		r.emit(cls)
 		r.count++
-		data, err := r.readEntry(e, size, prefix+name, r.buf)
+		data, err := r.readEntry(a, e, prefix+name, r.buf)
 		r.buf = data[:0]
 		if err != nil {
 			r.fail(err)
@@ -345,19 +371,23 @@ func isNestedJar(name string) bool {
 // readNestedJar reads the classes of a JAR stored inside another archive. A
 // JAR stored without compression is read in place; a compressed one is read
 // into memory.
-func (r *reader) readNestedJar(e *zip.File, outer io.ReaderAt, outerSize int64, name string) {
+func (r *reader) readNestedJar(outer *zipArchive, e *zip.File, name string) {
 	var ra io.ReaderAt
 	var size int64
 	if e.Method == zip.Store && e.Flags&0x1 == 0 && e.CompressedSize64 == e.UncompressedSize64 && e.CompressedSize64 < 1<<62 {
+		if err := r.charge(outer, e, name); err != nil {
+			r.fail(err)
+			return
+		}
 		off, err := e.DataOffset()
 		if err != nil {
 			r.fail(&FormatError{Path: r.path, Entry: name, Offset: -1, Msg: "cannot open entry: " + err.Error()})
 			return
 		}
 		size = int64(e.CompressedSize64)
-		ra = io.NewSectionReader(outer, off, size)
+		ra = io.NewSectionReader(outer.ra, off, size)
 	} else {
-		data, err := r.readEntry(e, outerSize, name, nil)
+		data, err := r.readEntry(outer, e, name, nil)
 		if err != nil {
 			r.fail(err)
 			return
@@ -370,7 +400,7 @@ func (r *reader) readNestedJar(e *zip.File, outer io.ReaderAt, outerSize int64, 
 		r.fail(zipError(err, r.path, name))
 		return
 	}
-	r.readJarZip(zr, ra, size, false, name+"!/", false)
+	r.readJarZip(&zipArchive{zr: zr, ra: ra, size: size}, false, name+"!/", false)
 }
 
 // classNameOf derives the internal class name from the path of a .class entry

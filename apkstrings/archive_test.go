@@ -348,3 +348,42 @@ func TestReadStringsFileLongLine(t *testing.T) {
 		t.Errorf("n %d, err %v", n, fe)
 	}
 }
+
+// overlapZip returns a zip archive whose central directory lists the one
+// entry of z copies times, all pointing at the same compressed bytes.
+func overlapZip(t *testing.T, z []byte, copies int) []byte {
+	t.Helper()
+	cd := bytes.Index(z, []byte("PK\x01\x02"))
+	eocd := bytes.LastIndex(z, []byte("PK\x05\x06"))
+	if cd < 0 || eocd < 0 {
+		t.Fatal("not a zip")
+	}
+	rec := z[cd:eocd]
+	out := bytes.Clone(z[:cd])
+	for range copies {
+		out = append(out, rec...)
+	}
+	end := bytes.Clone(z[eocd:])
+	binary.LittleEndian.PutUint16(end[8:], uint16(copies))
+	binary.LittleEndian.PutUint16(end[10:], uint16(copies))
+	binary.LittleEndian.PutUint32(end[12:], uint32(copies*len(rec)))
+	return append(out, end...)
+}
+
+func TestOverlappingEntries(t *testing.T) {
+	dex := buildDEX(dexSpec{}, bytes.Repeat([]byte("q"), 500))
+	apk := overlapZip(t, buildZip(t, zipEntry{name: "classes.dex", data: dex, stored: true}), 4)
+	count := 0
+	_, err := ReadAPK(writeTemp(t, "bomb.apk", apk), func(string) { count++ })
+	fe := asFormatError(t, err)
+	if !strings.Contains(fe.Msg, "overlap") || count != 1 {
+		t.Errorf("count %d, err %v", count, fe)
+	}
+
+	jar := overlapZip(t, buildZip(t, zipEntry{name: "a/B.class", data: readFixture(t, "Hello.class"), stored: true}), 4)
+	_, err = ReadJAR(writeTemp(t, "bomb.jar", jar), func(string) {})
+	fe = asFormatError(t, err)
+	if !strings.Contains(fe.Msg, "overlap") {
+		t.Errorf("err %v", fe)
+	}
+}

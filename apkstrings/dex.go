@@ -86,14 +86,18 @@ func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 // readDEX emits the strings of the DEX file (or v41 container) held in data.
 func readDEX(data []byte, emit func(string)) (int, error) {
+	st := dexState{
+		// In a well-formed file string_data_items do not overlap, so
+		// together they are no longer than the file. The budget (each
+		// string costs its length plus one) stops a crafted file whose
+		// string_ids all point at one long run of bytes, or a container
+		// whose many headers all point at one table, from costing time
+		// and memory quadratic in its size.
+		budget: 4*len(data) + 1<<20,
+	}
 	total := 0
-	// In a well-formed file string_data_items do not overlap, so all of
-	// them together are no longer than the file. The budget stops a crafted
-	// file whose string_ids all point at one long run of bytes from costing
-	// time and memory quadratic in its size.
-	budget := 2*len(data) + 1<<20
 	for h := 0; ; {
-		n, next, err := readDEXAt(data, h, &budget, emit)
+		n, next, err := st.readAt(data, h, emit)
 		total += n
 		if err != nil {
 			return total, err
@@ -105,9 +109,14 @@ func readDEX(data []byte, emit func(string)) (int, error) {
 	}
 }
 
-// readDEXAt emits the strings of the DEX file whose header is at h. It
-// returns the offset of the next header of a v41 container, or 0.
-func readDEXAt(data []byte, h int, budget *int, emit func(string)) (count, next int, err error) {
+type dexState struct {
+	budget int
+	tables [][2]uint64 // string_ids tables already read (offset, size)
+}
+
+// readAt emits the strings of the DEX file whose header is at h. It returns
+// the offset of the next header of a v41 container, or 0.
+func (st *dexState) readAt(data []byte, h int, emit func(string)) (count, next int, err error) {
 	version, err := dexVersion(data, h)
 	if err != nil {
 		return 0, 0, err
@@ -129,11 +138,10 @@ func readDEXAt(data []byte, h int, budget *int, emit func(string)) (count, next 
 		return 0, 0, formatErr(int64(h+0x24), fmt.Sprintf("bad header_size %d", headerSize))
 	}
 
-	// String data offsets count from the start of the file, which for a
-	// v41 container is the start of the container rather than this header;
-	// the string_ids table itself is found relative to this header.
+	// Section and data offsets count from the start of the file, which for
+	// a v41 container is the start of the container rather than this
+	// header (as in ART's DexFile::GetDataRange).
 	base := uint64(0)
-	limit := uint64(len(data)) // end of this DEX file's own sections
 	if version >= 41 && headerSize >= dexHeaderSizeV41 {
 		if len(data)-h < dexHeaderSizeV41 {
 			return 0, 0, formatErr(int64(h), "truncated dex container header")
@@ -148,7 +156,6 @@ func readDEXAt(data []byte, h int, budget *int, emit func(string)) (count, next 
 		if fileSize < headerSize {
 			return 0, 0, formatErr(int64(h+0x20), fmt.Sprintf("bad file_size %d", fileSize))
 		}
-		limit = min(uint64(h)+fileSize, limit)
 		end := min(base+containerSize, uint64(len(data)))
 		if nxt := uint64(h) + fileSize; nxt+dexHeaderSize <= end {
 			next = int(nxt)
@@ -160,9 +167,19 @@ func readDEXAt(data []byte, h int, budget *int, emit func(string)) (count, next 
 	if n == 0 {
 		return 0, next, nil
 	}
-	table := uint64(h) + tableOff
-	if table > limit || n > (limit-table)/4 {
-		return 0, 0, formatErr(int64(h+0x38), fmt.Sprintf("string_ids_size %d at string_ids_off %d does not fit in %d bytes", n, tableOff, limit-uint64(h)))
+	table := base + tableOff
+	if table > uint64(len(data)) || n > (uint64(len(data))-table)/4 {
+		return 0, 0, formatErr(int64(h+0x38), fmt.Sprintf("string_ids_size %d at string_ids_off %d does not fit in %d bytes", n, tableOff, uint64(len(data))-base))
+	}
+	// DEX files of one container may share their string table; its
+	// strings are emitted once.
+	for _, t := range st.tables {
+		if t == [2]uint64{table, n} {
+			return 0, next, nil
+		}
+	}
+	if len(st.tables) < 64 {
+		st.tables = append(st.tables, [2]uint64{table, n})
 	}
 	for i := uint64(0); i < n; i++ {
 		idOff := table + 4*i
@@ -175,7 +192,7 @@ func readDEXAt(data []byte, h int, budget *int, emit func(string)) (count, next 
 		if !ok {
 			return count, 0, formatErr(int64(p), fmt.Sprintf("string %d is not terminated", i))
 		}
-		if *budget -= end - start; *budget < 0 {
+		if st.budget -= end - start + 1; st.budget < 0 {
 			return count, 0, formatErr(int64(p), fmt.Sprintf("string %d overlaps other strings too much", i))
 		}
 		emit(decodeMUTF8(data[start:end]))

@@ -52,6 +52,59 @@ func TestReadDEXContainer(t *testing.T) {
 	}
 }
 
+// DEX files of a container that share one string table yield its strings
+// once; many headers pointing at overlapping tables stop at the budget.
+func TestReadDEXContainerSharedTable(t *testing.T) {
+	one := buildDEXContainer([]string{"a", "b"})
+	first := slices.Clone(one[:0x78])
+	var dex []byte
+	for range 3 {
+		dex = append(dex, first...)
+	}
+	dex = append(dex, one[0x78:]...)
+	// Point every header at the table after them; each part is one header.
+	for h := 0; h < 3*0x78; h += 0x78 {
+		binary.LittleEndian.PutUint32(dex[h+0x20:], 0x78)
+		binary.LittleEndian.PutUint32(dex[h+0x3C:], 3*0x78)
+		binary.LittleEndian.PutUint32(dex[h+0x70:], uint32(len(dex)))
+		binary.LittleEndian.PutUint32(dex[h+0x74:], uint32(h))
+	}
+	for i := range 2 {
+		p := binary.LittleEndian.Uint32(dex[3*0x78+4*i:])
+		binary.LittleEndian.PutUint32(dex[3*0x78+4*i:], p+2*0x78)
+	}
+	var got []string
+	n, err := ReadDEX(bytes.NewReader(dex), int64(len(dex)), collect(&got))
+	if err != nil || n != 2 || !slices.Equal(got, []string{"a", "b"}) {
+		t.Fatalf("got %d %q, %v", n, got, err)
+	}
+
+	// 40,000 headers whose tables overlap, each one entry further on.
+	const k = 40000
+	big := make([]byte, k*0x78+4*k+8)
+	strAt := len(big) - 8
+	copy(big[strAt:], "\x01x\x00")
+	for i := range k {
+		h := i * 0x78
+		copy(big[h:], "dex\n041\x00")
+		le := binary.LittleEndian
+		le.PutUint32(big[h+0x20:], 0x78)
+		le.PutUint32(big[h+0x24:], 0x78)
+		le.PutUint32(big[h+0x28:], dexEndian)
+		le.PutUint32(big[h+0x38:], k-uint32(i))
+		le.PutUint32(big[h+0x3C:], uint32(k*0x78+4*i))
+		le.PutUint32(big[h+0x70:], uint32(len(big)))
+		le.PutUint32(big[h+0x74:], uint32(h))
+		le.PutUint32(big[k*0x78+4*i:], uint32(strAt))
+	}
+	count := 0
+	_, err = ReadDEX(bytes.NewReader(big), int64(len(big)), func(string) { count++ })
+	fe := asFormatError(t, err)
+	if !strings.Contains(fe.Msg, "overlaps") || count > 4*len(big)+1<<20 {
+		t.Fatalf("count %d, err %v", count, err)
+	}
+}
+
 func TestReadDEXMalformed(t *testing.T) {
 	good := buildDEX(dexSpec{}, []byte("alpha"), []byte("beta"))
 	le := binary.LittleEndian

@@ -133,21 +133,36 @@ func FuzzParseMapping(f *testing.F) {
 }
 
 func FuzzReadZip(f *testing.F) {
-	if data, err := os.ReadFile(filepath.Join("testdata", "hello.jar")); err == nil {
-		f.Add(data)
-		f.Add(append([]byte(jmodMagic), data...))
-		f.Add(buildZip(f, zipEntry{name: "classes.jar", data: data, stored: true}, zipEntry{name: "libs/a.jar", data: data}))
-	}
+	// Seeds are kept to a few hundred bytes: minimizing each new input
+	// costs time quadratic in its size, and with big seeds the fuzzer does
+	// little else.
+	class := classWithAllTags()
+	jar := buildZip(f, zipEntry{name: "a/B.class", data: class})
+	f.Add(jar)
+	f.Add(append([]byte(jmodMagic), buildZip(f, zipEntry{name: "classes/a/B.class", data: class, stored: true})...))
+	f.Add(buildZip(f, zipEntry{name: "classes.jar", data: jar, stored: true}, zipEntry{name: "libs/x.jar", data: jar}))
 	f.Add(buildZip(f,
 		zipEntry{name: "classes.dex", data: buildDEX(dexSpec{}, []byte("one"))},
 		zipEntry{name: "classes2.dex", data: buildDEX(dexSpec{}, []byte("two")), stored: true},
 	))
-	if data := corpusSeed("apk-jadx-small.apk", 16<<10); data != nil {
-		f.Add(data)
+	if dex := corpusSeed("dex-jadx-hello.dex", 4<<10); dex != nil {
+		f.Add(buildZip(f, zipEntry{name: "classes.dex", data: dex}))
 	}
+	// One file per fuzzing process, overwritten in place for each input:
+	// creating or truncating a file to zero costs far more than parsing it
+	// on some file systems, and the fuzzer would then spend its time
+	// minimizing new inputs instead of finding them.
+	p := filepath.Join(f.TempDir(), "in.zip")
+	fh, err := os.Create(p)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { fh.Close() })
 	f.Fuzz(func(t *testing.T, data []byte) {
-		p := filepath.Join(t.TempDir(), "in.zip")
-		if err := os.WriteFile(p, data, 0o644); err != nil {
+		if _, err := fh.WriteAt(data, 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := fh.Truncate(int64(len(data))); err != nil {
 			t.Fatal(err)
 		}
 		emitted := 0

@@ -83,8 +83,7 @@ func buildDEX(spec dexSpec, strs ...[]byte) []byte {
 }
 
 // buildDEXContainer makes a version 041 container holding one DEX file per
-// list of strings. Table offsets count from each header, string data offsets
-// from the start of the container.
+// list of strings. All offsets count from the start of the container.
 func buildDEXContainer(parts ...[]string) []byte {
 	const hdr = 0x78
 	var out []byte
@@ -108,7 +107,7 @@ func buildDEXContainer(parts ...[]string) []byte {
 		le.PutUint32(out[h+0x24:], hdr)
 		le.PutUint32(out[h+0x28:], dexEndian)
 		le.PutUint32(out[h+0x38:], uint32(len(strs)))
-		le.PutUint32(out[h+0x3C:], hdr)
+		le.PutUint32(out[h+0x3C:], uint32(h+hdr))
 		le.PutUint32(out[h+0x74:], uint32(h)) // header_offset
 	}
 	for _, h := range headers {

@@ -54,6 +54,9 @@ func ParseMapping(r io.Reader) (*Mapping, error) {
 	var pendName, pendObf, pendRange string
 	flush := func() {
 		if pendObf != "" && cur != nil {
+			if cur.methods == nil {
+				cur.methods = make(map[string]mappedName)
+			}
 			n := cur.methods[pendObf]
 			n.add(pendName)
 			cur.methods[pendObf] = n
@@ -88,7 +91,7 @@ func ParseMapping(r io.Reader) (*Mapping, error) {
 			}
 			c := m.classes[obf]
 			if c == nil {
-				c = &mappedClass{original: left, fields: map[string]mappedName{}, methods: map[string]mappedName{}}
+				c = &mappedClass{original: left}
 				m.classes[obf] = c
 			} else if c.original != left {
 				c.ambiguous = true
@@ -129,6 +132,9 @@ func ParseMapping(r io.Reader) (*Mapping, error) {
 			}
 			if sp <= 0 || sp == len(left)-1 {
 				return bad(`field is not "type name"`)
+			}
+			if cur.fields == nil {
+				cur.fields = make(map[string]mappedName)
 			}
 			n := cur.fields[right]
 			n.add(simpleName(left[sp+1:]))
