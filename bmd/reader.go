@@ -83,8 +83,7 @@ type Reader struct {
 	end    int
 	base   int64
 
-	meta    Metadata
-	version int
+	meta Metadata
 
 	strings, frames  uint64
 	classes, objects uint64
@@ -132,7 +131,6 @@ func NewReader(r io.Reader) (*Reader, error) {
 	if v != Version2 {
 		return nil, &FormatError{Offset: 0, Record: "header", Msg: fmt.Sprintf("unknown version %d", v), Err: ErrNotBMD}
 	}
-	br.version = int(v)
 	n, err := br.uvarint("header")
 	if err != nil {
 		return nil, err

@@ -10,6 +10,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/cespare/xxhash/v2"
+
 	"github.com/heapcrunch/heapcrunch/bmd"
 	"github.com/heapcrunch/heapcrunch/hprof"
 )
@@ -87,7 +89,6 @@ type classInfo struct {
 	keepFields map[uint64]bool // HPROF field-name string IDs kept by a profile
 	chain      []hprof.BasicType
 	chainSize  int
-	chainKept  []bool
 }
 
 // state is what pass 1 learns and pass 2 uses.
@@ -465,7 +466,8 @@ func (st *state) pass2(src io.Reader, out io.Writer) error {
 			if st.opt.KeepStrings || KeepInClear(text) || st.clearSIDs[id] {
 				_, err = w.String(text)
 			} else {
-				_, err = w.HashedString(uint64(len(text)), HashName(text))
+				u := NormalizeName(text)
+				_, err = w.HashedString(uint64(len(u)), xxhash.Sum64(u))
 				in.Hashed++
 			}
 			if err != nil {

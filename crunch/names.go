@@ -60,15 +60,19 @@ func isJavaLang(s string) bool {
 	return (strings.HasPrefix(s, "java.lang.") || strings.HasPrefix(s, "java/lang/")) && len(s) > len("java.lang.")
 }
 
-// HashName returns the version 2 hash of a name: xxhash64 of its UTF-8
-// bytes. Names from Android and HotSpot dumps are modified UTF-8 (CESU-8
-// surrogate pairs, C0 80 for NUL); they are turned into standard UTF-8 first
-// so that the hash matches the same name taken from a DEX or class file.
-func HashName(b []byte) uint64 {
+// HashName returns the version 2 hash of a name: xxhash64 of
+// NormalizeName(b).
+func HashName(b []byte) uint64 { return xxhash.Sum64(NormalizeName(b)) }
+
+// NormalizeName returns a name from a dump as standard UTF-8. Names from
+// Android and HotSpot dumps are modified UTF-8 (CESU-8 surrogate pairs, C0 80
+// for NUL); converting them makes the hash and the byte length match the same
+// name taken from a DEX or class file. Plain names are returned as they are.
+func NormalizeName(b []byte) []byte {
 	if isPlainUTF8(b) {
-		return xxhash.Sum64(b)
+		return b
 	}
-	return xxhash.Sum64(mutf8ToUTF8(b))
+	return mutf8ToUTF8(b)
 }
 
 func isPlainUTF8(b []byte) bool {

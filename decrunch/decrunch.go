@@ -49,20 +49,16 @@ type Stats struct {
 	Metadata  bmd.Metadata
 }
 
-type ids struct{ idSize int }
-
-func (m ids) check(v uint64) (uint64, error) {
-	if m.idSize == 4 && v > 0xFFFFFFFF {
-		return 0, errors.New("decrunch: too many objects for a dump with 4-byte identifiers")
-	}
-	return v, nil
-}
-
 // HPROF IDs written: objects at multiples of 8, strings and frames in their
 // own residue classes so that no two kinds of ID share a value.
-func objID(d uint64) uint64   { return d << 3 }
-func strID(s uint64) uint64   { return s<<3 | 4 }
-func frameID(f uint64) uint64 { return f<<3 | 2 }
+func objID(d uint64) uint64 { return d << 3 }
+func strID(s uint64) uint64 { return s<<3 | 4 }
+func frameID(f uint64) uint64 {
+	if f == 0 {
+		return 0
+	}
+	return f<<3 | 2
+}
 
 // Decrunch reads the BMD version 2 stream r and writes the HPROF to out.
 func Decrunch(r *bmd.Reader, out io.Writer, opt Options) (*Stats, error) {
@@ -79,7 +75,6 @@ func Decrunch(r *bmd.Reader, out io.Writer, opt Options) (*Stats, error) {
 	}
 	w.SegmentSize = opt.SegmentSize
 	enc := w.Encoder()
-	m := ids{meta.IDSize}
 	var body []byte
 	var time uint32
 	var s hprof.SubRecord
@@ -90,7 +85,7 @@ func Decrunch(r *bmd.Reader, out io.Writer, opt Options) (*Stats, error) {
 			return 0
 		}
 		v := objID(d)
-		if _, err := m.check(v); err != nil {
+		if meta.IDSize == 4 && v > 0xFFFFFFFF {
 			idOverflow = true
 		}
 		return v
