@@ -42,7 +42,8 @@ const (
 	KindHeapInfo        Kind = 19 // Android HEAP DUMP INFO
 	KindTrace           Kind = 20 // sets the stack trace serial of the objects that follow
 	KindEnd             Kind = 21 // the last record: object and string counts
-	maxKind                  = 21
+	KindPlaceClasses    Kind = 22 // the next class definitions were dumped here, among the objects
+	maxKind                  = 22
 )
 
 var kindNames = [...]string{
@@ -52,7 +53,7 @@ var kindNames = [...]string{
 	KindTime: "TIME", KindHeapDump: "HEAP DUMP", KindHeapDumpEnd: "HEAP DUMP END", KindClass: "CLASS",
 	KindInstance: "INSTANCE", KindObjectArray: "OBJECT ARRAY", KindPrimitiveArray: "PRIMITIVE ARRAY",
 	KindPrimitiveNoData: "PRIMITIVE ARRAY NODATA", KindRoot: "ROOT", KindHeapInfo: "HEAP INFO",
-	KindTrace: "TRACE", KindEnd: "END",
+	KindTrace: "TRACE", KindEnd: "END", KindPlaceClasses: "PLACE CLASSES",
 }
 
 // String returns the record kind's name.
@@ -75,6 +76,10 @@ type Metadata struct {
 	Objects      uint64 // object records (classes included) in the file
 	Classes      uint64 // class records in the file
 	Strings      uint64 // string records (clear and hashed) in the file
+	// ClassesPlaced says that PLACE CLASSES records give the position of
+	// every class dump among the other heap records; without it, class
+	// dumps go where their CLASS records are.
+	ClassesPlaced bool
 }
 
 // HashXX64 names the string hash of version 2.
@@ -90,6 +95,7 @@ const (
 	metaObjects      = 7
 	metaClasses      = 8
 	metaStrings      = 9
+	metaPlaced       = 10
 )
 
 // AppendMetadata appends m in protobuf wire format.
@@ -113,6 +119,9 @@ func AppendMetadata(b []byte, m *Metadata) []byte {
 	num(metaObjects, m.Objects)
 	num(metaClasses, m.Classes)
 	num(metaStrings, m.Strings)
+	if m.ClassesPlaced {
+		num(metaPlaced, 1)
+	}
 	return b
 }
 
@@ -144,6 +153,8 @@ func ParseMetadata(b []byte) (Metadata, error) {
 				m.Classes = v
 			case metaStrings:
 				m.Strings = v
+			case metaPlaced:
+				m.ClassesPlaced = v != 0
 			}
 		case protowire.BytesType:
 			v, k := protowire.ConsumeBytes(b)

@@ -38,11 +38,11 @@ type Record struct {
 
 	// ID is the ID the record implies: the string ID of a string, the
 	// frame ID of a stack frame, the object ID of a class, instance or
-	// array.
+	// array; for PLACE CLASSES, the first class placed.
 	ID uint64
 
 	Text   []byte // KindString; the raw body of KindRawRecord
-	Length uint64 // byte length of a string (clear or hashed)
+	Length uint64 // byte length of a string (clear or hashed); PLACE CLASSES: how many (from class ID)
 	Hash   uint64 // KindHashedString
 
 	Serial uint32 // class serial, stack trace serial, thread serial
@@ -103,6 +103,7 @@ type Reader struct {
 	runRoot  uint8
 	lastName uint64
 	lastCls  [5]uint64
+	placed   uint64
 }
 
 func (r *Reader) name(record string) (uint64, error) {
@@ -507,6 +508,13 @@ func (r *Reader) Next() (*Record, error) {
 	case KindHeapInfo:
 		rec.HeapType = u32()
 		rec.Name = u()
+	case KindPlaceClasses:
+		n := u()
+		if err == nil && (n == 0 || n > r.classes-r.placed) {
+			return nil, r.fail(name, fmt.Sprintf("places %d classes, %d are defined and not yet placed", n, r.classes-r.placed), nil)
+		}
+		rec.ID, rec.Length = r.placed+1, n
+		r.placed += n
 	case KindEnd:
 		objects, strings := u(), u()
 		if err == nil && (objects != r.objects || strings != r.strings) {

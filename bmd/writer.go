@@ -1,10 +1,12 @@
 package bmd
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -35,6 +37,8 @@ type Writer struct {
 	runRoot  uint8
 	lastName uint64
 	lastCls  [5]uint64
+	roots    []rootEntry // pending run of roots, sorted when written
+	placed   uint64      // classes placed by PLACE CLASSES
 
 	// Counts and bytes written per record kind, for statistics.
 	Count [maxKind + 1]uint64
@@ -132,6 +136,9 @@ func (w *Writer) startRun(k Kind, rk uint8) {
 }
 
 func (w *Writer) flushRun() {
+	if w.runKind == KindRoot {
+		w.encodeRoots()
+	}
 	start := len(w.buf)
 	w.buf = append(w.buf, byte(w.runKind))
 	if w.runKind == KindRoot {
@@ -405,34 +412,71 @@ func (w *Writer) PrimitiveArray(t Type, length uint32, noData bool) (uint64, err
 
 // Root writes a GC root of the given HPROF kind (or UNREACHABLE). thread,
 // frame, jniRef and trace are written for the kinds that have them.
-// Consecutive roots of one kind share a record.
+// Consecutive roots of one kind share a record, in which they are stored
+// sorted by object ID (the order of roots means nothing to a heap walk, and
+// sorted IDs make small deltas).
 func (w *Writer) Root(kind uint8, object uint64, thread, frame uint32, jniRef uint64, trace uint32) error {
 	if !RootKindValid(kind) {
 		w.err = fmt.Errorf("bmd: invalid root kind 0x%02X", kind)
 		return w.err
 	}
 	w.startRun(KindRoot, kind)
-	a := func(v uint64) { w.run = protowire.AppendVarint(w.run, v) }
-	a(zigzag(int64(object - w.lastRoot)))
-	w.lastRoot = object
-	switch kind {
-	case rootJNIGlobal:
-		a(zigzag(int64(jniRef - w.lastJNI)))
-		w.lastJNI = jniRef
-	case rootJNILocal, rootJavaFrame, rootJNIMonitor:
-		a(uint64(thread))
-		a(uint64(frame + 1)) // -1 (no frame) becomes 0
-	case rootNativeStack, rootThreadBlock:
-		a(uint64(thread))
-	case rootThreadObject:
-		a(uint64(thread))
-		a(uint64(trace))
-	}
+	w.roots = append(w.roots, rootEntry{object, jniRef, thread, frame, trace})
 	w.runCount++
-	if len(w.run) >= 1<<16 {
+	if len(w.roots) >= maxRootRun {
 		w.flushRun()
 	}
 	return w.flushIf()
+}
+
+// maxRootRun bounds the roots a Writer holds before writing them.
+const maxRootRun = 1 << 13
+
+type rootEntry struct {
+	object, jniRef       uint64
+	thread, frame, trace uint32
+}
+
+// encodeRoots sorts the pending roots by object and appends them to w.run.
+func (w *Writer) encodeRoots() {
+	rs := w.roots
+	slices.SortStableFunc(rs, func(a, b rootEntry) int { return cmp.Compare(a.object, b.object) })
+	a := func(v uint64) { w.run = protowire.AppendVarint(w.run, v) }
+	for _, r := range rs {
+		a(zigzag(int64(r.object - w.lastRoot)))
+		w.lastRoot = r.object
+		switch w.runRoot {
+		case rootJNIGlobal:
+			a(zigzag(int64(r.jniRef - w.lastJNI)))
+			w.lastJNI = r.jniRef
+		case rootJNILocal, rootJavaFrame, rootJNIMonitor:
+			a(uint64(r.thread))
+			a(uint64(r.frame + 1)) // -1 (no frame) becomes 0
+		case rootNativeStack, rootThreadBlock:
+			a(uint64(r.thread))
+		case rootThreadObject:
+			a(uint64(r.thread))
+			a(uint64(r.trace))
+		}
+	}
+	w.roots = rs[:0]
+}
+
+// PlaceClasses records that the next n class definitions (in the order
+// they were written) were dumped at this point among the other heap
+// records. A file whose metadata sets ClassesPlaced places every class.
+func (w *Writer) PlaceClasses(n uint64) error {
+	if n == 0 {
+		return w.err
+	}
+	if w.placed+n > w.classes {
+		w.err = fmt.Errorf("bmd: %d classes placed, %d defined", w.placed+n, w.classes)
+		return w.err
+	}
+	s := w.begin(KindPlaceClasses)
+	w.uv(n)
+	w.placed += n
+	return w.end(KindPlaceClasses, s)
 }
 
 // HeapInfo writes Android's HEAP DUMP INFO: the heap type and its name's

@@ -82,9 +82,6 @@ type Stats struct {
 
 type classInfo struct {
 	dump       *hprof.ClassDump
-	heapType   uint32
-	heapName   uint64 // HPROF string ID
-	hasHeap    bool
 	keepAll    bool            // preserve-class or keep-primitives
 	keepFields map[uint64]bool // HPROF field-name string IDs kept by a profile
 	chain      []hprof.BasicType
@@ -199,7 +196,6 @@ func (st *state) pass1(src io.Reader) error {
 	var dropped []uint64
 	var s hprof.SubRecord
 	var curHeap uint32
-	var curHeapName uint64
 	var hasHeap bool
 	for {
 		rec, err := r.Next()
@@ -265,13 +261,13 @@ func (st *state) pass1(src io.Reader) error {
 				}
 				switch s.Tag {
 				case hprof.HeapDumpInfoTag:
-					curHeap, curHeapName, hasHeap = s.HeapType, s.HeapName, true
+					curHeap, hasHeap = s.HeapType, true
 				case hprof.ClassDumpTag:
 					if _, dup := st.classIdx[s.ID]; dup {
 						return &hprof.FormatError{Offset: s.Offset, Record: s.Tag.String(), Tag: int(s.Tag), Msg: fmt.Sprintf("second CLASS DUMP of class 0x%x", s.ID)}
 					}
 					st.classIdx[s.ID] = len(st.classes)
-					st.classes = append(st.classes, &classInfo{dump: s.Class.Clone(), heapType: curHeap, heapName: curHeapName, hasHeap: hasHeap})
+					st.classes = append(st.classes, &classInfo{dump: s.Class.Clone()})
 				case hprof.InstanceDumpTag, hprof.ObjectArrayDumpTag, hprof.PrimitiveArrayTag, hprof.PrimitiveArrayNoData:
 					if hasHeap && st.drop[curHeap] {
 						dropped = append(dropped, s.ID)
@@ -363,16 +359,7 @@ func (st *state) sid(id uint64) uint64 { return st.strings[id] }
 func (st *state) frameID(id uint64) uint64 { return st.frames[id] }
 
 func (st *state) writeClasses(w *bmd.Writer) error {
-	var curType uint32
-	var curName uint64
-	started := false
 	for _, ci := range st.classes {
-		if ci.hasHeap && (!started || ci.heapType != curType || ci.heapName != curName) {
-			if err := w.HeapInfo(ci.heapType, st.sid(ci.heapName)); err != nil {
-				return err
-			}
-			curType, curName, started = ci.heapType, ci.heapName, true
-		}
 		d := ci.dump
 		c := bmd.Class{StackTrace: d.StackTrace, Super: st.obj(d.Super), Loader: st.obj(d.Loader),
 			Signers: st.obj(d.Signers), ProtectionDomain: st.obj(d.ProtectionDomain),
@@ -426,7 +413,8 @@ func (st *state) pass2(src io.Reader, out io.Writer) error {
 	}
 	h := r.Header()
 	meta := &bmd.Metadata{HPROFVersion: h.Version, IDSize: h.IDSize, Timestamp: h.Timestamp, Hash: bmd.HashXX64,
-		Options: st.opt.Canonical(), Tool: st.opt.Tool, Objects: st.nObj, Classes: uint64(len(st.classes)), Strings: st.nStrings}
+		Options: st.opt.Canonical(), Tool: st.opt.Tool, Objects: st.nObj, Classes: uint64(len(st.classes)), Strings: st.nStrings,
+		ClassesPlaced: true}
 	w, err := bmd.NewWriter(out, meta)
 	if err != nil {
 		return err
@@ -436,7 +424,9 @@ func (st *state) pass2(src io.Reader, out io.Writer) error {
 	var values, elems, frames []uint64
 	classesWritten := false
 	var curHeap uint32
-	var hasHeap bool
+	var curHeapName uint64
+	var hasHeap, heapInfoOut bool
+	var place uint64 // class dumps met since the last other heap record
 	in := st.stats
 	for {
 		rec, err := r.Next()
@@ -546,10 +536,31 @@ func (st *state) pass2(src io.Reader, out io.Writer) error {
 				}
 				in.InRecords[s.Tag.String()]++
 				dropped := hasHeap && st.drop[curHeap]
+				if s.Tag == hprof.ClassDumpTag {
+					// Class definitions were written first; this is where
+					// the dump had them, which decrunch restores.
+					if dropped && !heapInfoOut {
+						// A class is never dropped: name its heap.
+						err = w.HeapInfo(curHeap, st.sid(curHeapName))
+						heapInfoOut = true
+					}
+					place++
+					if err != nil {
+						return err
+					}
+					continue
+				}
+				if place > 0 {
+					if err := w.PlaceClasses(place); err != nil {
+						return err
+					}
+					place = 0
+				}
 				switch {
 				case s.Tag == hprof.HeapDumpInfoTag:
-					curHeap, hasHeap = s.HeapType, true
-					if !st.drop[curHeap] {
+					curHeap, curHeapName, hasHeap = s.HeapType, s.HeapName, true
+					heapInfoOut = !st.drop[curHeap]
+					if heapInfoOut {
 						err = w.HeapInfo(s.HeapType, st.sid(s.HeapName))
 					}
 				case s.Tag.IsRoot():
@@ -560,8 +571,6 @@ func (st *state) pass2(src io.Reader, out io.Writer) error {
 						}
 						err = w.Root(uint8(s.Tag), o, s.Thread, s.Frame, s.JNIRef, s.StackTrace)
 					}
-				case s.Tag == hprof.ClassDumpTag:
-					// written with the class definitions
 				case dropped:
 				case s.Tag == hprof.InstanceDumpTag:
 					k, ok := st.classIdx[s.ClassID]
@@ -602,6 +611,10 @@ func (st *state) pass2(src io.Reader, out io.Writer) error {
 					return err
 				}
 			}
+			if err := w.PlaceClasses(place); err != nil {
+				return err
+			}
+			place = 0
 		default:
 			if err := w.RawRecord(uint8(rec.Tag), body); err != nil {
 				return err

@@ -103,6 +103,7 @@ func Decrunch(r *bmd.Reader, out io.Writer, opt Options) (*Stats, error) {
 		return w.WriteSub(s)
 	}
 	var loopErr error
+	var unplaced []*hprof.ClassDump // class dumps waiting for PLACE CLASSES
 	for {
 		rec, err := r.Next()
 		if err == io.EOF {
@@ -210,7 +211,27 @@ func Decrunch(r *bmd.Reader, out io.Writer, opt Options) (*Stats, error) {
 			for _, f := range d.Fields {
 				c.Fields = append(c.Fields, hprof.Field{Name: str(f.Name), Type: hprof.BasicType(f.Type)})
 			}
+			if meta.ClassesPlaced {
+				// Held until a PLACE CLASSES record says where it was.
+				unplaced = append(unplaced, c.Clone())
+				break
+			}
 			loopErr = sub(&s)
+		case bmd.KindPlaceClasses:
+			if uint64(len(unplaced)) < rec.Length {
+				loopErr = fmt.Errorf("decrunch: PLACE CLASSES of %d classes at offset %d, %d held", rec.Length, rec.Offset, len(unplaced))
+				break
+			}
+			cs := s.Class
+			s.Tag = hprof.ClassDumpTag
+			for _, c := range unplaced[:rec.Length] {
+				s.Class = *c
+				if loopErr = sub(&s); loopErr != nil {
+					break
+				}
+			}
+			s.Class = cs
+			unplaced = unplaced[rec.Length:]
 		case bmd.KindInstance:
 			st.Objects++
 			lay, _ := r.Layout(rec.Class)
@@ -258,11 +279,30 @@ func Decrunch(r *bmd.Reader, out io.Writer, opt Options) (*Stats, error) {
 			break
 		}
 	}
+	if loopErr == nil && len(unplaced) > 0 {
+		loopErr = fmt.Errorf("decrunch: %d class definitions never placed in the heap dump", len(unplaced))
+	}
 	if loopErr != nil {
 		if !opt.Salvage {
 			return nil, loopErr
 		}
 		st.Salvaged = loopErr
+	}
+	if opt.Salvage && len(unplaced) > 0 {
+		// Objects written may be instances of classes not yet placed:
+		// every class definition read goes in.
+		if !inHeap {
+			if w.BeginHeapDump(hprof.TagHeapDumpSegment, time) == nil {
+				inHeap, heapSeg = true, true
+			}
+		}
+		s.Tag = hprof.ClassDumpTag
+		for _, c := range unplaced {
+			s.Class = *c
+			if inHeap && w.WriteSub(&s) != nil {
+				break
+			}
+		}
 	}
 	if inHeap && opt.Salvage {
 		// Close a cut-off run of segments so that readers accept the file.
