@@ -7,7 +7,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"cmp"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/cespare/xxhash/v2"
@@ -80,6 +82,24 @@ type Stats struct {
 	HPROFHeader hprof.Header
 }
 
+// stringInfo is what crunch keeps of a STRING record between the passes:
+// its text if it stays clear, else its hash and length.
+type stringInfo struct {
+	hash    uint64 // hashed: HashName of the text
+	off     int    // clear: the text is arena[off:off+length]
+	length  int    // clear: the text's length; hashed: its UTF-8 length
+	clear   bool
+	dense   uint64 // string ID in the BMD
+	hprofID uint64
+}
+
+// loadInfo is a LOAD CLASS record.
+type loadInfo struct {
+	serial, trace, time uint32
+	class, name         uint64 // HPROF IDs
+	dense               uint64 // the class's object ID in the BMD, for sorting
+}
+
 type classInfo struct {
 	dump       *hprof.ClassDump
 	keepAll    bool            // preserve-class or keep-primitives
@@ -93,9 +113,12 @@ type state struct {
 	opt    *Options
 	idSize int
 
-	strings    map[uint64]uint64 // HPROF string ID -> dense
+	strings    map[uint64]uint64 // HPROF string ID -> index in strs (pass 1), then dense ID
+	strs       []stringInfo      // one per distinct HPROF string ID, in dump order
+	arena      []byte            // texts of the strings that stay clear
 	nStrings   uint64
 	classNames map[uint64]uint64 // class object ID -> name string ID (LOAD CLASS)
+	loads      []loadInfo        // LOAD CLASS records, written sorted by class
 	frames     map[uint64]uint64 // HPROF frame ID -> dense
 	nFrames    uint64
 
@@ -111,7 +134,6 @@ type state struct {
 	preserveNames map[string]bool // class name spellings to preserve
 	profileClass  map[string][]string
 	profileFields map[string]bool
-	clearSIDs     map[uint64]bool // HPROF string IDs to keep in the clear besides the keep-list
 	drop          map[uint32]bool
 
 	stats *Stats
@@ -123,7 +145,7 @@ func Crunch(src io.ReadSeeker, out io.Writer, opt Options) (*Stats, error) {
 	st := &state{opt: &opt, strings: map[uint64]uint64{}, classNames: map[uint64]uint64{},
 		frames: map[uint64]uint64{}, classIdx: map[uint64]int{}, danglingIDs: map[uint64]uint64{},
 		preserveNames: map[string]bool{}, profileClass: map[string][]string{}, profileFields: map[string]bool{},
-		clearSIDs: map[uint64]bool{}, drop: map[uint32]bool{},
+		drop: map[uint32]bool{},
 		stats: &Stats{InRecords: map[string]int64{}, InBytesBy: map[string]int64{}, OutRecords: map[string]uint64{}, OutBytesBy: map[string]uint64{}}}
 	for _, c := range opt.PreserveClasses {
 		for _, s := range classNameSpellings(c) {
@@ -215,18 +237,28 @@ func (st *state) pass1(src io.Reader) error {
 			if err != nil {
 				return err
 			}
-			// Every STRING record takes a dense ID, as in pass 2; a
-			// repeated HPROF ID resolves to its first record.
-			st.nStrings++
-			if _, dup := st.strings[id]; !dup {
-				st.strings[id] = st.nStrings
+			// A repeated HPROF ID resolves to its first record; the
+			// others are left out.
+			if _, dup := st.strings[id]; dup {
+				continue
 			}
+			st.strings[id] = uint64(len(st.strs))
+			si := stringInfo{hprofID: id, clear: st.opt.KeepStrings || KeepInClear(text)}
 			if interesting {
 				t := string(text)
 				if st.preserveNames[t] || st.profileClass[t] != nil || st.profileFields[t] {
 					nameOfSID[id] = t
+					si.clear = true
 				}
 			}
+			if si.clear {
+				si.off, si.length = len(st.arena), len(text)
+				st.arena = append(st.arena, text...)
+			} else {
+				u := NormalizeName(text)
+				si.hash, si.length = xxhash.Sum64(u), len(u)
+			}
+			st.strs = append(st.strs, si)
 		case hprof.TagLoadClass:
 			body, err := r.Body()
 			if err != nil {
@@ -237,6 +269,7 @@ func (st *state) pass1(src io.Reader) error {
 				return err
 			}
 			st.classNames[lc.ClassID] = lc.Name
+			st.loads = append(st.loads, loadInfo{serial: lc.Serial, trace: lc.StackTrace, time: rec.Time, class: lc.ClassID, name: lc.Name})
 		case hprof.TagStackFrame:
 			body, err := r.Body()
 			if err != nil {
@@ -292,12 +325,7 @@ func (st *state) pass1(src io.Reader) error {
 	st.stats.Dropped = uint64(len(dropped))
 	st.stats.IndexBytes = st.index.bytes() + st.dropped.bytes()
 
-	// Which names stay clear and which fields keep values.
-	for sid, name := range nameOfSID {
-		if st.preserveNames[name] || st.profileClass[name] != nil || st.profileFields[name] {
-			st.clearSIDs[sid] = true
-		}
-	}
+	// Which fields keep values.
 	for _, ci := range st.classes {
 		name := nameOfSID[st.classNames[ci.dump.ID]]
 		ci.keepAll = st.opt.KeepPrimitives || (name != "" && st.preserveNames[name])
@@ -312,6 +340,7 @@ func (st *state) pass1(src io.Reader) error {
 			}
 		}
 	}
+	st.numberStrings()
 	for _, ci := range st.classes {
 		seen := 0
 		for c := ci.dump; c != nil && seen <= nc; seen++ {
@@ -326,6 +355,74 @@ func (st *state) pass1(src io.Reader) error {
 			c = st.classes[k].dump
 		}
 	}
+	return nil
+}
+
+// numberStrings gives the strings their BMD IDs in the order of first use:
+// the names of LOAD CLASS records sorted by class, then the static and
+// instance field names class by class, then every other string in dump
+// order. Names then follow each other in the records that use them, and
+// their deltas are 1; the LOAD CLASS records are sorted the same way.
+func (st *state) numberStrings() {
+	for i := range st.loads {
+		st.loads[i].dense = st.obj(st.loads[i].class)
+	}
+	slices.SortStableFunc(st.loads, func(a, b loadInfo) int { return cmp.Compare(a.dense, b.dense) })
+	use := func(hid uint64) {
+		if i, ok := st.strings[hid]; ok && st.strs[i].dense == 0 {
+			st.nStrings++
+			st.strs[i].dense = st.nStrings
+		}
+	}
+	for _, l := range st.loads {
+		use(l.name)
+	}
+	for _, ci := range st.classes {
+		for _, f := range ci.dump.Statics {
+			use(f.Name)
+		}
+		for _, f := range ci.dump.Fields {
+			use(f.Name)
+		}
+	}
+	for _, si := range st.strs {
+		use(si.hprofID)
+	}
+	for hid, i := range st.strings {
+		st.strings[hid] = st.strs[i].dense
+	}
+	slices.SortFunc(st.strs, func(a, b stringInfo) int { return cmp.Compare(a.dense, b.dense) })
+}
+
+// writeStrings writes every string record, in BMD ID order.
+func (st *state) writeStrings(w *bmd.Writer) error {
+	for _, si := range st.strs {
+		var err error
+		if si.clear {
+			_, err = w.String(st.arena[si.off : si.off+si.length])
+		} else {
+			_, err = w.HashedString(uint64(si.length), si.hash)
+			st.stats.Hashed++
+		}
+		if err != nil {
+			return err
+		}
+	}
+	st.strs, st.arena = nil, nil
+	return nil
+}
+
+// writeLoads writes every LOAD CLASS record, sorted by class.
+func (st *state) writeLoads(w *bmd.Writer) error {
+	for _, l := range st.loads {
+		if err := w.Time(l.time); err != nil {
+			return err
+		}
+		if err := w.LoadClass(l.serial, l.dense, l.trace, st.sid(l.name)); err != nil {
+			return err
+		}
+	}
+	st.loads = nil
 	return nil
 }
 
@@ -420,6 +517,9 @@ func (st *state) pass2(src io.Reader, out io.Writer) error {
 		return err
 	}
 	dec := hprof.BodyDecoder{IDSize: st.idSize}
+	if err := st.writeStrings(w); err != nil {
+		return err
+	}
 	var s hprof.SubRecord
 	var values, elems, frames []uint64
 	classesWritten := false
@@ -449,27 +549,13 @@ func (st *state) pass2(src io.Reader, out io.Writer) error {
 		}
 		switch rec.Tag {
 		case hprof.TagString:
-			id, text, err := dec.String(rec, body)
-			if err != nil {
-				return err
-			}
-			if st.opt.KeepStrings || KeepInClear(text) || st.clearSIDs[id] {
-				_, err = w.String(text)
-			} else {
-				u := NormalizeName(text)
-				_, err = w.HashedString(uint64(len(u)), xxhash.Sum64(u))
-				in.Hashed++
-			}
-			if err != nil {
-				return err
-			}
+			// written up front, in the order of numberStrings
 		case hprof.TagLoadClass:
-			lc, err := dec.LoadClass(rec, body)
-			if err != nil {
-				return err
-			}
-			if err := w.LoadClass(lc.Serial, st.obj(lc.ClassID), lc.StackTrace, st.sid(lc.Name)); err != nil {
-				return err
+			// all written at the first one, sorted by class
+			if st.loads != nil {
+				if err := st.writeLoads(w); err != nil {
+					return err
+				}
 			}
 		case hprof.TagUnloadClass, hprof.TagEndThread:
 			serial, err := dec.Serial(rec, body)

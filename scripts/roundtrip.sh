@@ -29,8 +29,8 @@ go build -o "$work/decrunch" "$root/cmd/decrunch"
 dumps=("$@")
 if [[ ${#dumps[@]} -eq 0 ]]; then
   dumps=("$root"/testdata/*.hprof.gz "$root"/testdata/libuser/*.hprof.gz)
-  for f in "$root"/../shared/corpus/*hprof* "$root"/../shared/corpus/*.bin; do
-    [[ -e "$f" ]] && dumps+=("$f")
+  for f in "$root"/../shared/corpus/*; do
+    case "$f" in *hprof*|*.bin) [[ -e "$f" ]] && dumps+=("$f") ;; esac
   done
 fi
 
