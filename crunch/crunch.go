@@ -4,10 +4,10 @@
 package crunch
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"cmp"
 	"io"
 	"slices"
 	"strings"
@@ -145,7 +145,7 @@ func Crunch(src io.ReadSeeker, out io.Writer, opt Options) (*Stats, error) {
 	st := &state{opt: &opt, strings: map[uint64]uint64{}, classNames: map[uint64]uint64{},
 		frames: map[uint64]uint64{}, classIdx: map[uint64]int{}, danglingIDs: map[uint64]uint64{},
 		preserveNames: map[string]bool{}, profileClass: map[string][]string{}, profileFields: map[string]bool{},
-		drop: map[uint32]bool{},
+		drop:  map[uint32]bool{},
 		stats: &Stats{InRecords: map[string]int64{}, InBytesBy: map[string]int64{}, OutRecords: map[string]uint64{}, OutBytesBy: map[string]uint64{}}}
 	for _, c := range opt.PreserveClasses {
 		for _, s := range classNameSpellings(c) {
