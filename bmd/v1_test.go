@@ -1,0 +1,500 @@
+package bmd
+
+import (
+	"bytes"
+	"encoding/hex"
+	"errors"
+	"io"
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestJavaHash(t *testing.T) {
+	for _, c := range []struct {
+		s string
+		h int32
+	}{
+		{"", 0},
+		{"a", 97},
+		{"java.lang.ref.Reference", 409731804},
+		{"com.example.MainActivity", -1660197799},
+		{"mDestroyed", -249372628},
+		{"été", 227742},
+		{"😀x", 54959989}, // U+1F600 counts as its surrogates D83D DE00
+		{"\x00", 0},
+		{"\xff", 0xFFFD}, // invalid UTF-8 counts as U+FFFD
+	} {
+		if got := JavaHash(c.s); got != c.h {
+			t.Errorf("JavaHash(%q) = %d, want %d", c.s, got, c.h)
+		}
+		if got := JavaHashBytes([]byte(c.s)); got != c.h {
+			t.Errorf("JavaHashBytes(%q) = %d, want %d", c.s, got, c.h)
+		}
+	}
+}
+
+func TestV1TypeCodes(t *testing.T) {
+	want := map[Type]uint8{Object: 0, Int: 1, Boolean: 2, Byte: 3, Char: 4, Float: 5, Double: 6, Long: 7, Short: 8}
+	for ty, code := range want {
+		c, ok := V1TypeCode(ty)
+		if !ok || c != code {
+			t.Errorf("V1TypeCode(%d) = %d %v, want %d", ty, c, ok, code)
+		}
+		back, ok := TypeFromV1(uint64(code))
+		if !ok || back != ty {
+			t.Errorf("TypeFromV1(%d) = %d", code, back)
+		}
+	}
+	if _, ok := TypeFromV1(9); ok {
+		t.Error("type code 9 accepted")
+	}
+}
+
+func mustHex(t testing.TB, s string) []byte {
+	t.Helper()
+	b, err := hex.DecodeString(strings.Join(strings.Fields(s), ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// v1Sample writes one record of every kind, with every value type and sign.
+func v1Sample(t testing.TB) ([]byte, []V1Record) {
+	t.Helper()
+	var out bytes.Buffer
+	w, err := NewV1Writer(&out, []byte("JAVA PROFILE 1.0.3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []V1Record
+	add := func(r V1Record, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, r)
+	}
+	add(V1Record{Tag: V1String, ID: 1, Text: []byte("java.lang.Object")}, w.String(1, []byte("java.lang.Object")))
+	add(V1Record{Tag: V1HashedString, ID: 2, Length: 24, Hash: JavaHash("com.example.MainActivity")},
+		w.HashedString(2, 24, JavaHash("com.example.MainActivity")))
+	add(V1Record{Tag: V1HashedString, ID: 300, Length: 1, Hash: 97}, w.HashedString(300, 1, 97))
+	base := V1Class{ID: 1, Name: 1, Fields: []Field{{Name: 300, Type: Object, Kept: true}}, Discarded: 4}
+	add(V1Record{Tag: V1ClassDefinition, Class: base}, w.Class(&base))
+	all := []Type{Object, Int, Boolean, Byte, Char, Float, Double, Long, Short}
+	vals := []uint64{7, uint64(uint32(0xFFFFFFFE)), 1, 0xFF, 0xFFFF, uint64(math.Float32bits(-1.5)), math.Float64bits(3.25), uint64(1 << 63), 0x8000}
+	c := V1Class{ID: 2, Super: 1, Name: 2, Discarded: 13}
+	for i, ty := range all {
+		c.Constants = append(c.Constants, Constant{Index: uint16(i), Type: ty, Kept: true, Value: vals[i]})
+		c.Statics = append(c.Statics, Static{Name: uint64(i + 1), Type: ty, Kept: true, Value: vals[i]})
+		c.Fields = append(c.Fields, Field{Name: uint64(i + 1), Type: ty, Kept: true})
+	}
+	add(V1Record{Tag: V1ClassDefinition, Class: c}, w.Class(&c))
+	iv := append(append([]uint64(nil), vals...), 9) // class 2's fields, then class 1's
+	add(V1Record{Tag: V1InstanceDump, ID: 3, Of: 2, Values: iv}, w.Instance(3, 2, iv))
+	add(V1Record{Tag: V1InstanceDump, ID: 1 << 31, Of: 1, Values: []uint64{0}}, w.Instance(1<<31, 1, []uint64{0}))
+	add(V1Record{Tag: V1ObjectArray, ID: 4, Of: 1, IDs: []uint32{0, 3, 4}}, w.ObjectArray(4, 1, []uint32{0, 3, 4}))
+	add(V1Record{Tag: V1ObjectArray, ID: 5, Of: 9, IDs: []uint32{}}, w.ObjectArray(5, 9, nil))
+	for i, ty := range all[1:] {
+		add(V1Record{Tag: V1PrimitiveArray, ID: uint32(10 + i), Type: ty, Count: uint32(i * 100)}, w.PrimitiveArray(uint32(10+i), ty, uint32(i*100)))
+	}
+	add(V1Record{Tag: V1Legacy, HTag: 0x05, Text: make([]byte, 12)}, w.Legacy(0x05, make([]byte, 12)))
+	add(V1Record{Tag: V1Legacy, HTag: 0xFE, Text: []byte{}}, w.Legacy(0xFE, nil))
+	add(V1Record{Tag: V1RootObjects, IDs: []uint32{3, 1, 99}}, w.RootObjects([]uint32{3, 1, 99}))
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes(), want
+}
+
+// normalize keeps the fields a record of its tag sets, deep-copied.
+func normalize(r *V1Record) V1Record {
+	c := V1Record{Tag: r.Tag}
+	switch r.Tag {
+	case V1String:
+		c.ID, c.Text = r.ID, append([]byte{}, r.Text...)
+	case V1HashedString:
+		c.ID, c.Length, c.Hash = r.ID, r.Length, r.Hash
+	case V1ClassDefinition:
+		c.Class = *r.Class.Clone()
+		if len(c.Class.Constants) == 0 {
+			c.Class.Constants = nil
+		}
+		if len(c.Class.Statics) == 0 {
+			c.Class.Statics = nil
+		}
+		if len(c.Class.Fields) == 0 {
+			c.Class.Fields = nil
+		}
+	case V1InstanceDump:
+		c.ID, c.Of, c.Values = r.ID, r.Of, append([]uint64{}, r.Values...)
+	case V1ObjectArray:
+		c.ID, c.Of, c.IDs = r.ID, r.Of, append([]uint32{}, r.IDs...)
+	case V1RootObjects:
+		c.IDs = append([]uint32{}, r.IDs...)
+	case V1PrimitiveArray:
+		c.ID, c.Type, c.Count = r.ID, r.Type, r.Count
+	case V1Legacy:
+		c.HTag, c.Text = r.HTag, append([]byte{}, r.Text...)
+	}
+	return c
+}
+
+func readAllV1(t testing.TB, b []byte) ([]V1Record, *V1Reader) {
+	t.Helper()
+	r, err := NewV1Reader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []V1Record
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			return got, r
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, normalize(rec))
+	}
+}
+
+// TestV1RoundTrip writes every record kind and reads it back.
+func TestV1RoundTrip(t *testing.T) {
+	b, want := v1Sample(t)
+	got, r := readAllV1(t, b)
+	if string(r.Metadata()) != "JAVA PROFILE 1.0.3" {
+		t.Errorf("metadata %q", r.Metadata())
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d records, want %d", len(got), len(want))
+	}
+	for i := range want {
+		w := normalize(&want[i])
+		if !reflect.DeepEqual(got[i], w) {
+			t.Errorf("record %d:\n got %+v\nwant %+v", i, got[i], w)
+		}
+	}
+	if ch, ok := r.Layout(2); !ok || len(ch) != 10 || ch[9].Name != 300 {
+		t.Errorf("layout of class 2: %v %v", ch, ok)
+	}
+}
+
+// TestV1Encodings pins the byte encodings of the original writer: int32
+// varints sign-extended to 10 bytes, longs as plain varints, float and
+// double little-endian, boolean and byte raw, char big-endian.
+func TestV1Encodings(t *testing.T) {
+	for _, c := range []struct {
+		t    Type
+		v    uint64
+		want string
+	}{
+		{Object, 300, "ac02"},
+		{Int, uint64(uint32(0xFFFFFFFF)), "ffffffffffffffffff01"}, // -1
+		{Int, 127, "7f"},
+		{Short, 0xFFFF, "ffffffffffffffffff01"}, // -1, sign-extended
+		{Short, 0x7FFF, "ffff01"},
+		{Long, uint64(1<<64 - 2), "feffffffffffffffff01"}, // -2
+		{Float, uint64(math.Float32bits(1.5)), "0000c03f"},
+		{Double, math.Float64bits(1.5), "000000000000f83f"},
+		{Boolean, 1, "01"},
+		{Byte, 0xAB, "ab"},
+		{Char, 0x00E9, "00e9"},
+	} {
+		got := hex.EncodeToString(appendV1Value(nil, c.t, c.v))
+		if got != c.want {
+			t.Errorf("type %d value %#x: %s, want %s", c.t, c.v, got, c.want)
+		}
+	}
+}
+
+// publishedLong is the long static of the published CLASS DEFINITION
+// example, the varint a2 c5 f6 d6 b4 82 9b 85 e9 01.
+const publishedLong = 0xE90A6C134ADDA2A2
+
+// TestV1PublishedExamples decodes the byte examples of the original tools'
+// "BMD File Format Reference" (hprof-tools, docs/bmd file format.md), whose
+// tables give each field's bytes and decoded value.
+func TestV1PublishedExamples(t *testing.T) {
+	const hdr = "01 12 4a415641205052 4f46494c4520312e302e33" // version 1, "JAVA PROFILE 1.0.3"
+	read := func(body string) *V1Record {
+		t.Helper()
+		r, err := NewV1Reader(bytes.NewReader(mustHex(t, hdr+body)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec, err := r.Next()
+		if err != nil {
+			t.Fatalf("%s: %v", body, err)
+		}
+		if _, err := r.Next(); err != io.EOF {
+			t.Fatalf("%s: bytes left: %v", body, err)
+		}
+		return rec
+	}
+	// 3.2.1 String: id 408, length 23, "java.lang.ref.Reference".
+	if r := read("01 9803 17 6a6176612e6c616e672e7265662e5265666572656e6365"); r.ID != 408 || string(r.Text) != "java.lang.ref.Reference" {
+		t.Errorf("STRING: %+v", r)
+	}
+	// 3.2.2 Hashed string: id 118, length 36, hash 324731034.
+	if r := read("02 76 24 9a81ec9a01"); r.ID != 118 || r.Length != 36 || r.Hash != 324731034 {
+		t.Errorf("HASHED STRING: %+v", r)
+	}
+	// 3.2.3 Class definition: class 52, super 53, name 8488, no constants,
+	// statics 13537 (object, 54) and 33221 (long, a 10-byte varint), no
+	// instance fields, 0 skipped.
+	r := read("03 34 35 a842 00 02 e169 00 36 c58302 07 a2c5f6d6b4829b85e901 00 00")
+	c := r.Class
+	if c.ID != 52 || c.Super != 53 || c.Name != 8488 || len(c.Constants) != 0 || len(c.Statics) != 2 || len(c.Fields) != 0 || c.Discarded != 0 {
+		t.Errorf("CLASS DEFINITION: %+v", c)
+	} else if s := c.Statics; s[0].Name != 13537 || s[0].Type != Object || s[0].Value != 54 || s[1].Name != 33221 || s[1].Type != Long || s[1].Value != publishedLong {
+		t.Errorf("CLASS DEFINITION statics: %+v", s)
+	}
+	// 3.2.4 Instance dump (object 185 of class 190, one null object field)
+	// needs its class: define class 190 with one object field first.
+	rd, err := NewV1Reader(bytes.NewReader(mustHex(t, hdr+"03 be01 00 00 00 00 01 01 00 00"+"04 b901 be01 00")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rd.Next(); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := rd.Next(); err != nil || r.ID != 185 || r.Of != 190 || len(r.Values) != 1 || r.Values[0] != 0 {
+		t.Errorf("INSTANCE DUMP: %+v %v", r, err)
+	}
+	// 3.2.5 Root objects: 10736 and 14569 (the table prints "f053r").
+	if r := read("05 02 f053 e971"); !reflect.DeepEqual(r.IDs, []uint32{10736, 14569}) {
+		t.Errorf("ROOT OBJECTS: %+v", r)
+	}
+	// 3.2.6 Object array: object 466, class 470, two null elements.
+	if r := read("06 d203 d603 02 00 00"); r.ID != 466 || r.Of != 470 || !reflect.DeepEqual(r.IDs, []uint32{0, 0}) {
+		t.Errorf("OBJECT ARRAY: %+v", r)
+	}
+	// 3.2.7 Primitive array placeholder: object 146, type 3 (byte), 216 elements.
+	if r := read("07 9201 03 d801"); r.ID != 146 || r.Type != Byte || r.Count != 216 {
+		t.Errorf("PRIMITIVE ARRAY PLACEHOLDER: %+v", r)
+	}
+	// 3.2.8 Legacy record: HPROF tag 5 (STACK TRACE), 12 bytes (the table
+	// prints the decimal length "12", as its note on decoded values says).
+	if r := read("08 05 0c 000000000000000000000000"); r.HTag != 5 || len(r.Text) != 12 {
+		t.Errorf("LEGACY: %+v", r)
+	}
+
+	// And our writer produces those bytes.
+	var out bytes.Buffer
+	w, _ := NewV1Writer(&out, []byte("JAVA PROFILE 1.0.3"))
+	w.String(408, []byte("java.lang.ref.Reference"))
+	w.HashedString(118, 36, 324731034)
+	w.Class(&V1Class{ID: 52, Super: 53, Name: 8488, Statics: []Static{{Name: 13537, Type: Object, Value: 54}, {Name: 33221, Type: Long, Value: publishedLong}}})
+	w.Class(&V1Class{ID: 190, Fields: []Field{{Name: 1, Type: Object}}})
+	w.Instance(185, 190, []uint64{0})
+	w.RootObjects([]uint32{10736, 14569})
+	w.ObjectArray(466, 470, []uint32{0, 0})
+	w.PrimitiveArray(146, Byte, 216)
+	w.Legacy(5, make([]byte, 12))
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	want := mustHex(t, hdr+"01 9803 17 6a6176612e6c616e672e7265662e5265666572656e6365"+"02 76 24 9a81ec9a01"+
+		"03 34 35 a842 00 02 e169 00 36 c58302 07 a2c5f6d6b4829b85e901 00 00"+"03 be01 00 00 00 00 01 01 00 00"+"04 b901 be01 00"+
+		"05 02 f053 e971"+"06 d203 d603 02 00 00"+"07 9201 03 d801"+"08 05 0c 000000000000000000000000")
+	if !bytes.Equal(out.Bytes(), want) {
+		t.Errorf("writer:\n got %x\nwant %x", out.Bytes(), want)
+	}
+}
+
+// specExample writes the worked example of spec/bmd.md §11.7.
+func specExample(t testing.TB) []byte {
+	var out bytes.Buffer
+	w, err := NewV1Writer(&out, []byte("JAVA PROFILE 1.0.3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.String(1, []byte("java.lang.Object"))
+	w.HashedString(2, 24, JavaHash("com.example.MainActivity"))
+	w.HashedString(3, 10, JavaHash("mDestroyed"))
+	w.HashedString(4, 5, JavaHash("sRoot"))
+	w.Class(&V1Class{ID: 1, Name: 1})
+	w.Class(&V1Class{ID: 2, Super: 1, Name: 2,
+		Statics:   []Static{{Name: 4, Type: Object, Value: 4}, {Name: 3, Type: Int, Value: 0}},
+		Fields:    []Field{{Name: 3, Type: Boolean}},
+		Discarded: 12})
+	w.Instance(3, 2, []uint64{1})
+	w.ObjectArray(4, 1, []uint32{3, 0})
+	w.PrimitiveArray(5, Char, 300)
+	w.Legacy(0x02, mustHex(t, "00000001 00000002 00000000 00000002")) // LOAD CLASS serial 1, class 2, trace 0, name 2
+	w.RootObjects([]uint32{3, 4})
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
+}
+
+// TestV1SpecExample checks the worked example of spec/bmd.md §11.7 byte
+// for byte.
+func TestV1SpecExample(t *testing.T) {
+	got := specExample(t)
+	want := mustHex(t, `01 12 4a 41 56 41 20 50 52 4f 46 49 4c 45 20 31 2e 30 2e 33
+		01 01 10 6a 61 76 61 2e 6c 61 6e 67 2e 4f 62 6a 65 63 74
+		02 02 18 d9 c8 ad e8 f9 ff ff ff ff 01
+		02 03 0a ac c0 8b 89 ff ff ff ff ff 01
+		02 04 05 f5 87 ee 33
+		03 01 00 01 00 00 00 00
+		03 02 01 02 00 02 04 00 04 03 01 00 01 03 02 0c
+		04 03 02 01
+		06 04 01 02 03 00
+		07 05 04 ac 02
+		08 02 10 00 00 00 01 00 00 00 02 00 00 00 00 00 00 00 02
+		05 02 03 04`)
+	if !bytes.Equal(got, want) {
+		t.Fatalf("spec example:\n got % x\nwant % x", got, want)
+	}
+	recs, _ := readAllV1(t, got)
+	if len(recs) != 11 || recs[6].Values[0] != 1 || recs[5].Class.Discarded != 12 {
+		t.Errorf("read back: %+v", recs)
+	}
+}
+
+// TestV1BadInput: damaged input gives a FormatError with an offset, never a
+// panic or a huge allocation.
+func TestV1BadInput(t *testing.T) {
+	good, _ := v1Sample(t)
+	// Every truncation is either a clean end between records or an error.
+	for n := 0; n < len(good); n++ {
+		r, err := NewV1Reader(bytes.NewReader(good[:n]))
+		if err != nil {
+			var fe *FormatError
+			if !errors.As(err, &fe) {
+				t.Fatalf("cut at %d: %v is not a FormatError", n, err)
+			}
+			continue
+		}
+		for {
+			_, err := r.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				var fe *FormatError
+				if !errors.As(err, &fe) || !errors.Is(err, io.ErrUnexpectedEOF) {
+					t.Fatalf("cut at %d: %v", n, err)
+				}
+				break
+			}
+		}
+	}
+	hdr := "01 00"
+	for _, c := range []struct{ name, body, want string }{
+		{"unknown tag", "09", "unknown record tag 9 (BMD version 1 has tags 1 to 8) at offset 2"},
+		{"tag 0", "00", "unknown record tag 0"},
+		{"corrupt varint", "01 ffffffffffffffffffff01 00", "corrupt varint at offset 3"},
+		{"negative length", "01 01 ffffffffffffffffff01", "negative length -1 in STRING record at offset 2"},
+		{"huge string", "01 01 feffffff07 41", "truncated in STRING record at offset 2"},
+		{"huge array", "06 01 01 feffffff07 00", "truncated in OBJECT ARRAY record at offset 2"},
+		{"huge roots", "05 feffffff07", "truncated in ROOT OBJECTS record at offset 2"},
+		{"huge legacy", "08 01 feffffff07", "truncated in LEGACY HPROF RECORD record at offset 2"},
+		{"undefined class", "04 01 07", "class 7, which is not defined"},
+		{"bad type", "03 01 00 00 00 00 01 01 09 00", "invalid field type 9"},
+		{"object array of primitives", "07 01 00 05", "element type object"},
+		{"twice", "03 01 00 00 00 00 00 00 03 01 00 00 00 00 00 00", "class 1 defined twice in CLASS DEFINITION record at offset 10"},
+		{"class 0", "03 00 00 00 00 00 00 00", "class ID 0"},
+		{"too many fields", "03 01 00 00 ffff07", "131071 constants"},
+		{"legacy tag", "08 8002 00", "HPROF tag 256"},
+		{"discarded size", "03 01 00 00 00 00 00 808020", "524288 bytes of discarded fields is implausible"},
+	} {
+		r, err := NewV1Reader(bytes.NewReader(mustHex(t, hdr+c.body)))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		var last error
+		for {
+			_, err := r.Next()
+			if err != nil {
+				last = err
+				break
+			}
+		}
+		var fe *FormatError
+		if last == io.EOF || !errors.As(last, &fe) || !strings.Contains(last.Error(), c.want) {
+			t.Errorf("%s: got %v, want an error containing %q", c.name, last, c.want)
+		}
+	}
+	for _, c := range []struct{ name, in string }{
+		{"empty", ""}, {"version 2", "02 00"}, {"version 0", "00 00"}, {"negative metadata", "01 ffffffffffffffffff01"},
+	} {
+		_, err := NewV1Reader(bytes.NewReader(mustHex(t, c.in)))
+		if !errors.Is(err, ErrNotBMD) {
+			t.Errorf("header %s: %v", c.name, err)
+		}
+	}
+}
+
+// TestV1HugeCountsAllocate: a count of 2^31-1 with nothing behind it must
+// not allocate for the count.
+func TestV1HugeCountsAllocate(t *testing.T) {
+	in := mustHex(t, "01 00 06 01 01 feffffff07 00")
+	allocs := testing.AllocsPerRun(5, func() {
+		r, _ := NewV1Reader(bytes.NewReader(in))
+		r.Next()
+	})
+	if allocs > 20 {
+		t.Errorf("%v allocations", allocs)
+	}
+}
+
+func TestV1WriterRefuses(t *testing.T) {
+	for name, f := range map[string]func(w *V1Writer) error{
+		"instance of undefined class": func(w *V1Writer) error { return w.Instance(1, 2, nil) },
+		"wrong value count": func(w *V1Writer) error {
+			w.Class(&V1Class{ID: 1, Fields: []Field{{Type: Int}}})
+			return w.Instance(2, 1, nil)
+		},
+		"class twice":          func(w *V1Writer) error { w.Class(&V1Class{ID: 1}); return w.Class(&V1Class{ID: 1}) },
+		"class 0":              func(w *V1Writer) error { return w.Class(&V1Class{}) },
+		"object primitive arr": func(w *V1Writer) error { return w.PrimitiveArray(1, Object, 1) },
+		"bad type":             func(w *V1Writer) error { return w.Class(&V1Class{ID: 1, Fields: []Field{{Type: 3}}}) },
+	} {
+		w, _ := NewV1Writer(io.Discard, nil)
+		if err := f(w); err == nil {
+			t.Errorf("%s: accepted", name)
+		} else if w.String(1, nil) == nil {
+			t.Errorf("%s: the error does not stick", name)
+		}
+	}
+}
+
+// TestV1ChainBudget: instances of a class at the bottom of a long chain of
+// classes without kept fields cost no bytes per class; the reader stops
+// before such a file costs time quadratic in its size.
+func TestV1ChainBudget(t *testing.T) {
+	var out bytes.Buffer
+	w, _ := NewV1Writer(&out, nil)
+	const depth = 3000
+	for i := uint32(1); i <= depth; i++ {
+		w.Class(&V1Class{ID: i, Super: i + 1})
+	}
+	for i := uint32(0); i < 5000; i++ {
+		w.Instance(depth+1+i, 1, nil)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewV1Reader(bytes.NewReader(out.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		_, err := r.Next()
+		if err == io.EOF {
+			t.Fatal("read to the end")
+		}
+		if err != nil {
+			if !strings.Contains(err.Error(), "implausibly long") {
+				t.Fatal(err)
+			}
+			break
+		}
+	}
+}

@@ -1,0 +1,228 @@
+package bmd
+
+import (
+	"encoding/binary"
+	"fmt"
+	"unicode/utf16"
+
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// BMD version 1 is the format of the original tools published in 2014 (a
+// Java cruncher and decruncher, "hprof-tools"): varint records with explicit
+// dense IDs, names hashed with Java's String.hashCode(), one ROOT OBJECTS
+// record with all roots, and top-level HPROF records wrapped unchanged as
+// LEGACY records. spec/bmd.md §11 describes it as this package reads and
+// writes it. V1Reader and V1Writer work on the records themselves; the
+// conversions to and from HPROF live in the crunch and decrunch packages.
+
+// Version1 is the version number of the original tools' format.
+const Version1 = 1
+
+// HashJava names the string hash of version 1 in Metadata.Hash: Java's
+// String.hashCode() over the UTF-16 code units of the name, as a 32-bit
+// two's-complement value (stored in a uint64 as its low 32 bits).
+const HashJava = "java-hashcode"
+
+// V1Tag is the tag of a BMD version 1 record.
+type V1Tag uint8
+
+// Record tags of BMD version 1. There are no others: the original reader
+// stops at any other tag, and records have no length that would let a reader
+// skip one.
+const (
+	V1String          V1Tag = 1 // a name in the clear
+	V1HashedString    V1Tag = 2 // a name as its UTF-8 length and Java hash
+	V1ClassDefinition V1Tag = 3 // a class: super, name, constants, statics, kept instance fields
+	V1InstanceDump    V1Tag = 4 // an instance: the values of its kept fields
+	V1RootObjects     V1Tag = 5 // GC roots, kinds not recorded
+	V1ObjectArray     V1Tag = 6
+	V1PrimitiveArray  V1Tag = 7 // PRIMITIVE ARRAY PLACEHOLDER: element type and count, no contents
+	V1Legacy          V1Tag = 8 // a top-level HPROF record, body unchanged
+	v1MaxTag                = 8
+)
+
+var v1TagNames = [...]string{
+	V1String: "STRING", V1HashedString: "HASHED STRING", V1ClassDefinition: "CLASS DEFINITION",
+	V1InstanceDump: "INSTANCE DUMP", V1RootObjects: "ROOT OBJECTS", V1ObjectArray: "OBJECT ARRAY",
+	V1PrimitiveArray: "PRIMITIVE ARRAY PLACEHOLDER", V1Legacy: "LEGACY HPROF RECORD",
+}
+
+// String returns the record's name as the original tools spell it.
+func (t V1Tag) String() string {
+	if t >= 1 && t <= v1MaxTag {
+		return v1TagNames[t]
+	}
+	return fmt.Sprintf("tag %d", uint8(t))
+}
+
+// v1Types maps the version 1 type codes 0…8 to HPROF type codes.
+var v1Types = [...]Type{Object, Int, Boolean, Byte, Char, Float, Double, Long, Short}
+
+// V1TypeCode returns the version 1 code of a type (0 object, 1 int,
+// 2 boolean, 3 byte, 4 char, 5 float, 6 double, 7 long, 8 short).
+func V1TypeCode(t Type) (uint8, bool) {
+	for i, u := range v1Types {
+		if u == t {
+			return uint8(i), true
+		}
+	}
+	return 0, false
+}
+
+// TypeFromV1 returns the type of a version 1 type code.
+func TypeFromV1(code uint64) (Type, bool) {
+	if code >= uint64(len(v1Types)) {
+		return 0, false
+	}
+	return v1Types[code], true
+}
+
+// V1Class is a CLASS DEFINITION. Types are HPROF type codes; values are
+// held as in version 2 records (Static.Value): an object ID, or the bits of
+// the primitive value. Version 1 has no "kept" flag: every constant and
+// static carries a value, and Fields lists the instance fields whose values
+// the instances carry, in declaration order; the other instance fields of
+// the class are known only by their total size, Discarded.
+type V1Class struct {
+	ID        uint32
+	Super     uint32 // 0 for none
+	Name      uint32 // string ID
+	Constants []Constant
+	Statics   []Static
+	Fields    []Field
+	Discarded uint32 // bytes of the instance fields not listed
+}
+
+// Clone returns a deep copy of c.
+func (c *V1Class) Clone() *V1Class {
+	d := *c
+	d.Constants = append([]Constant(nil), c.Constants...)
+	d.Statics = append([]Static(nil), c.Statics...)
+	d.Fields = append([]Field(nil), c.Fields...)
+	return &d
+}
+
+// V1Record is one decoded version 1 record; which fields are set depends on
+// Tag. Slices are reused and valid until the next call to Next.
+type V1Record struct {
+	Tag    V1Tag
+	Offset int64
+
+	ID     uint32   // STRING, HASHED STRING: string ID; INSTANCE DUMP, OBJECT ARRAY, PRIMITIVE ARRAY: object ID
+	Text   []byte   // STRING: the bytes; LEGACY: the HPROF body
+	Length uint32   // HASHED STRING: byte length of the name in UTF-8
+	Hash   int32    // HASHED STRING: Java hash of the name
+	Class  V1Class  // CLASS DEFINITION
+	Of     uint32   // INSTANCE DUMP, OBJECT ARRAY: the class ID
+	Values []uint64 // INSTANCE DUMP: one per field of V1Reader.Layout(Of)
+	IDs    []uint32 // OBJECT ARRAY: elements; ROOT OBJECTS: the root objects
+	Type   Type     // PRIMITIVE ARRAY: element type (HPROF code)
+	Count  uint32   // PRIMITIVE ARRAY: element count
+	HTag   uint8    // LEGACY: the HPROF record tag
+}
+
+// JavaHash returns Java's String.hashCode() of the string s given in UTF-8:
+// h = 31*h + c over its UTF-16 code units, a supplementary character
+// counting as its two surrogates. Invalid UTF-8 bytes count as U+FFFD, as
+// Java's decoder replaces them.
+func JavaHash(s string) int32 {
+	var h int32
+	for _, r := range s {
+		if r >= 0x10000 {
+			hi, lo := utf16.EncodeRune(r)
+			h = 31*h + hi
+			h = 31*h + lo
+		} else {
+			h = 31*h + r
+		}
+	}
+	return h
+}
+
+// JavaHashBytes is JavaHash of UTF-8 bytes.
+func JavaHashBytes(b []byte) int32 { return JavaHash(string(b)) }
+
+// appendInt32 appends v as protobuf int32 does (and the original tools'
+// writeInt32): a varint of v sign-extended to 64 bits, so a negative value
+// always takes 10 bytes.
+func appendInt32(b []byte, v int32) []byte { return protowire.AppendVarint(b, uint64(int64(v))) }
+
+// appendV1Value appends a field value in the original tools' encoding:
+// object and int as int32 varints, short sign-extended to an int32 varint,
+// long as a varint of its two's complement, float and double little-endian,
+// boolean and byte one raw byte, char two raw bytes big-endian (as in
+// HPROF). A boolean is written as 0 or 1.
+func appendV1Value(b []byte, t Type, v uint64) []byte {
+	switch t {
+	case Object, Int:
+		return appendInt32(b, int32(uint32(v)))
+	case Short:
+		return appendInt32(b, int32(int16(uint16(v))))
+	case Long:
+		return protowire.AppendVarint(b, v)
+	case Float:
+		return binary.LittleEndian.AppendUint32(b, uint32(v))
+	case Double:
+		return binary.LittleEndian.AppendUint64(b, v)
+	case Boolean:
+		if v&0xFF != 0 {
+			return append(b, 1)
+		}
+		return append(b, 0)
+	case Byte:
+		return append(b, byte(v))
+	case Char:
+		return binary.BigEndian.AppendUint16(b, uint16(v))
+	}
+	return b
+}
+
+// v1Layouts holds the classes of a version 1 file by ID, for walking the
+// chain of an instance as the original reader does: the class's kept
+// fields, then its super class's, while the super class is defined. Chains
+// are walked, not flattened and stored: flattening every class's chain
+// costs memory quadratic in the depth of the hierarchy.
+type v1Layouts struct {
+	classes map[uint32]*V1Class // ID, Super, Fields and Discarded only
+}
+
+func (l *v1Layouts) has(id uint32) bool { _, ok := l.classes[id]; return ok }
+
+func (l *v1Layouts) add(c *V1Class) bool {
+	if l.classes == nil {
+		l.classes = map[uint32]*V1Class{}
+	}
+	if _, dup := l.classes[c.ID]; dup {
+		return false
+	}
+	l.classes[c.ID] = &V1Class{ID: c.ID, Super: c.Super, Fields: append([]Field(nil), c.Fields...), Discarded: c.Discarded}
+	return true
+}
+
+// walk calls f with class id and then each defined super class in turn. It
+// stops at an undefined super class, after as many classes as are defined
+// (a cycle), or when f returns false. It returns the number of classes
+// visited, and false if class id is not defined.
+func (l *v1Layouts) walk(id uint32, f func(*V1Class) bool) (int, bool) {
+	c, ok := l.classes[id]
+	if !ok {
+		return 0, false
+	}
+	n := 0
+	for c != nil && n < len(l.classes) {
+		n++
+		if !f(c) {
+			break
+		}
+		c = l.classes[c.Super]
+	}
+	return n, true
+}
+
+// layout returns the flattened kept fields of class id's chain.
+func (l *v1Layouts) layout(id uint32) ([]Field, bool) {
+	ch := []Field{}
+	_, ok := l.walk(id, func(c *V1Class) bool { ch = append(ch, c.Fields...); return true })
+	return ch, ok
+}
