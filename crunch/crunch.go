@@ -29,6 +29,9 @@ type Options struct {
 	// Progress, when set, is called now and then with the pass (1 or 2)
 	// and the input bytes read so far in that pass.
 	Progress func(pass int, done int64)
+	// hashName, when set, hashes a name that is not kept in the clear
+	// (CrunchV1 sets Java's hash); nil is xxhash64 of NormalizeName.
+	hashName func(text []byte) (length int, hash uint64)
 }
 
 // Canonical returns the options as the command-line flags that produce
@@ -254,6 +257,8 @@ func (st *state) pass1(src io.Reader) error {
 			if si.clear {
 				si.off, si.length = len(st.arena), len(text)
 				st.arena = append(st.arena, text...)
+			} else if st.opt.hashName != nil {
+				si.length, si.hash = st.opt.hashName(text)
 			} else {
 				u := NormalizeName(text)
 				si.hash, si.length = xxhash.Sum64(u), len(u)
@@ -526,7 +531,10 @@ func (st *state) pass2(src io.Reader, out io.Writer) error {
 	var curHeap uint32
 	var curHeapName uint64
 	var hasHeap, heapInfoOut bool
-	var place uint64 // class dumps met since the last other heap record
+	var place uint64                            // class dumps met since the last other heap record
+	var topCount, topBytes, subCount [256]int64 // by tag, for Stats
+	var lastClassID uint64                      // a one-entry cache of classIdx
+	var lastClassIdx int
 	in := st.stats
 	for {
 		rec, err := r.Next()
@@ -536,8 +544,8 @@ func (st *state) pass2(src io.Reader, out io.Writer) error {
 		if err != nil {
 			return err
 		}
-		in.InRecords[rec.Tag.String()]++
-		in.InBytesBy[rec.Tag.String()] += int64(rec.Length) + 9
+		topCount[rec.Tag]++
+		topBytes[rec.Tag] += int64(rec.Length) + 9
 		if err := w.Time(rec.Time); err != nil {
 			return err
 		}
@@ -620,7 +628,7 @@ func (st *state) pass2(src io.Reader, out io.Writer) error {
 				if err != nil {
 					return err
 				}
-				in.InRecords[s.Tag.String()]++
+				subCount[s.Tag]++
 				dropped := hasHeap && st.drop[curHeap]
 				if s.Tag == hprof.ClassDumpTag {
 					// Class definitions were written first; this is where
@@ -659,7 +667,12 @@ func (st *state) pass2(src io.Reader, out io.Writer) error {
 					}
 				case dropped:
 				case s.Tag == hprof.InstanceDumpTag:
-					k, ok := st.classIdx[s.ClassID]
+					k, ok := lastClassIdx, s.ClassID == lastClassID && lastClassID != 0
+					if !ok {
+						if k, ok = st.classIdx[s.ClassID]; ok {
+							lastClassID, lastClassIdx = s.ClassID, k
+						}
+					}
 					if !ok {
 						return &hprof.FormatError{Offset: s.Offset, Record: s.Tag.String(), Tag: int(s.Tag), Msg: fmt.Sprintf("instance of class 0x%x, which has no CLASS DUMP", s.ClassID)}
 					}
@@ -712,6 +725,15 @@ func (st *state) pass2(src io.Reader, out io.Writer) error {
 	}
 	if err := w.Close(); err != nil {
 		return err
+	}
+	for t := range 256 {
+		if topCount[t] > 0 {
+			in.InRecords[hprof.Tag(t).String()] += topCount[t]
+			in.InBytesBy[hprof.Tag(t).String()] += topBytes[t]
+		}
+		if subCount[t] > 0 {
+			in.InRecords[hprof.SubTag(t).String()] += subCount[t]
+		}
 	}
 	in.InBytes = pr.n
 	in.Objects = w.Objects()

@@ -32,7 +32,7 @@ const (
 	TagHeapDumpEnd     Tag = 0x2C
 )
 
-var tagNames = map[Tag]string{
+var tagNames = [256]string{
 	TagString: "STRING", TagLoadClass: "LOAD CLASS", TagUnloadClass: "UNLOAD CLASS",
 	TagStackFrame: "STACK FRAME", TagStackTrace: "STACK TRACE", TagAllocSites: "ALLOC SITES",
 	TagHeapSummary: "HEAP SUMMARY", TagStartThread: "START THREAD", TagEndThread: "END THREAD",
@@ -42,7 +42,7 @@ var tagNames = map[Tag]string{
 
 // String returns the record's name as the HPROF documentation spells it.
 func (t Tag) String() string {
-	if n, ok := tagNames[t]; ok {
+	if n := tagNames[t]; n != "" {
 		return n
 	}
 	return fmt.Sprintf("record 0x%02X", uint8(t))
@@ -80,7 +80,9 @@ const (
 	HeapDumpInfoTag      SubTag = 0xFE
 )
 
-var subTagNames = map[SubTag]string{
+// subTagNames is an array, not a map: the reader names every sub-record it
+// reads (for error messages), so this is on the hot path.
+var subTagNames = [256]string{
 	RootUnknown: "ROOT UNKNOWN", RootJNIGlobal: "ROOT JNI GLOBAL", RootJNILocal: "ROOT JNI LOCAL",
 	RootJavaFrame: "ROOT JAVA FRAME", RootNativeStack: "ROOT NATIVE STACK", RootStickyClass: "ROOT STICKY CLASS",
 	RootThreadBlock: "ROOT THREAD BLOCK", RootMonitorUsed: "ROOT MONITOR USED", RootThreadObject: "ROOT THREAD OBJECT",
@@ -93,7 +95,7 @@ var subTagNames = map[SubTag]string{
 
 // String returns the sub-record's name as the HPROF documentation spells it.
 func (t SubTag) String() string {
-	if n, ok := subTagNames[t]; ok {
+	if n := subTagNames[t]; n != "" {
 		return n
 	}
 	return fmt.Sprintf("sub-record 0x%02X", uint8(t))
@@ -112,7 +114,7 @@ func (t SubTag) IsRoot() bool {
 }
 
 // Known reports whether t is a sub-record this package can parse.
-func (t SubTag) Known() bool { _, ok := subTagNames[t]; return ok }
+func (t SubTag) Known() bool { return subTagNames[t] != "" }
 
 // BasicType is the HPROF code of a field or array element type.
 type BasicType uint8
