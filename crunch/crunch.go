@@ -128,7 +128,7 @@ type state struct {
 	classes  []*classInfo
 	classIdx map[uint64]int // class object ID -> index in classes
 
-	objs        []uint64 // non-class object IDs in order (pass 1), then the index
+	objs        idList // non-class object IDs in order (pass 1)
 	index       *idIndex
 	dropped     *idIndex
 	nObj        uint64 // classes + objects written
@@ -218,7 +218,7 @@ func (st *state) pass1(src io.Reader) error {
 	if interesting {
 		nameOfSID = map[uint64]string{}
 	}
-	var dropped []uint64
+	var dropped idList
 	var s hprof.SubRecord
 	var curHeap uint32
 	var hasHeap bool
@@ -308,9 +308,9 @@ func (st *state) pass1(src io.Reader) error {
 					st.classes = append(st.classes, &classInfo{dump: s.Class.Clone()})
 				case hprof.InstanceDumpTag, hprof.ObjectArrayDumpTag, hprof.PrimitiveArrayTag, hprof.PrimitiveArrayNoData:
 					if hasHeap && st.drop[curHeap] {
-						dropped = append(dropped, s.ID)
+						dropped.add(s.ID)
 					} else {
-						st.objs = append(st.objs, s.ID)
+						st.objs.add(s.ID)
 					}
 				}
 			}
@@ -318,16 +318,15 @@ func (st *state) pass1(src io.Reader) error {
 	}
 	// Build the ID index: classes first, then the other objects in order.
 	nc := len(st.classes)
-	all := make([]uint64, 0, nc+len(st.objs))
+	all := make([]uint64, 0, nc+st.objs.n)
 	for _, c := range st.classes {
 		all = append(all, c.dump.ID)
 	}
-	all = append(all, st.objs...)
-	st.objs = nil
+	all = st.objs.appendTo(all)
 	st.nObj = uint64(len(all))
 	st.index = newIDIndex(all)
-	st.dropped = newIDIndex(dropped)
-	st.stats.Dropped = uint64(len(dropped))
+	st.stats.Dropped = uint64(dropped.n)
+	st.dropped = newIDIndex(dropped.appendTo(make([]uint64, 0, dropped.n)))
 	st.stats.IndexBytes = st.index.bytes() + st.dropped.bytes()
 
 	// Which fields keep values.
