@@ -610,14 +610,18 @@ func (st *state) pass2(src io.Reader, out io.Writer) error {
 				return err
 			}
 		case hprof.TagHeapDump, hprof.TagHeapDumpSegment:
-			if err := w.HeapDump(rec.Tag == hprof.TagHeapDumpSegment); err != nil {
-				return err
-			}
 			if !classesWritten {
+				// Class definitions go before the first heap dump record
+				// (PLACE CLASSES says where each was dumped), so that
+				// decrunch reads them while it can still write top-level
+				// records, such as renamed field names.
 				if err := st.writeClasses(w); err != nil {
 					return err
 				}
 				classesWritten = true
+			}
+			if err := w.HeapDump(rec.Tag == hprof.TagHeapDumpSegment); err != nil {
+				return err
 			}
 			for {
 				err := r.NextSub(&s)
