@@ -64,7 +64,10 @@ func (r *Reader) readHeader() error {
 		if r.srcErr != nil && r.srcErr != io.EOF {
 			return r.srcErr
 		}
-		return &FormatError{Offset: 0, Tag: -1, Msg: "file does not start with \"JAVA PROFILE \"", Err: ErrNotHPROF}
+		if len(b) == 0 {
+			return &FormatError{Offset: 0, Tag: -1, Msg: "empty file", Err: ErrNotHPROF}
+		}
+		return &FormatError{Offset: 0, Tag: -1, Msg: "not an HPROF heap dump: the file does not start with \"JAVA PROFILE \"", Err: ErrNotHPROF}
 	}
 	nul := bytes.IndexByte(b, 0)
 	if nul < 0 {
@@ -390,7 +393,7 @@ func (r *Reader) NextSub(s *SubRecord) error {
 	case ClassDumpTag:
 		return r.readClassDump(s)
 	default:
-		return &FormatError{Offset: off, Record: r.rec.Tag.String(), Tag: int(s.Tag), Msg: fmt.Sprintf("unknown heap sub-record tag 0x%02X", uint8(s.Tag))}
+		return &FormatError{Offset: off, Record: r.rec.Tag.String() + " sub-record", Tag: int(s.Tag), Msg: "unknown tag"}
 	}
 	return nil
 }

@@ -133,8 +133,9 @@ func (w *Writer) EndHeapDump() error {
 	if w.heapTag == TagHeapDump && w.split {
 		w.flushSegment()
 		w.recordHeader(TagHeapDumpEnd, w.heapTime, 0)
-	} else if len(w.seg) > 0 || (w.heapTag == TagHeapDump && !w.heapWrote) {
-		// An empty HEAP DUMP record is still written: its presence is data.
+	} else if len(w.seg) > 0 || !w.heapWrote {
+		// An empty HEAP DUMP (or HEAP DUMP SEGMENT) record is still
+		// written: its presence is data.
 		w.recordHeader(w.heapTag, w.heapTime, uint64(len(w.seg)))
 		w.write(w.seg)
 		w.seg = w.seg[:0]

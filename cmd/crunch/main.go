@@ -4,6 +4,7 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/heapcrunch/heapcrunch/crunch"
+	"github.com/heapcrunch/heapcrunch/hprof"
 	"github.com/heapcrunch/heapcrunch/internal/cliutil"
 	"github.com/heapcrunch/heapcrunch/internal/compress"
 	"github.com/heapcrunch/heapcrunch/internal/version"
@@ -88,6 +90,10 @@ func run(c *cli.Context) error {
 	if format != "v2" && format != "v1" {
 		return cliutil.Usagef("unknown --format %q (v1 or v2)", format)
 	}
+	// Refuse a bad output before spooling a long standard input.
+	if err := cliutil.CheckOutput(outName, c.Bool("force"), inName); err != nil {
+		return err
+	}
 	src, size, _, cleanup, err := cliutil.SeekableInput(inName)
 	if err != nil {
 		return err
@@ -123,7 +129,7 @@ func run(c *cli.Context) error {
 	}
 	if err != nil {
 		out.Abort()
-		return fmt.Errorf("%s: %w", inName, err)
+		return fmt.Errorf("%s: %w", inName, explainInput(err, src))
 	}
 	if c.Bool("stats") {
 		printStats(os.Stderr, st)
@@ -155,4 +161,25 @@ func printStats(w io.Writer, st *crunch.Stats) {
 	}
 	fmt.Fprintf(w, "output: %d bytes before compression (%.1f%% of input); %d objects, %d classes, %d strings (%d hashed), %d dropped with their heap, %d dangling IDs\n",
 		st.OutBytes, 100*float64(st.OutBytes)/float64(max(st.InBytes, 1)), st.Objects, st.Classes, st.Strings, st.Hashed, st.Dropped, st.Dangling)
+}
+
+// explainInput replaces the error for an input that is not an HPROF dump
+// by what the input is, when it is recognised (a BMD file, an image, …).
+func explainInput(err error, src io.ReadSeeker) error {
+	if !errors.Is(err, hprof.ErrNotHPROF) {
+		return err
+	}
+	if _, serr := src.Seek(0, io.SeekStart); serr != nil {
+		return err
+	}
+	head := make([]byte, 64)
+	n, _ := io.ReadFull(src, head)
+	kind := cliutil.Sniff(head[:n])
+	switch kind {
+	case "", "an HPROF heap dump":
+		return err
+	case "a BMD file":
+		kind += " (decrunch turns it back into HPROF)"
+	}
+	return fmt.Errorf("not an HPROF heap dump: it is %s", kind)
 }

@@ -4,7 +4,9 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"sort"
 
@@ -48,7 +50,7 @@ func app() *cli.App {
 			&cli.StringSliceFlag{Name: "dex", Usage: "recover names from this DEX file (repeatable)"},
 			&cli.StringSliceFlag{Name: "jar", Usage: "recover names from this JAR, AAR, JDK .jmod, or folder of .class files (repeatable)"},
 			&cli.StringSliceFlag{Name: "strings", Usage: "recover names from this text file, one per line (repeatable)"},
-			&cli.StringFlag{Name: "mapping", Usage: "ProGuard/R8 mapping.txt: write original class names for obfuscated ones"},
+			&cli.StringFlag{Name: "mapping", Usage: "ProGuard/R8 mapping.txt: write the original class, field and method names for obfuscated ones"},
 			&cli.BoolFlag{Name: "salvage", Usage: "from a truncated or damaged BMD, write every complete record before the damage"},
 			&cli.BoolFlag{Name: "stats", Usage: "print how many names were recovered, from which source, and collisions"},
 			&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "overwrite an existing output file"},
@@ -78,16 +80,65 @@ func loadNames(c *cli.Context) (*decrunch.NameTable, error) {
 	}
 	for _, s := range []src{{"apk", apkstrings.ReadAPK}, {"dex", readDEX}, {"jar", apkstrings.ReadJAR}, {"strings", apkstrings.ReadStringsFile}} {
 		for _, path := range c.StringSlice(s.flag) {
-			if _, err := os.Stat(path); err != nil {
-				return nil, fmt.Errorf("--%s %s: %w", s.flag, path, err)
+			if err := checkSource(s.flag, path); err != nil {
+				return nil, err
 			}
 			add := t.Source(path)
-			if _, err := s.read(path, func(x string) { apkstrings.Spellings(x, add) }); err != nil {
-				return nil, fmt.Errorf("--%s %s: %w", s.flag, path, err)
+			n, err := s.read(path, func(x string) { apkstrings.Spellings(x, add) })
+			if err != nil {
+				return nil, sourceError(s.flag, path, err)
+			}
+			if n == 0 && !c.Bool("quiet") {
+				fmt.Fprintf(os.Stderr, "decrunch: warning: --%s %s: no names found in it\n", s.flag, path)
 			}
 		}
 	}
 	return t, nil
+}
+
+// checkSource rejects a name source that is missing, empty, a folder (but
+// for --jar), or, for the text sources, a binary file.
+func checkSource(flag, path string) error {
+	st, err := os.Stat(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("--%s %s: no such file", flag, path)
+	case err != nil:
+		return fmt.Errorf("--%s %s: %w", flag, path, err)
+	case st.IsDir():
+		if flag == "jar" {
+			return nil
+		}
+		return fmt.Errorf("--%s %s: is a directory", flag, path)
+	case st.Size() == 0:
+		return fmt.Errorf("--%s %s: empty file", flag, path)
+	}
+	if flag == "strings" || flag == "mapping" {
+		if kind := cliutil.SniffFile(path); kind != "" {
+			return fmt.Errorf("--%s %s: not a text file: it is %s", flag, path, kind)
+		}
+	}
+	return nil
+}
+
+// sourceError says what is wrong with a name source, without repeating its
+// path, and what the file is when it is of the wrong kind.
+func sourceError(flag, path string, err error) error {
+	msg := err.Error()
+	var fe *apkstrings.FormatError
+	if errors.As(err, &fe) {
+		msg = fe.Msg
+		if fe.Entry != "" {
+			msg = fe.Entry + ": " + msg
+		}
+		if fe.Offset >= 0 {
+			msg += fmt.Sprintf(" at offset %d", fe.Offset)
+		}
+	}
+	if kind := cliutil.SniffFile(path); kind != "" {
+		msg += " (it is " + kind + ")"
+	}
+	return fmt.Errorf("--%s %s: %s", flag, path, msg)
 }
 
 func run(c *cli.Context) error {
@@ -98,12 +149,18 @@ func run(c *cli.Context) error {
 	if outName == "-" && c.IsSet("output") == false && isTerminal(os.Stdout) {
 		return cliutil.Usagef("give -o OUTPUT.hprof (standard output is a terminal)")
 	}
+	if err := cliutil.CheckOutput(outName, c.Bool("force"), inName); err != nil {
+		return err // before the name sources are read, which takes a while
+	}
 	names, err := loadNames(c)
 	if err != nil {
 		return err
 	}
 	opt := decrunch.Options{Names: names, Salvage: c.Bool("salvage")}
 	if p := c.String("mapping"); p != "" {
+		if err := checkSource("mapping", p); err != nil {
+			return err
+		}
 		f, err := os.Open(p)
 		if err != nil {
 			return fmt.Errorf("--mapping %s: %w", p, err)
@@ -111,27 +168,30 @@ func run(c *cli.Context) error {
 		m, err := apkstrings.ParseMapping(f)
 		f.Close()
 		if err != nil {
-			return fmt.Errorf("--mapping %s: %w", p, err)
+			return sourceError("mapping", p, err)
 		}
-		opt.Rename = func(s string) string {
-			if o, ok := m.Class(s); ok {
-				return o
-			}
-			return s
-		}
+		opt.Mapping = m
 	}
 	in, err := cliutil.OpenInput(inName)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	dec, _, err := compress.NewReader(in)
+	dec, kind, err := compress.NewReader(in)
 	if err != nil {
 		return fmt.Errorf("%s: %w", inName, err)
 	}
 	defer dec.Close()
-	r, err := bmd.NewReader(bufio.NewReaderSize(dec, 1<<20))
+	br := bufio.NewReaderSize(dec, 1<<20)
+	head, _ := br.Peek(64)
+	r, err := bmd.NewReader(br)
 	if err != nil {
+		if what := cliutil.Sniff(head); errors.Is(err, bmd.ErrNotBMD) && what != "" && what != "a BMD file" {
+			if what == "an HPROF heap dump" {
+				what += " (crunch turns it into BMD)"
+			}
+			err = fmt.Errorf("not a BMD file: it is %s", what)
+		}
 		return fmt.Errorf("%s: %w", inName, err)
 	}
 	out, err := cliutil.CreateOutput(outName, c.Bool("force"), inName)
@@ -144,9 +204,13 @@ func run(c *cli.Context) error {
 	}
 	if err != nil {
 		out.Abort()
+		var fe *bmd.FormatError
+		if kind != compress.None && !errors.As(err, &fe) && errors.Is(err, io.ErrUnexpectedEOF) {
+			err = fmt.Errorf("truncated or damaged %s data: %w", kind, err)
+		}
 		return fmt.Errorf("%s: %w", inName, err)
 	}
-	if st.Salvaged != nil {
+	if st.Salvaged != nil && !c.Bool("quiet") {
 		fmt.Fprintf(os.Stderr, "decrunch: %s: salvaged %d objects and %d roots before the damage: %v\n", inName, st.Objects, st.Roots, st.Salvaged)
 	}
 	if c.Bool("stats") {
@@ -161,6 +225,13 @@ func run(c *cli.Context) error {
 			fmt.Fprintf(os.Stderr, "  recovered from %s: %d\n", k, from[k])
 		}
 		fmt.Fprintf(os.Stderr, "candidates: %d distinct, %d hash collisions between different candidates\n", names.Len(), names.Collisions)
+		if c.String("mapping") != "" {
+			fmt.Fprintf(os.Stderr, "mapping: renamed %d class, %d field and %d method name uses", st.RenamedClasses, st.RenamedFields, st.RenamedMethods)
+			if st.RenameMissed > 0 {
+				fmt.Fprintf(os.Stderr, " (%d field names could not be renamed: the class definitions came inside a heap dump)", st.RenameMissed)
+			}
+			fmt.Fprintln(os.Stderr)
+		}
 		fmt.Fprintf(os.Stderr, "objects: %d, roots: %d, HPROF bytes: %d\n", st.Objects, st.Roots, st.OutBytes)
 	}
 	return nil

@@ -53,7 +53,12 @@ func ReorderArgs(args []string, valueFlags map[string]bool) []string {
 		if len(a) > 1 && a[0] == '-' {
 			out = append(out, a)
 			name := strings.TrimLeft(a, "-")
-			if !strings.Contains(name, "=") && valueFlags[name] && i+1 < len(args) {
+			if !strings.Contains(name, "=") && valueFlags[name] {
+				if i+1 == len(args) {
+					// The value is missing: leave the flag last, so that
+					// the parser says so instead of taking "--" for it.
+					return out
+				}
 				i++
 				out = append(out, args[i])
 			}
@@ -95,11 +100,12 @@ type Output struct {
 	stop func()
 }
 
-// CreateOutput opens a temporary file for dest. It refuses to overwrite an
-// existing dest unless force, and never writes over any of inputs.
-func CreateOutput(dest string, force bool, inputs ...string) (*Output, error) {
+// CheckOutput reports, before any work is done, what CreateOutput would
+// refuse: writing over one of inputs, onto a directory, or over an
+// existing file without force.
+func CheckOutput(dest string, force bool, inputs ...string) error {
 	if dest == "-" {
-		return &Output{File: os.Stdout, dest: dest}, nil
+		return nil
 	}
 	if st, err := os.Stat(dest); err == nil {
 		for _, in := range inputs {
@@ -107,36 +113,39 @@ func CreateOutput(dest string, force bool, inputs ...string) (*Output, error) {
 				continue
 			}
 			if ist, err := os.Stat(in); err == nil && os.SameFile(st, ist) {
-				return nil, Usagef("output %s is the input file; refusing to overwrite it", dest)
+				return Usagef("output %s is the input file; refusing to overwrite it", dest)
 			}
 		}
 		if st.IsDir() {
-			return nil, Usagef("output %s is a directory", dest)
+			return Usagef("output %s is a directory", dest)
 		}
 		if !force {
-			return nil, Usagef("output %s exists; use --force to overwrite it", dest)
+			return Usagef("output %s exists; use --force to overwrite it", dest)
 		}
+	}
+	return nil
+}
+
+// CreateOutput opens a temporary file for dest. It refuses to overwrite an
+// existing dest unless force, and never writes over any of inputs.
+func CreateOutput(dest string, force bool, inputs ...string) (*Output, error) {
+	if dest == "-" {
+		return &Output{File: os.Stdout, dest: dest}, nil
+	}
+	if err := CheckOutput(dest, force, inputs...); err != nil {
+		return nil, err
 	}
 	dir := filepath.Dir(dest)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(dest)+".tmp-*")
 	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("cannot create %s: folder %s does not exist", dest, dir)
+		}
 		return nil, fmt.Errorf("cannot create output in %s: %w", dir, err)
 	}
 	f.Chmod(0o644)
 	o := &Output{File: f, dest: dest, tmp: f.Name()}
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-	quit := make(chan struct{})
-	go func() {
-		select {
-		case s := <-sig:
-			o.Abort()
-			fmt.Fprintf(os.Stderr, "interrupted (%v): no output written\n", s)
-			os.Exit(130)
-		case <-quit:
-		}
-	}()
-	o.stop = func() { signal.Stop(sig); close(quit) }
+	o.stop = OnInterrupt(o.Abort)
 	return o, nil
 }
 
@@ -176,7 +185,49 @@ func (o *Output) Abort() {
 	o.File.Close()
 	os.Remove(o.tmp)
 	if o.stop != nil {
-		go o.stop()
+		o.stop()
+	}
+}
+
+var interrupt struct {
+	sync.Mutex
+	once     sync.Once
+	next     int
+	cleanups map[int]func()
+}
+
+// OnInterrupt registers f to run if the process receives SIGINT or SIGTERM,
+// after which the process says so on stderr and exits with code 130. The
+// function returned unregisters f.
+func OnInterrupt(f func()) (cancel func()) {
+	interrupt.once.Do(func() {
+		interrupt.cleanups = map[int]func(){}
+		sig := make(chan os.Signal, 1)
+		signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+		go func() {
+			s := <-sig
+			interrupt.Lock()
+			fs := make([]func(), 0, len(interrupt.cleanups))
+			for _, f := range interrupt.cleanups {
+				fs = append(fs, f)
+			}
+			interrupt.Unlock()
+			for _, f := range fs {
+				f()
+			}
+			fmt.Fprintf(os.Stderr, "interrupted (%v): no output written\n", s)
+			os.Exit(130)
+		}()
+	})
+	interrupt.Lock()
+	defer interrupt.Unlock()
+	id := interrupt.next
+	interrupt.next++
+	interrupt.cleanups[id] = f
+	return func() {
+		interrupt.Lock()
+		delete(interrupt.cleanups, id)
+		interrupt.Unlock()
 	}
 }
 
@@ -242,6 +293,10 @@ func (p *Progress) Done() {
 // codes and one-line messages prefixed with the command name.
 func Run(app *cli.App, args []string) int {
 	app.ExitErrHandler = func(*cli.Context, error) {}
+	// A bad flag is reported in one line on stderr (below), not with the
+	// whole help text on standard output, which may be the output file.
+	app.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return &UsageError{err.Error()} }
+	OnInterrupt(func() {})() // handle Ctrl-C from the start: temporary files are registered as made
 	err := app.Run(ReorderArgs(args, ValueFlags(app.Flags)))
 	if err == nil {
 		return ExitOK

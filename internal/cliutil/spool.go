@@ -39,13 +39,18 @@ func SeekableInput(name string) (f io.ReadSeeker, size int64, kind compress.Kind
 		in.Close()
 		return nil, 0, kind, nil, err
 	}
-	clean := func() { tmp.Close(); os.Remove(tmp.Name()) }
+	remove := func() { tmp.Close(); os.Remove(tmp.Name()) }
+	cancel := OnInterrupt(remove)
+	clean := func() { cancel(); remove() }
 	n, err := io.Copy(tmp, dec)
 	dec.Close()
 	in.Close()
 	if err != nil {
 		clean()
-		return nil, 0, kind, nil, fmt.Errorf("%s: reading %s data: %w", name, kind, err)
+		if kind == compress.None {
+			return nil, 0, kind, nil, fmt.Errorf("%s: reading at offset %d: %w", name, n, err)
+		}
+		return nil, 0, kind, nil, fmt.Errorf("%s: truncated or damaged %s data after %d uncompressed bytes: %w", name, kind, n, err)
 	}
 	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
 		clean()

@@ -1,0 +1,199 @@
+// Package clitest runs the crunch and decrunch binaries in tests: it builds
+// them, runs them in a folder with a private TMPDIR, and checks what a
+// failure must look like (exit code, a message naming the file, no Go
+// panic trace, nothing left behind).
+package clitest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/heapcrunch/heapcrunch/internal/testutil"
+)
+
+// Build compiles the command in the module folder pkg (e.g. "cmd/crunch")
+// into dir and returns the binary's path.
+func Build(dir, pkg string) (string, error) {
+	bin := filepath.Join(dir, filepath.Base(pkg))
+	cmd := exec.Command("go", "build", "-o", bin, "./"+pkg)
+	cmd.Dir = testutil.Root()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return "", errors.New("go build ./" + pkg + ": " + err.Error() + "\n" + string(out))
+	}
+	return bin, nil
+}
+
+// Result is what a run of a command did.
+type Result struct {
+	Code           int
+	Stdout, Stderr string
+}
+
+// Dir is a work folder for one test: the command runs in it, with TMPDIR
+// set to a sibling folder so that spool files can be checked for.
+type Dir struct {
+	Path string
+	Tmp  string
+}
+
+// NewDir makes a work folder and a private TMPDIR under t.TempDir().
+func NewDir(t testing.TB) *Dir {
+	t.Helper()
+	base := t.TempDir()
+	d := &Dir{Path: filepath.Join(base, "work"), Tmp: filepath.Join(base, "tmp")}
+	for _, p := range []string{d.Path, d.Tmp} {
+		if err := os.Mkdir(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return d
+}
+
+// Write creates a file in the work folder and returns its name.
+func (d *Dir) Write(t testing.TB, name string, data []byte) string {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(d.Path, name), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
+// Read returns a file of the work folder.
+func (d *Dir) Read(t testing.TB, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(d.Path, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// Files lists the work folder (hidden files included) and the TMPDIR.
+func (d *Dir) Files(t testing.TB) []string {
+	t.Helper()
+	var out []string
+	for _, p := range []string{d.Path, d.Tmp} {
+		ents, err := os.ReadDir(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range ents {
+			out = append(out, filepath.Join(filepath.Base(p), e.Name()))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Command returns an exec.Cmd for bin in the work folder.
+func (d *Dir) Command(ctx context.Context, bin string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Dir = d.Path
+	cmd.Env = append(os.Environ(), "TMPDIR="+d.Tmp)
+	return cmd
+}
+
+// Run runs bin with args in the work folder, stdin from in (nil: empty).
+func (d *Dir) Run(t testing.TB, in []byte, bin string, args ...string) Result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := d.Command(ctx, bin, args...)
+	cmd.Stdin = bytes.NewReader(in)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	r := Result{Stdout: stdout.String(), Stderr: stderr.String()}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee) && ee.ExitCode() >= 0:
+		r.Code = ee.ExitCode()
+	default:
+		t.Fatalf("%s %v: %v\nstderr: %s", filepath.Base(bin), args, err, r.Stderr)
+	}
+	NoPanic(t, r)
+	return r
+}
+
+// NoPanic fails the test if the command printed a Go panic or goroutine
+// trace.
+func NoPanic(t testing.TB, r Result) {
+	t.Helper()
+	for _, s := range []string{"panic:", "goroutine ", "runtime error", ".go:"} {
+		if strings.Contains(r.Stderr, s) || strings.Contains(r.Stdout, s) {
+			t.Fatalf("output has %q (a Go trace?):\nstderr: %s", s, r.Stderr)
+		}
+	}
+}
+
+// ExpectOK fails the test unless the run succeeded.
+func ExpectOK(t testing.TB, r Result) {
+	t.Helper()
+	if r.Code != 0 {
+		t.Fatalf("exit code %d, want 0\nstderr: %s", r.Code, r.Stderr)
+	}
+}
+
+// ExpectFail checks a failed run: the exit code, a one-line-per-problem
+// message on stderr prefixed with the command name that contains every
+// string of mention, nothing on stdout, and the folders listing exactly
+// before (no output, no temporary file).
+func ExpectFail(t testing.TB, d *Dir, r Result, code int, name string, before []string, mention ...string) {
+	t.Helper()
+	if r.Code != code {
+		t.Errorf("exit code %d, want %d\nstderr: %s", r.Code, code, r.Stderr)
+	}
+	if !strings.HasPrefix(r.Stderr, name+": ") {
+		t.Errorf("stderr does not start with %q: %q", name+": ", r.Stderr)
+	}
+	for _, m := range mention {
+		if !strings.Contains(r.Stderr, m) {
+			t.Errorf("stderr does not mention %q: %q", m, r.Stderr)
+		}
+	}
+	if r.Stdout != "" {
+		t.Errorf("stdout is not empty: %q", Head(r.Stdout))
+	}
+	if after := d.Files(t); !slices.Equal(after, before) {
+		t.Errorf("files before: %v\nfiles after:  %v", before, after)
+	}
+}
+
+// Head returns the start of s, for messages.
+func Head(s string) string {
+	if len(s) > 300 {
+		return s[:300] + "…"
+	}
+	return s
+}
+
+// Copy copies a file.
+func Copy(t testing.TB, dst, src string) {
+	t.Helper()
+	in, err := os.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	out, err := os.Create(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+}

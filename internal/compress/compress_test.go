@@ -1,0 +1,167 @@
+package compress
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/metrics"
+	"testing"
+)
+
+func compressed(t testing.TB, k Kind, data []byte) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	w, err := NewWriter(&b, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// bzip2 has no writer in the standard library: "hello\n" made by bzip2 -9.
+var bzip2Hello = []byte("\x42\x5a\x68\x39\x31\x41\x59\x26\x53\x59\xc1\xc0\x80\xe2\x00\x00\x01\x41\x00\x00\x10\x02\x44\xa0\x00\x30\xcd\x00\xc3\x46\x29\x97\x17\x72\x45\x38\x50\x90\xc1\xc0\x80\xe2")
+
+// TestDetectByContent: the compression is found from the bytes, whatever the
+// file is called, and undone.
+func TestDetectByContent(t *testing.T) {
+	plain := []byte("JAVA PROFILE 1.0.2\x00 and the rest of a heap dump")
+	cases := []struct {
+		kind Kind
+		data []byte
+		want []byte
+	}{
+		{None, plain, plain},
+		{Gzip, compressed(t, Gzip, plain), plain},
+		{Zstd, compressed(t, Zstd, plain), plain},
+		{Bzip2, bzip2Hello, []byte("hello\n")},
+		{None, []byte{}, []byte{}},
+		{None, []byte{0x1f}, []byte{0x1f}},     // too short to be gzip
+		{None, []byte("BZh0"), []byte("BZh0")}, // not a bzip2 block size
+	}
+	for _, c := range cases {
+		if got := Detect(c.data); got != c.kind {
+			t.Errorf("Detect(%q) = %s, want %s", c.data[:min(len(c.data), 8)], got, c.kind)
+		}
+		r, k, err := NewReader(bytes.NewReader(c.data))
+		if err != nil {
+			t.Fatalf("%s: %v", c.kind, err)
+		}
+		got, err := io.ReadAll(r)
+		r.Close()
+		if err != nil || k != c.kind || !bytes.Equal(got, c.want) {
+			t.Errorf("%s: read %q, kind %s, err %v", c.kind, got, k, err)
+		}
+	}
+}
+
+// TestFixtureIsGzip: the shipped sample is found to be gzip by content.
+func TestFixtureIsGzip(t *testing.T) {
+	f, err := os.Open(filepath.Join("..", "..", "testdata", "sample.hprof.gz"))
+	if err != nil {
+		t.Skip(err)
+	}
+	defer f.Close()
+	r, k, err := NewReader(f)
+	if err != nil || k != Gzip {
+		t.Fatalf("kind %s, err %v", k, err)
+	}
+	defer r.Close()
+	head := make([]byte, 18)
+	if _, err := io.ReadFull(r, head); err != nil || string(head) != "JAVA PROFILE 1.0.2" {
+		t.Fatalf("decompressed head %q, %v", head, err)
+	}
+}
+
+// TestTruncatedAndCorrupt: a cut or damaged compressed stream is an error,
+// never a silent short read.
+func TestTruncatedAndCorrupt(t *testing.T) {
+	data := bytes.Repeat([]byte("heap dump bytes 0123456789 "), 4000)
+	for _, k := range []Kind{Gzip, Zstd} {
+		c := compressed(t, k, data)
+		bad := append([]byte{}, c...)
+		bad[len(bad)/2] ^= 0xFF
+		for name, in := range map[string][]byte{"cut": c[:len(c)/2], "header only": c[:4], "corrupt": bad} {
+			r, _, err := NewReader(bytes.NewReader(in))
+			if err == nil {
+				var got []byte
+				got, err = io.ReadAll(r)
+				r.Close()
+				if err == nil && bytes.Equal(got, data) {
+					t.Errorf("%s %s: read back the whole data", k, name)
+					continue
+				}
+			}
+			if err == nil {
+				t.Errorf("%s %s: no error", k, name)
+			}
+		}
+	}
+}
+
+func TestForNameAndParse(t *testing.T) {
+	for name, want := range map[string]Kind{"a.bmd": None, "a.bmd.zst": Zstd, "a.zstd": Zstd, "a.bmd.gz": Gzip, "-": None, "zst": None} {
+		if got := ForName(name); got != want {
+			t.Errorf("ForName(%q) = %s, want %s", name, got, want)
+		}
+	}
+	for s, want := range map[string]Kind{"": None, "none": None, "zstd": Zstd, "zst": Zstd, "gzip": Gzip, "gz": Gzip} {
+		if got, err := Parse(s); err != nil || got != want {
+			t.Errorf("Parse(%q) = %s, %v", s, got, err)
+		}
+	}
+	if _, err := Parse("xz"); err == nil {
+		t.Error("Parse(xz): no error")
+	}
+	if _, err := NewWriter(io.Discard, Bzip2); err == nil {
+		t.Error("NewWriter(bzip2): no error")
+	}
+}
+
+// totalAlloc returns the bytes allocated so far by the process (cheaper
+// than runtime.ReadMemStats, which stops the world).
+func totalAlloc() uint64 {
+	s := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+// FuzzNewReader: any input is detected and read without panic, with
+// memory bounded whatever its headers claim, and the kind found is the one
+// Detect gives for its first bytes.
+func FuzzNewReader(f *testing.F) {
+	plain := []byte("JAVA PROFILE 1.0.2\x00\x00\x00\x00\x04")
+	f.Add(plain)
+	f.Add(compressed(f, Gzip, plain))
+	f.Add(compressed(f, Zstd, plain))
+	f.Add(compressed(f, Zstd, bytes.Repeat(plain, 100)))
+	f.Add(bzip2Hello)
+	f.Add([]byte{0x1f, 0x8b})
+	f.Add([]byte{0x28, 0xb5, 0x2f, 0xfd})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		before := totalAlloc()
+		r, k, err := NewReader(bytes.NewReader(data))
+		if k != Detect(data[:min(len(data), 4)]) {
+			t.Fatalf("NewReader found %s, Detect says %s", k, Detect(data))
+		}
+		if err != nil {
+			return
+		}
+		// A few MB at most: decompression bombs are the decoder's
+		// business, here only panics and memory matter.
+		n, err := io.Copy(io.Discard, io.LimitReader(r, 64<<20))
+		r.Close()
+		if k == None && (err != nil || n != int64(len(data))) {
+			t.Fatalf("plain input: %d of %d bytes, %v", n, len(data), err)
+		}
+		if got := totalAlloc() - before; got > 256<<20 {
+			t.Fatalf("%s input of %d bytes allocated %d bytes", k, len(data), got)
+		}
+	})
+}
