@@ -3,6 +3,9 @@ package bmd
 import (
 	"encoding/binary"
 	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
 	"unicode/utf16"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -225,4 +228,52 @@ func (l *v1Layouts) layout(id uint32) ([]Field, bool) {
 	ch := []Field{}
 	_, ok := l.walk(id, func(c *V1Class) bool { ch = append(ch, c.Fields...); return true })
 	return ch, ok
+}
+
+// V1MarkerPrefix starts the text of the STRING record that this project
+// writes first in a version 1 file (spec/bmd.md §11.5). The rest of the
+// text is URL query syntax: what a version 2 header says and version 1
+// cannot (the original identifier size, the timestamp, the hash, the tool,
+// the options). The original decruncher writes it as one more HPROF STRING,
+// unused. Its presence also says that the file's LEGACY records were
+// rewritten with the file's own IDs, at 4 bytes.
+const V1MarkerPrefix = "heapcrunch-bmd1?"
+
+// AppendV1Marker appends the marker text for m to b.
+func AppendV1Marker(b []byte, m *Metadata) []byte {
+	v := url.Values{}
+	v.Set("id_size", strconv.Itoa(m.IDSize))
+	v.Set("timestamp", strconv.FormatUint(m.Timestamp, 10))
+	v.Set("hash", m.Hash)
+	if m.Tool != "" {
+		v.Set("tool", m.Tool)
+	}
+	if m.Options != "" {
+		v.Set("options", m.Options)
+	}
+	return append(append(b, V1MarkerPrefix...), v.Encode()...)
+}
+
+// ParseV1Marker reads a marker text into m (HPROFVersion is left as it is).
+// It returns false if text is not a marker.
+func ParseV1Marker(text []byte, m *Metadata) bool {
+	s, ok := strings.CutPrefix(string(text), V1MarkerPrefix)
+	if !ok {
+		return false
+	}
+	v, err := url.ParseQuery(s)
+	if err != nil {
+		return false
+	}
+	if n, err := strconv.Atoi(v.Get("id_size")); err == nil && (n == 4 || n == 8) {
+		m.IDSize = n
+	}
+	if t, err := strconv.ParseUint(v.Get("timestamp"), 10, 64); err == nil {
+		m.Timestamp = t
+	}
+	if h := v.Get("hash"); h != "" {
+		m.Hash = h
+	}
+	m.Tool, m.Options = v.Get("tool"), v.Get("options")
+	return true
 }

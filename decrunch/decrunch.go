@@ -29,6 +29,10 @@ type Options struct {
 	// Rename, when set, is applied to every name after recovery, with the
 	// kind of use ("class" for LOAD CLASS names, "" otherwise).
 	Rename func(name string) string
+	// Mapping, when set, renames obfuscated class names (LOAD CLASS),
+	// field and static names (CLASS) and method names (STACK FRAME) to
+	// their original names, each in the context of its class.
+	Mapping Mapping
 	// SegmentSize bounds heap dump segments (0: hprof.DefaultSegmentSize).
 	SegmentSize int
 	// Salvage makes a damaged BMD give a valid HPROF of the records before
@@ -46,7 +50,11 @@ type Stats struct {
 	Roots     uint64
 	OutBytes  int64
 	Salvaged  error // with Options.Salvage: the damage that ended the input, or nil
+	// Uses of names renamed by Options.Mapping, and uses that could not be
+	// renamed (a class definition read inside a heap dump).
+	RenamedClasses, RenamedFields, RenamedMethods, RenameMissed uint64
 	Metadata  bmd.Metadata
+	Warnings  []string // what the input's format could not carry and was filled in (version 1)
 }
 
 // HPROF IDs written: objects at multiples of 8, strings and frames in their
@@ -60,8 +68,9 @@ func frameID(f uint64) uint64 {
 	return f<<3 | 2
 }
 
-// Decrunch reads the BMD version 2 stream r and writes the HPROF to out.
-func Decrunch(r *bmd.Reader, out io.Writer, opt Options) (*Stats, error) {
+// Decrunch reads the BMD stream r (version 2, or version 1 through
+// NewV1Source) and writes the HPROF to out.
+func Decrunch(r Source, out io.Writer, opt Options) (*Stats, error) {
 	meta := r.Metadata()
 	st := &Stats{Metadata: meta}
 	version := meta.HPROFVersion
@@ -102,6 +111,35 @@ func Decrunch(r *bmd.Reader, out io.Writer, opt Options) (*Stats, error) {
 		}
 		return w.WriteSub(s)
 	}
+	var rn *renamer
+	if opt.Mapping != nil {
+		rn = newRenamer(opt.Mapping)
+	}
+	var sbody []byte
+	// rename returns the HPROF string ID to write for a use of string sid
+	// whose original name is orig (ok: mapped), writing its STRING record
+	// first when it needs one of its own.
+	rename := func(sid uint64, orig string, ok bool, count *uint64) (uint64, error) {
+		if rn == nil || sid == 0 {
+			return str(sid), nil
+		}
+		id, write, changed := rn.use(sid, orig, ok)
+		if !changed {
+			return str(sid), nil
+		}
+		if write {
+			if inHeap {
+				st.RenameMissed++
+				return str(sid), nil
+			}
+			sbody = enc.String(sbody[:0], id, []byte(orig))
+			if err := w.WriteRecord(hprof.TagString, time, sbody); err != nil {
+				return 0, err
+			}
+		}
+		*count++
+		return id, nil
+	}
 	var loopErr error
 	var unplaced []*hprof.ClassDump // class dumps waiting for PLACE CLASSES
 	for {
@@ -137,17 +175,36 @@ func Decrunch(r *bmd.Reader, out io.Writer, opt Options) (*Stats, error) {
 			if opt.Rename != nil {
 				text = []byte(opt.Rename(string(text)))
 			}
+			if rn != nil {
+				rn.texts[rec.ID] = string(text)
+			}
 			body = enc.String(body, strID(rec.ID), text)
 			loopErr = w.WriteRecord(hprof.TagString, time, body)
 		case bmd.KindLoadClass:
-			body = enc.LoadClass(body, hprof.LoadClass{Serial: rec.Serial, ClassID: obj(rec.Class), StackTrace: rec.Trace, Name: str(rec.Name)})
+			name := str(rec.Name)
+			if rn != nil {
+				cls := rn.texts[rec.Name]
+				rn.classBy[rec.Class], rn.serials[rec.Serial] = cls, cls
+				orig, ok := opt.Mapping.Class(cls)
+				if name, loopErr = rename(rec.Name, orig, ok, &st.RenamedClasses); loopErr != nil {
+					break
+				}
+			}
+			body = enc.LoadClass(body, hprof.LoadClass{Serial: rec.Serial, ClassID: obj(rec.Class), StackTrace: rec.Trace, Name: name})
 			loopErr = w.WriteRecord(hprof.TagLoadClass, time, body)
 		case bmd.KindUnloadClass:
 			loopErr = w.WriteRecord(hprof.TagUnloadClass, time, enc.Serial(body, rec.Serial))
 		case bmd.KindEndThread:
 			loopErr = w.WriteRecord(hprof.TagEndThread, time, enc.Serial(body, rec.Serial))
 		case bmd.KindStackFrame:
-			body = enc.StackFrame(body, hprof.StackFrame{ID: frameID(rec.ID), Method: str(rec.Method), Signature: str(rec.Signature),
+			method := str(rec.Method)
+			if rn != nil {
+				orig, ok := opt.Mapping.Method(rn.serials[rec.ClassSerial], rn.texts[rec.Method])
+				if method, loopErr = rename(rec.Method, orig, ok, &st.RenamedMethods); loopErr != nil {
+					break
+				}
+			}
+			body = enc.StackFrame(body, hprof.StackFrame{ID: frameID(rec.ID), Method: method, Signature: str(rec.Signature),
 				SourceFile: str(rec.Source), Class: rec.ClassSerial, Line: rec.Line})
 			loopErr = w.WriteRecord(hprof.TagStackFrame, time, body)
 		case bmd.KindStackTrace:
@@ -210,6 +267,24 @@ func Decrunch(r *bmd.Reader, out io.Writer, opt Options) (*Stats, error) {
 			c.Fields = c.Fields[:0]
 			for _, f := range d.Fields {
 				c.Fields = append(c.Fields, hprof.Field{Name: str(f.Name), Type: hprof.BasicType(f.Type)})
+			}
+			if rn != nil {
+				cls := rn.classBy[rec.ID]
+				for i, f := range d.Statics {
+					orig, ok := opt.Mapping.Field(cls, rn.texts[f.Name])
+					if c.Statics[i].Name, loopErr = rename(f.Name, orig, ok, &st.RenamedFields); loopErr != nil {
+						break
+					}
+				}
+				for i, f := range d.Fields {
+					orig, ok := opt.Mapping.Field(cls, rn.texts[f.Name])
+					if loopErr == nil {
+						c.Fields[i].Name, loopErr = rename(f.Name, orig, ok, &st.RenamedFields)
+					}
+				}
+				if loopErr != nil {
+					break
+				}
 			}
 			if meta.ClassesPlaced {
 				// Held until a PLACE CLASSES record says where it was.

@@ -2,16 +2,29 @@ package decrunch
 
 import (
 	"github.com/cespare/xxhash/v2"
+
+	"github.com/heapcrunch/heapcrunch/bmd"
 )
 
-// NameTable is a Names built from candidate strings, hashed the version 2
-// way (xxhash64 of the UTF-8 bytes). It remembers which source each name came
-// from and counts collisions between different candidates.
+// NameTable is a Names built from candidate strings. It indexes every
+// candidate under both hashes a BMD file may use: the version 2 hash
+// (xxhash64 of the UTF-8 bytes), which its own Lookup searches, and the
+// version 1 hash (Java's String.hashCode(), bmd.JavaHash), which the Names
+// returned by ForHash(bmd.HashJava) searches. It remembers which source each
+// name came from and counts collisions between different candidates.
 type NameTable struct {
-	byHash     map[uint64]entry
-	Sources    []string
-	Collisions int
-	used       map[int]uint64
+	byHash map[uint64]entry
+	// byJava is keyed by the Java hash (low 32 bits) and the UTF-8 length
+	// (high 32 bits): a version 1 file stores both, and the length tells
+	// apart many of the candidates a 32-bit hash confuses.
+	byJava  map[uint64]entry
+	Sources []string
+	// Collisions counts different candidates with the same xxhash64;
+	// JavaCollisions those with the same Java hash and UTF-8 length, once
+	// the Java-hash index is built (by ForHash(bmd.HashJava)).
+	Collisions     int
+	JavaCollisions int
+	used           map[int]uint64
 }
 
 type entry struct {
@@ -32,6 +45,8 @@ func (t *NameTable) Source(name string) func(string) {
 	return func(s string) { t.Add(s, idx) }
 }
 
+func javaKey(hash uint32, length uint64) uint64 { return length<<32 | uint64(hash) }
+
 // Add adds one candidate from source idx.
 func (t *NameTable) Add(s string, idx int) {
 	h := xxhash.Sum64String(s)
@@ -39,21 +54,78 @@ func (t *NameTable) Add(s string, idx int) {
 		if e.text != s {
 			t.Collisions++
 		}
-		return
+		return // a candidate seen before: its Java entry exists too
 	}
 	t.byHash[h] = entry{s, idx}
+	t.byJava = nil // built again when needed
+}
+
+// javaIndex builds the Java-hash index from the candidates, once: version
+// 2 files never need it. Of candidates with the same Java hash and length,
+// the one from the first source wins, then the smallest.
+func (t *NameTable) javaIndex() map[uint64]entry {
+	if t.byJava != nil {
+		return t.byJava
+	}
+	t.byJava = make(map[uint64]entry, len(t.byHash))
+	t.JavaCollisions = 0
+	for _, e := range t.byHash {
+		if len(e.text) > 0xFFFFFFFF {
+			continue
+		}
+		k := javaKey(uint32(bmd.JavaHash(e.text)), uint64(len(e.text)))
+		if o, ok := t.byJava[k]; ok {
+			t.JavaCollisions++
+			if o.source < e.source || o.source == e.source && o.text < e.text {
+				continue
+			}
+		}
+		t.byJava[k] = e
+	}
+	return t.byJava
 }
 
 // Len returns the number of distinct candidates.
 func (t *NameTable) Len() int { return len(t.byHash) }
 
-// Lookup implements Names.
+// Lookup implements Names for version 2 files (xxhash64).
 func (t *NameTable) Lookup(hash, length uint64) (string, bool) {
 	e, ok := t.byHash[hash]
 	if !ok || uint64(len(e.text)) != length {
 		return "", false
 	}
 	t.used[e.source]++
+	return e.text, true
+}
+
+// ForHash returns the Names that searches the table by the hash a file's
+// metadata names (bmd.Metadata.Hash): the table itself for xxhash64 (or an
+// empty name), the Java-hash index for bmd.HashJava, and nil (nothing is
+// recovered) for a hash it does not know.
+func (t *NameTable) ForHash(hash string) Names {
+	switch hash {
+	case "", bmd.HashXX64:
+		return t
+	case bmd.HashJava:
+		t.javaIndex()
+		return javaNames{t}
+	}
+	return nil
+}
+
+type javaNames struct{ t *NameTable }
+
+// Lookup finds the candidate whose Java hash is the low 32 bits of hash
+// and whose UTF-8 length is length.
+func (j javaNames) Lookup(hash, length uint64) (string, bool) {
+	if length > 0xFFFFFFFF {
+		return "", false
+	}
+	e, ok := j.t.javaIndex()[javaKey(uint32(hash), length)]
+	if !ok {
+		return "", false
+	}
+	j.t.used[e.source]++
 	return e.text, true
 }
 

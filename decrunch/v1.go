@@ -1,0 +1,524 @@
+package decrunch
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/heapcrunch/heapcrunch/bmd"
+	"github.com/heapcrunch/heapcrunch/hprof"
+)
+
+// Source is what Decrunch reads: a version 2 *bmd.Reader, or a version 1
+// file through NewV1Source, which presents its records as version 2
+// records.
+type Source interface {
+	Next() (*bmd.Record, error)
+	Metadata() bmd.Metadata
+	Layout(class uint64) ([]bmd.Field, bool)
+}
+
+// FillerName is the name of the instance fields that stand for the
+// primitive fields a version 1 file dropped (its "discarded field size"):
+// the original decruncher's name.
+const FillerName = "field_removed"
+
+// fillerSID is the string ID of FillerName in the records of a V1Source:
+// above every ID a version 1 file can use with 4-byte HPROF IDs.
+const fillerSID = 1<<29 - 1
+
+// maxV1Instance bounds the HPROF size of one instance decoded from a
+// version 1 file (kept fields and fillers): far above what a JVM allows,
+// far below what would exhaust memory.
+const maxV1Instance = 1 << 20
+
+// V1Source reads a BMD version 1 file and presents it as the version 2
+// records Decrunch writes, filling in what version 1 does not store
+// (spec/bmd.md §11.6):
+//
+//   - every class gets a LOAD CLASS record with a serial, unless the file
+//     has one for it (files written by this project keep them as LEGACY
+//     records);
+//   - the discarded primitive fields of a class become int and byte fields
+//     named "field_removed" after its kept fields, with zero values, so that
+//     instance sizes are kept;
+//   - every root becomes ROOT UNKNOWN; there is one heap dump, in the
+//     default heap; objects have stack trace serial 0;
+//   - LEGACY records are converted when their IDs mean something in the
+//     file (files written by this project, recognised by their first
+//     STRING, spec/bmd.md §11.5); in files of the original cruncher they
+//     hold the dump's original IDs, which nothing in the file maps, and
+//     those that hold IDs or serials are dropped.
+//
+// Warnings lists what was filled in or dropped.
+type V1Source struct {
+	r       *bmd.V1Reader
+	meta    bmd.Metadata
+	trusted bool // LEGACY records use the file's IDs (this project's marker)
+
+	held    *bmd.V1Record // first record, read by NewV1Source, not the marker
+	queue   []*bmd.Record
+	pending []*bmd.V1Class // class definitions read, not yet given out
+	rec     bmd.Record
+	lay     []bmd.Field
+	dec     hprof.BodyDecoder
+
+	inHeap, eof, fillerOut bool
+	loaded                 map[uint32]bool // classes with a LOAD CLASS given out
+	nextSerial             uint32
+	roots                  []uint32
+	rootAt                 int
+	sawRoots               bool
+
+	// counts for the warnings
+	nRoots, nSynth, nFiller, nLegacyLate uint64
+	dropped                              map[string]uint64
+	badLegacy                            map[string]uint64
+	badVersion                           bool
+}
+
+// NewV1Source reads the header (and the marker STRING, if any) of the
+// version 1 file in r.
+func NewV1Source(r io.Reader) (*V1Source, error) {
+	vr, err := bmd.NewV1Reader(r)
+	if err != nil {
+		return nil, err
+	}
+	s := &V1Source{r: vr, dec: hprof.BodyDecoder{IDSize: 4}, loaded: map[uint32]bool{}, nextSerial: 1,
+		dropped: map[string]uint64{}, badLegacy: map[string]uint64{}}
+	s.meta = bmd.Metadata{HPROFVersion: string(vr.Metadata()), IDSize: 4, Hash: bmd.HashJava}
+	if !plausibleVersion(vr.Metadata()) {
+		s.meta.HPROFVersion, s.badVersion = hprof.Version102, true
+	}
+	first, err := vr.Next()
+	switch {
+	case err == io.EOF:
+		s.eof = true
+	case err != nil:
+		return nil, err
+	case first.Tag == bmd.V1String && bmd.ParseV1Marker(first.Text, &s.meta):
+		s.meta.Hash = bmd.HashJava
+		s.trusted = true
+	default:
+		s.held = first
+	}
+	return s, nil
+}
+
+// plausibleVersion reports whether the metadata can be an HPROF header's
+// version text: printable ASCII, no NUL.
+func plausibleVersion(b []byte) bool {
+	if len(b) == 0 || len(b) > 64 {
+		return false
+	}
+	for _, c := range b {
+		if c < 0x20 || c > 0x7E {
+			return false
+		}
+	}
+	return true
+}
+
+// Metadata returns the file's metadata: the HPROF version text of its
+// header, and what this project's marker adds (identifier size, timestamp,
+// tool, options); the hash is always bmd.HashJava.
+func (s *V1Source) Metadata() bmd.Metadata { return s.meta }
+
+// Trusted reports whether the file carries this project's marker: its
+// LEGACY records were rewritten with the file's own IDs.
+func (s *V1Source) Trusted() bool { return s.trusted }
+
+// Layout returns the fields of the last INSTANCE returned by Next when
+// class is its class: the kept fields and fillers of each class of the
+// chain. It is valid until the next call to Next.
+func (s *V1Source) Layout(class uint64) ([]bmd.Field, bool) {
+	if s.rec.Kind == bmd.KindInstance && s.rec.Class == class {
+		return s.lay, true
+	}
+	return s.buildLayout(uint32(class), nil)
+}
+
+// buildLayout flattens the chain of class id, fillers included, into
+// s.lay; with vals it also builds the matching values (zero for fillers)
+// into s.rec.Values.
+func (s *V1Source) buildLayout(id uint32, vals []uint64) ([]bmd.Field, bool) {
+	s.lay = s.lay[:0]
+	out := s.rec.Values[:0]
+	i, size := 0, 0
+	ok := s.r.Chain(id, func(c *bmd.V1Class) bool {
+		for _, f := range c.Fields {
+			s.lay = append(s.lay, bmd.Field{Name: f.Name, Type: f.Type, Kept: true})
+			if vals != nil {
+				out = append(out, vals[i])
+			}
+			i++
+			size += typeSize(f.Type, s.meta.IDSize)
+		}
+		for _, f := range fillers(c.Discarded) {
+			s.lay = append(s.lay, f)
+			if vals != nil {
+				out = append(out, 0)
+			}
+		}
+		size += int(c.Discarded)
+		return size <= maxV1Instance
+	})
+	if vals != nil {
+		s.rec.Values = out
+	}
+	return s.lay, ok && size <= maxV1Instance
+}
+
+func typeSize(t bmd.Type, idSize int) int {
+	if t == bmd.Object {
+		return idSize
+	}
+	return t.Size()
+}
+
+// fillers returns the fields that stand for n bytes of discarded fields:
+// ints, then bytes for the rest, as the original decruncher made them.
+func fillers(n uint32) []bmd.Field {
+	fs := make([]bmd.Field, 0, n/4+3)
+	for ; n >= 4; n -= 4 {
+		fs = append(fs, bmd.Field{Name: fillerSID, Type: bmd.Int})
+	}
+	for ; n > 0; n-- {
+		fs = append(fs, bmd.Field{Name: fillerSID, Type: bmd.Byte})
+	}
+	return fs
+}
+
+func (s *V1Source) push(r bmd.Record) { s.queue = append(s.queue, &r) }
+
+// Next returns the next record, in the order Decrunch needs: LOAD CLASS
+// records and strings outside the heap dump, one heap dump for classes,
+// objects and roots.
+func (s *V1Source) Next() (*bmd.Record, error) {
+	for {
+		if len(s.queue) > 0 {
+			r := s.queue[0]
+			s.queue = s.queue[1:]
+			if len(s.queue) == 0 {
+				s.queue = nil
+			}
+			s.rec = *r
+			return &s.rec, nil
+		}
+		if s.rootAt < len(s.roots) {
+			s.rec = bmd.Record{Kind: bmd.KindRoot, Tag: 0xFF, Object: uint64(s.roots[s.rootAt]), Values: s.rec.Values[:0]}
+			s.rootAt++
+			return &s.rec, nil
+		}
+		if s.eof {
+			return nil, io.EOF
+		}
+		var v *bmd.V1Record
+		if s.held != nil {
+			v, s.held = s.held, nil
+		} else {
+			var err error
+			v, err = s.r.Next()
+			if err == io.EOF {
+				s.eof = true
+				s.flushClasses()
+				if s.inHeap {
+					s.push(bmd.Record{Kind: bmd.KindHeapDumpEnd})
+				}
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+		}
+		if v.Tag == bmd.V1ClassDefinition {
+			s.pending = append(s.pending, v.Class.Clone())
+			continue
+		}
+		s.flushClasses()
+		if len(s.queue) > 0 {
+			// What flushClasses queued goes first; come back for v.
+			s.requeue(v)
+			continue
+		}
+		if rec, err := s.convert(v); err != nil {
+			return nil, err
+		} else if rec != nil {
+			return rec, nil
+		}
+	}
+}
+
+// flushClasses queues the class definitions read so far: LOAD CLASS
+// records for those without one, the filler name, a HEAP DUMP if none is
+// open, then the CLASS records.
+func (s *V1Source) flushClasses() {
+	if len(s.pending) == 0 {
+		return
+	}
+	for _, c := range s.pending {
+		if !s.loaded[c.ID] {
+			s.loaded[c.ID] = true
+			s.nSynth++
+			s.push(bmd.Record{Kind: bmd.KindLoadClass, Serial: s.nextSerial, Class: uint64(c.ID), Name: uint64(c.Name)})
+			s.nextSerial++
+		}
+	}
+	if !s.fillerOut {
+		for _, c := range s.pending {
+			if c.Discarded > 0 {
+				s.push(bmd.Record{Kind: bmd.KindString, ID: fillerSID, Text: []byte(FillerName), Length: uint64(len(FillerName))})
+				s.fillerOut = true
+				break
+			}
+		}
+	}
+	s.openHeap()
+	for _, c := range s.pending {
+		d := bmd.Class{Index: uint64(c.ID), Super: uint64(c.Super), Constants: c.Constants, Statics: c.Statics}
+		size := 0
+		for _, f := range c.Fields {
+			d.Fields = append(d.Fields, bmd.Field{Name: f.Name, Type: f.Type, Kept: true})
+		}
+		if c.Discarded > 0 {
+			s.nFiller++
+			d.Fields = append(d.Fields, fillers(c.Discarded)...)
+		}
+		// The instance size is the size of an INSTANCE DUMP's data: the
+		// fields of the class and of its super classes, as HotSpot counts.
+		s.r.Chain(c.ID, func(k *bmd.V1Class) bool {
+			for _, f := range k.Fields {
+				size += typeSize(f.Type, s.meta.IDSize)
+			}
+			size += int(k.Discarded)
+			return size <= maxV1Instance
+		})
+		d.InstanceSize = uint32(min(size, maxV1Instance))
+		s.push(bmd.Record{Kind: bmd.KindClass, ID: uint64(c.ID), Def: d})
+	}
+	s.pending = s.pending[:0]
+}
+
+func (s *V1Source) openHeap() {
+	if !s.inHeap {
+		s.inHeap = true
+		s.push(bmd.Record{Kind: bmd.KindHeapDump, Segment: true})
+	}
+}
+
+func (s *V1Source) checkID(v uint32, what string, off int64) error {
+	if s.meta.IDSize == 4 && v >= fillerSID {
+		return &bmd.FormatError{Offset: off, Record: what, Msg: fmt.Sprintf("ID %d is too large for an HPROF file with 4-byte identifiers", v)}
+	}
+	return nil
+}
+
+// convert turns one version 1 record (not a class) into the record to
+// return, or queues records and returns nil.
+func (s *V1Source) convert(v *bmd.V1Record) (*bmd.Record, error) {
+	rec := &s.rec
+	*rec = bmd.Record{Offset: v.Offset, Values: rec.Values[:0], Elements: rec.Elements[:0], Frames: rec.Frames[:0]}
+	switch v.Tag {
+	case bmd.V1String, bmd.V1HashedString:
+		if err := s.checkID(v.ID, v.Tag.String(), v.Offset); err != nil {
+			return nil, err
+		}
+		rec.ID = uint64(v.ID)
+		if v.Tag == bmd.V1String {
+			rec.Kind, rec.Text, rec.Length = bmd.KindString, v.Text, uint64(len(v.Text))
+		} else {
+			rec.Kind, rec.Length, rec.Hash = bmd.KindHashedString, uint64(v.Length), uint64(uint32(v.Hash))
+		}
+	case bmd.V1InstanceDump:
+		if err := s.checkID(v.ID, v.Tag.String(), v.Offset); err != nil {
+			return nil, err
+		}
+		if !s.inHeap {
+			// The heap dump opens first; come back for this record.
+			s.openHeap()
+			return nil, s.requeue(v)
+		}
+		rec.Kind, rec.ID, rec.Class = bmd.KindInstance, uint64(v.ID), uint64(v.Of)
+		if _, ok := s.buildLayout(v.Of, v.Values); !ok {
+			return nil, &bmd.FormatError{Offset: v.Offset, Record: v.Tag.String(), Msg: fmt.Sprintf("instance of class %d larger than %d bytes", v.Of, maxV1Instance)}
+		}
+	case bmd.V1ObjectArray:
+		if err := s.checkID(v.ID, v.Tag.String(), v.Offset); err != nil {
+			return nil, err
+		}
+		if !s.inHeap {
+			s.openHeap()
+			return nil, s.requeue(v)
+		}
+		rec.Kind, rec.ID, rec.Class, rec.Count = bmd.KindObjectArray, uint64(v.ID), uint64(v.Of), uint32(len(v.IDs))
+		for _, e := range v.IDs {
+			rec.Elements = append(rec.Elements, uint64(e))
+		}
+	case bmd.V1PrimitiveArray:
+		if err := s.checkID(v.ID, v.Tag.String(), v.Offset); err != nil {
+			return nil, err
+		}
+		if !s.inHeap {
+			s.openHeap()
+			return nil, s.requeue(v)
+		}
+		rec.Kind, rec.ID, rec.Type, rec.Count = bmd.KindPrimitiveArray, uint64(v.ID), v.Type, v.Count
+	case bmd.V1RootObjects:
+		if !s.inHeap {
+			s.openHeap()
+			return nil, s.requeue(v)
+		}
+		s.sawRoots = true
+		s.nRoots += uint64(len(v.IDs))
+		s.roots = append(s.roots[:0], v.IDs...)
+		s.rootAt = 0
+		return nil, nil
+	case bmd.V1Legacy:
+		return s.legacy(v)
+	}
+	return rec, nil
+}
+
+// requeue keeps a record for after the queued records; its data is copied
+// out of the reader's buffers.
+func (s *V1Source) requeue(v *bmd.V1Record) error {
+	c := *v
+	c.Values = append([]uint64(nil), v.Values...)
+	c.IDs = append([]uint32(nil), v.IDs...)
+	c.Text = append([]byte(nil), v.Text...)
+	s.held = &c
+	return nil
+}
+
+// legacy converts a LEGACY record. In a file with this project's marker the
+// bodies use the file's IDs at 4 bytes and are converted to records; in
+// other files only records without IDs or serials are kept.
+func (s *V1Source) legacy(v *bmd.V1Record) (*bmd.Record, error) {
+	rec := &s.rec
+	tag := hprof.Tag(v.HTag)
+	hr := hprof.Record{Tag: tag, Offset: v.Offset, Length: uint32(len(v.Text))}
+	if !s.trusted {
+		switch tag {
+		case hprof.TagHeapSummary, hprof.TagControlSettings:
+			rec.Kind, rec.Tag, rec.Text = bmd.KindRawRecord, v.HTag, v.Text
+			return rec, nil
+		}
+		s.dropped[tag.String()]++
+		return nil, nil
+	}
+	bad := func(err error) (*bmd.Record, error) {
+		s.badLegacy[tag.String()]++
+		return nil, nil
+	}
+	switch tag {
+	case hprof.TagLoadClass:
+		lc, err := s.dec.LoadClass(hr, v.Text)
+		if err != nil || len(v.Text) != 16 {
+			return bad(err)
+		}
+		if s.loaded[uint32(lc.ClassID)] {
+			// a LOAD CLASS was made up for it already
+			s.nLegacyLate++
+			return nil, nil
+		}
+		s.loaded[uint32(lc.ClassID)] = true
+		if lc.Serial >= s.nextSerial {
+			s.nextSerial = lc.Serial + 1
+		}
+		rec.Kind, rec.Serial, rec.Class, rec.Trace, rec.Name = bmd.KindLoadClass, lc.Serial, lc.ClassID, lc.StackTrace, lc.Name
+	case hprof.TagUnloadClass, hprof.TagEndThread:
+		serial, err := s.dec.Serial(hr, v.Text)
+		if err != nil || len(v.Text) != 4 {
+			return bad(err)
+		}
+		rec.Kind, rec.Serial = bmd.KindUnloadClass, serial
+		if tag == hprof.TagEndThread {
+			rec.Kind = bmd.KindEndThread
+		}
+	case hprof.TagStackFrame:
+		f, err := s.dec.StackFrame(hr, v.Text)
+		if err != nil || len(v.Text) != 24 {
+			return bad(err)
+		}
+		rec.Kind, rec.ID, rec.Method, rec.Signature, rec.Source, rec.ClassSerial, rec.Line = bmd.KindStackFrame, f.ID, f.Method, f.Signature, f.SourceFile, f.Class, f.Line
+	case hprof.TagStackTrace:
+		t, err := s.dec.StackTrace(hr, v.Text, rec.Frames)
+		if err != nil || len(v.Text) != 12+4*len(t.Frames) {
+			return bad(err)
+		}
+		rec.Kind, rec.Serial, rec.Thread, rec.Frames = bmd.KindStackTrace, t.Serial, t.Thread, t.Frames
+	case hprof.TagStartThread:
+		t, err := s.dec.StartThread(hr, v.Text)
+		if err != nil || len(v.Text) != 24 {
+			return bad(err)
+		}
+		rec.Kind, rec.Serial, rec.Object, rec.Trace, rec.Name, rec.Group, rec.Parent = bmd.KindStartThread, t.Serial, t.Object, t.StackTrace, t.Name, t.Group, t.ParentGroup
+	case hprof.TagString, hprof.TagHeapDump, hprof.TagHeapDumpSegment, hprof.TagHeapDumpEnd:
+		// never written by this project: an HPROF heap dump inside would
+		// need its IDs mapped
+		return bad(nil)
+	default:
+		rec.Kind, rec.Tag, rec.Text = bmd.KindRawRecord, v.HTag, v.Text
+	}
+	return rec, nil
+}
+
+// Warnings lists what decrunching a version 1 file filled in or dropped,
+// one line per kind, once the file has been read.
+func (s *V1Source) Warnings() []string {
+	var out []string
+	if s.nRoots > 0 {
+		out = append(out, fmt.Sprintf("%d GC roots written as ROOT UNKNOWN: BMD v1 does not record root kinds", s.nRoots))
+	}
+	if !s.sawRoots && s.eof {
+		out = append(out, "no ROOT OBJECTS record: the file may be truncated (the original cruncher writes it last)")
+	}
+	if s.nSynth > 0 {
+		out = append(out, fmt.Sprintf("%d classes given a LOAD CLASS record with a new serial: BMD v1 did not keep theirs", s.nSynth))
+	}
+	if s.nFiller > 0 {
+		out = append(out, fmt.Sprintf("%d classes have int and byte fields named %s standing for the primitive fields BMD v1 dropped (values 0)", s.nFiller, FillerName))
+	}
+	if s.nLegacyLate > 0 {
+		out = append(out, fmt.Sprintf("%d LOAD CLASS records dropped: they came after their class", s.nLegacyLate))
+	}
+	if len(s.dropped) > 0 {
+		out = append(out, "legacy records dropped, their IDs and serials are the original dump's, which the file does not map: "+countList(s.dropped))
+	}
+	if len(s.badLegacy) > 0 {
+		out = append(out, "malformed legacy records dropped: "+countList(s.badLegacy))
+	}
+	if s.badVersion {
+		out = append(out, fmt.Sprintf("the header's metadata %q is not an HPROF version: wrote %s", s.r.Metadata(), hprof.Version102))
+	}
+	return out
+}
+
+func countList(m map[string]uint64) string {
+	var l []string
+	for k, n := range m {
+		l = append(l, fmt.Sprintf("%s ×%d", k, n))
+	}
+	sort.Strings(l)
+	return strings.Join(l, ", ")
+}
+
+// DecrunchV1 decrunches the version 1 file in r: Decrunch of a V1Source.
+// A *NameTable given as opt.Names is searched with Java's hash. The
+// returned Stats list in Warnings what version 1 did not carry.
+func DecrunchV1(r io.Reader, out io.Writer, opt Options) (*Stats, error) {
+	src, err := NewV1Source(r)
+	if err != nil {
+		return nil, err
+	}
+	if t, ok := opt.Names.(*NameTable); ok {
+		opt.Names = t.ForHash(bmd.HashJava)
+	}
+	st, err := Decrunch(src, out, opt)
+	if err != nil {
+		return nil, err
+	}
+	st.Warnings = append(st.Warnings, src.Warnings()...)
+	return st, nil
+}
