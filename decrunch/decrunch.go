@@ -50,11 +50,12 @@ type Stats struct {
 	Roots     uint64
 	OutBytes  int64
 	Salvaged  error // with Options.Salvage: the damage that ended the input, or nil
+	Metadata  bmd.Metadata
+	Warnings  []string // what the input's format could not carry and was filled in (version 1)
+
 	// Uses of names renamed by Options.Mapping, and uses that could not be
 	// renamed (a class definition read inside a heap dump).
 	RenamedClasses, RenamedFields, RenamedMethods, RenameMissed uint64
-	Metadata  bmd.Metadata
-	Warnings  []string // what the input's format could not carry and was filled in (version 1)
 }
 
 // HPROF IDs written: objects at multiples of 8, strings and frames in their
