@@ -13,6 +13,7 @@ import (
 	"github.com/heapcrunch/heapcrunch/bmd"
 	"github.com/heapcrunch/heapcrunch/crunch"
 	"github.com/heapcrunch/heapcrunch/internal/fuzzseed"
+	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // seedBMDs returns small version 2 files: the fuzz seed dumps (cut from the
@@ -345,5 +346,62 @@ func sortRootRuns(recs []string) {
 		}
 		sort.Strings(recs[i:j])
 		i = j
+	}
+}
+
+// TestLayoutMemoryBounded: super links that loop, or make one long chain,
+// must not make the reader allocate more than a multiple of its input.
+// Before the fix, 16 KB describing 1,000 classes whose supers enter a
+// two-class loop made the reader allocate 670 MB (each chain repeated the
+// loop's fields once per class, and every chain was cached).
+func TestLayoutMemoryBounded(t *testing.T) {
+	fields := make([]bmd.Field, 10)
+	for i := range fields {
+		fields[i] = bmd.Field{Name: 1, Type: bmd.Int}
+	}
+	for _, shape := range []string{"loop", "line"} {
+		const k = 2000
+		var b bytes.Buffer
+		w, _ := bmd.NewWriter(&b, &bmd.Metadata{IDSize: 4})
+		if shape == "loop" {
+			// Classes 1 and 2 are each other's super; all others extend 1.
+			w.Class(&bmd.Class{Super: 2, Fields: fields})
+			w.Class(&bmd.Class{Super: 1, Fields: fields})
+			for i := 0; i < k; i++ {
+				w.Class(&bmd.Class{Super: 1})
+			}
+		} else {
+			// Each class extends the previous one.
+			for i := 0; i < k; i++ {
+				w.Class(&bmd.Class{Super: uint64(i), Fields: fields[:2]})
+			}
+		}
+		w.Flush()
+		n := uint64(w.Objects())
+		for i := uint64(1); i <= n; i++ {
+			b.Write(protowire.AppendVarint([]byte{byte(bmd.KindInstance)}, i)) // every field dropped: no bytes
+		}
+		data := b.Bytes()
+		before := totalAlloc()
+		r, err := bmd.NewReader(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			if _, err := r.Next(); err != nil {
+				if !errors.Is(err, io.ErrUnexpectedEOF) {
+					t.Fatalf("%s: %v", shape, err)
+				}
+				break
+			}
+		}
+		got := totalAlloc() - before
+		t.Logf("%s: %d bytes read, %d allocated", shape, len(data), got)
+		if got > allocBound(len(data))+16<<20 {
+			t.Fatalf("%s: reading %d bytes allocated %d", shape, len(data), got)
+		}
+		if ch, _ := r.Layout(2); shape == "loop" && len(ch) != 2*len(fields) {
+			t.Fatalf("class 2 of a loop has %d fields in its layout, want %d (each class once)", len(ch), 2*len(fields))
+		}
 	}
 }
