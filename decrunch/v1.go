@@ -66,6 +66,7 @@ type V1Source struct {
 
 	inHeap, eof, fillerOut bool
 	loaded                 map[uint32]bool // classes with a LOAD CLASS given out
+	synth                  map[uint32]bool // classes given a made-up LOAD CLASS
 	nextSerial             uint32
 	roots                  []uint32
 	rootAt                 int
@@ -85,7 +86,7 @@ func NewV1Source(r io.Reader) (*V1Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &V1Source{r: vr, dec: hprof.BodyDecoder{IDSize: 4}, loaded: map[uint32]bool{}, nextSerial: 1,
+	s := &V1Source{r: vr, dec: hprof.BodyDecoder{IDSize: 4}, loaded: map[uint32]bool{}, synth: map[uint32]bool{}, nextSerial: 1,
 		dropped: map[string]uint64{}, badLegacy: map[string]uint64{}}
 	s.meta = bmd.Metadata{HPROFVersion: string(vr.Metadata()), IDSize: 4, Hash: bmd.HashJava}
 	if !plausibleVersion(vr.Metadata()) {
@@ -259,7 +260,7 @@ func (s *V1Source) flushClasses() {
 	}
 	for _, c := range s.pending {
 		if !s.loaded[c.ID] {
-			s.loaded[c.ID] = true
+			s.loaded[c.ID], s.synth[c.ID] = true, true
 			s.nSynth++
 			s.push(bmd.Record{Kind: bmd.KindLoadClass, Serial: s.nextSerial, Class: uint64(c.ID), Name: uint64(c.Name)})
 			s.nextSerial++
@@ -417,7 +418,7 @@ func (s *V1Source) legacy(v *bmd.V1Record) (*bmd.Record, error) {
 		if err != nil || len(v.Text) != 16 {
 			return bad(err)
 		}
-		if s.loaded[uint32(lc.ClassID)] {
+		if s.synth[uint32(lc.ClassID)] {
 			// a LOAD CLASS was made up for it already
 			s.nLegacyLate++
 			return nil, nil

@@ -184,7 +184,21 @@ func run(c *cli.Context) error {
 	defer dec.Close()
 	br := bufio.NewReaderSize(dec, 1<<20)
 	head, _ := br.Peek(64)
-	r, err := bmd.NewReader(br)
+	var r decrunch.Source
+	var v1 *decrunch.V1Source
+	if len(head) > 0 && head[0] == bmd.Version1 {
+		// BMD version 1, from the original 2014 tools (or crunch --format v1)
+		v1, err = decrunch.NewV1Source(br)
+		r = v1
+	} else {
+		r, err = bmd.NewReader(br)
+	}
+	if err == nil {
+		opt.Names = names.ForHash(r.Metadata().Hash)
+		if opt.Names == nil && !c.Bool("quiet") {
+			fmt.Fprintf(os.Stderr, "decrunch: %s: names hashed with %q, which this decrunch does not know: none recovered\n", inName, r.Metadata().Hash)
+		}
+	}
 	if err != nil {
 		if what := cliutil.Sniff(head); errors.Is(err, bmd.ErrNotBMD) && what != "" && what != "a BMD file" {
 			if what == "an HPROF heap dump" {
@@ -210,6 +224,14 @@ func run(c *cli.Context) error {
 		}
 		return fmt.Errorf("%s: %w", inName, err)
 	}
+	if v1 != nil {
+		st.Warnings = append(st.Warnings, v1.Warnings()...)
+	}
+	if !c.Bool("quiet") {
+		for _, w := range st.Warnings {
+			fmt.Fprintf(os.Stderr, "decrunch: %s: BMD v1: %s\n", inName, w)
+		}
+	}
 	if st.Salvaged != nil && !c.Bool("quiet") {
 		fmt.Fprintf(os.Stderr, "decrunch: %s: salvaged %d objects and %d roots before the damage: %v\n", inName, st.Objects, st.Roots, st.Salvaged)
 	}
@@ -224,7 +246,11 @@ func run(c *cli.Context) error {
 		for _, k := range keys {
 			fmt.Fprintf(os.Stderr, "  recovered from %s: %d\n", k, from[k])
 		}
-		fmt.Fprintf(os.Stderr, "candidates: %d distinct, %d hash collisions between different candidates\n", names.Len(), names.Collisions)
+		if v1 != nil {
+			fmt.Fprintf(os.Stderr, "candidates: %d distinct, %d Java hash collisions (same hash and length) between different candidates\n", names.Len(), names.JavaCollisions)
+		} else {
+			fmt.Fprintf(os.Stderr, "candidates: %d distinct, %d hash collisions between different candidates\n", names.Len(), names.Collisions)
+		}
 		if c.String("mapping") != "" {
 			fmt.Fprintf(os.Stderr, "mapping: renamed %d class, %d field and %d method name uses", st.RenamedClasses, st.RenamedFields, st.RenamedMethods)
 			if st.RenameMissed > 0 {

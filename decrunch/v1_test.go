@@ -1,0 +1,438 @@
+package decrunch
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/heapcrunch/heapcrunch/apkstrings"
+	"github.com/heapcrunch/heapcrunch/bmd"
+	"github.com/heapcrunch/heapcrunch/crunch"
+	"github.com/heapcrunch/heapcrunch/hprof"
+	"github.com/heapcrunch/heapcrunch/internal/heapstat"
+	"github.com/heapcrunch/heapcrunch/internal/testutil"
+)
+
+func crunchV1Bytes(t testing.TB, src []byte, opt crunch.Options) []byte {
+	t.Helper()
+	var out bytes.Buffer
+	if _, err := crunch.CrunchV1(bytes.NewReader(src), &out, opt, nil); err != nil {
+		t.Fatalf("crunch --format v1: %v", err)
+	}
+	return out.Bytes()
+}
+
+func decrunchV1Bytes(t testing.TB, b []byte, opt Options) ([]byte, *Stats) {
+	t.Helper()
+	var out bytes.Buffer
+	st, err := DecrunchV1(bytes.NewReader(b), &out, opt)
+	if err != nil {
+		t.Fatalf("decrunch v1: %v", err)
+	}
+	return out.Bytes(), st
+}
+
+// v1Diff compares two summaries on what BMD version 1 carries: classes by
+// name, instances, references, array lengths, payload sizes, statics and
+// their references, and the number of roots (not their kinds).
+func v1Diff(want, got *heapstat.Summary) []string {
+	var d []string
+	if want.Objects != got.Objects {
+		d = append(d, fmt.Sprintf("objects %d vs %d", want.Objects, got.Objects))
+	}
+	if want.Version != got.Version || want.IDSize != got.IDSize {
+		d = append(d, fmt.Sprintf("header %s/%d vs %s/%d", want.Version, want.IDSize, got.Version, got.IDSize))
+	}
+	var wr, gr int64
+	for _, n := range want.Roots {
+		wr += n
+	}
+	for _, n := range got.Roots {
+		gr += n
+	}
+	if wr != gr {
+		d = append(d, fmt.Sprintf("roots %d vs %d", wr, gr))
+	}
+	for k, g := range got.Roots {
+		if k != hprof.SubTag(0xFF).String() && g > 0 {
+			d = append(d, fmt.Sprintf("%d roots of kind %s", g, k))
+		}
+	}
+	names := map[string]bool{}
+	for k := range want.Classes {
+		names[k] = true
+	}
+	for k := range got.Classes {
+		names[k] = true
+	}
+	for k := range names {
+		w, g := want.Classes[k], got.Classes[k]
+		if w == nil || g == nil {
+			d = append(d, fmt.Sprintf("class %s: %v vs %v", k, w, g))
+			continue
+		}
+		if w.Instances != g.Instances || w.Refs != g.Refs || w.Elements != g.Elements || w.PayloadBytes != g.PayloadBytes ||
+			w.Statics != g.Statics || w.StaticRefs != g.StaticRefs {
+			d = append(d, fmt.Sprintf("class %s: %+v vs %+v", k, *w, *g))
+		}
+	}
+	sort.Strings(d)
+	return d
+}
+
+// TestV1RoundTrip: crunch --format v1 --keep-strings, then decrunch, gives
+// the dump's classes, instances, references, array lengths and payload
+// sizes, statics and root count; and what BMD version 1 cannot carry is
+// what differs from the version 2 path (root kinds, class loaders, the
+// order and names of dropped fields).
+func TestV1RoundTrip(t *testing.T) {
+	inputs := roundTripInputs(t)
+	if p := testutil.Fixture("sample32.hprof.gz"); !strings.Contains(strings.Join(inputs, " "), p) {
+		inputs = append(inputs, p)
+	}
+	for _, p := range inputs {
+		t.Run(filepath.Base(p), func(t *testing.T) {
+			src := testutil.ReadAll(t, p)
+			b := crunchV1Bytes(t, src, crunch.Options{KeepStrings: true})
+			checkOnlyV1Tags(t, b)
+			out, st := decrunchV1Bytes(t, b, Options{})
+			want, err := heapstat.Summarize(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := heapstat.Summarize(out)
+			if err != nil {
+				t.Fatalf("output does not read back: %v", err)
+			}
+			if d := v1Diff(want, got); len(d) > 0 {
+				if len(d) > 20 {
+					d = d[:20]
+				}
+				t.Fatalf("v1 round trip differs:\n%s", strings.Join(d, "\n"))
+			}
+			if st.Metadata.Hash != bmd.HashJava || st.Metadata.Timestamp == 0 && want.Version != "" {
+				t.Errorf("metadata %+v", st.Metadata)
+			}
+			if len(st.Warnings) == 0 {
+				t.Error("no warning about root kinds")
+			}
+			// Against the version 2 path: the same summary but for root
+			// kinds and class layouts.
+			v2, _ := decrunchBytes(t, crunchBytes(t, src, crunch.Options{KeepStrings: true}), Options{})
+			s2, err := heapstat.Summarize(v2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := v1Diff(s2, got); len(d) > 0 {
+				t.Errorf("v1 and v2 paths differ:\n%s", strings.Join(d[:min(len(d), 20)], "\n"))
+			}
+			t.Logf("%d bytes -> %d BMD v1 -> %d HPROF, %d objects; warnings: %q", len(src), len(b), len(out), got.Objects, st.Warnings)
+		})
+	}
+}
+
+// checkOnlyV1Tags reads a version 1 file and checks what the original
+// reader needs: tags 1 to 8 only, the HPROF version text as metadata, every
+// super class defined, ROOT OBJECTS last.
+func checkOnlyV1Tags(t *testing.T, b []byte) {
+	t.Helper()
+	r, err := bmd.NewV1Reader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(r.Metadata()), "JAVA PROFILE 1.0.") {
+		t.Errorf("metadata %q", r.Metadata())
+	}
+	classes := map[uint32]bool{}
+	var supers []uint32
+	last := bmd.V1Tag(0)
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.Tag < 1 || rec.Tag > 8 {
+			t.Fatalf("tag %d", rec.Tag)
+		}
+		if rec.Tag == bmd.V1ClassDefinition {
+			classes[rec.Class.ID] = true
+			if rec.Class.Super != 0 {
+				supers = append(supers, rec.Class.Super)
+			}
+		}
+		if rec.Tag == bmd.V1Legacy {
+			switch rec.HTag {
+			case 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x0A, 0x0B, 0x0D, 0x0E:
+			default:
+				t.Errorf("LEGACY record of HPROF tag %#x", rec.HTag)
+			}
+		}
+		last = rec.Tag
+	}
+	for _, s := range supers {
+		if !classes[s] {
+			t.Errorf("super class %d is not defined", s)
+		}
+	}
+	if last != bmd.V1RootObjects {
+		t.Errorf("last record %s", last)
+	}
+}
+
+// TestV1NameRecoveryLibUser: names hashed the version 1 way (Java's hash)
+// come back from the library and program jars as they do for version 2.
+func TestV1NameRecoveryLibUser(t *testing.T) {
+	dir := testutil.Fixture("libuser")
+	src := testutil.ReadAll(t, filepath.Join(dir, "libuser.hprof.gz"))
+	names := NewNameTable()
+	sources := []string{filepath.Join(dir, "lib.jar"), filepath.Join(dir, "libuser-app.jar")}
+	if jmod := javaBaseJmod(); jmod != "" {
+		sources = append(sources, jmod)
+	}
+	for _, p := range sources {
+		add := names.Source(filepath.Base(p))
+		if _, err := apkstrings.ReadJAR(p, func(s string) { apkstrings.Spellings(s, add) }); err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+	}
+	out1, st1 := decrunchV1Bytes(t, crunchV1Bytes(t, src, crunch.Options{}), Options{Names: names})
+	out2, st2 := decrunchBytes(t, crunchBytes(t, src, crunch.Options{}), Options{Names: names})
+	s1, err := heapstat.Summarize(out1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2, err := heapstat.Summarize(out2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name := range s2.Classes {
+		if _, ok := s1.Classes[name]; !ok && !strings.HasPrefix(name, "unknown$") {
+			t.Errorf("class %s recovered from version 2, not from version 1", name)
+		}
+	}
+	for _, want := range []string{"org.example.lib.Node$Cursor", "LibUser$Holder"} {
+		found := false
+		for name := range s1.Classes {
+			found = found || strings.ReplaceAll(name, "/", ".") == want
+		}
+		if !found {
+			t.Errorf("class %s not recovered from version 1", want)
+		}
+	}
+	t.Logf("v1: %d recovered, %d missing, %d Java collisions; v2: %d recovered, %d missing", st1.Recovered, st1.Missing, names.JavaCollisions, st2.Recovered, st2.Missing)
+	if st1.Recovered+uint64(names.JavaCollisions) < st2.Recovered {
+		t.Errorf("version 1 recovered %d names, version 2 %d", st1.Recovered, st2.Recovered)
+	}
+}
+
+func be32(v ...uint32) []byte {
+	var b []byte
+	for _, x := range v {
+		b = binary.BigEndian.AppendUint32(b, x)
+	}
+	return b
+}
+
+// originalStyleFile is a version 1 file as the original cruncher wrote it:
+// no marker, LEGACY records with the dump's original IDs, classes in dump
+// order (a super class after its subclass), the roots last.
+func originalStyleFile(t testing.TB) []byte {
+	var out bytes.Buffer
+	w, _ := bmd.NewV1Writer(&out, []byte("JAVA PROFILE 1.0.3"))
+	w.String(1, []byte("java.lang.Object"))
+	w.HashedString(2, 24, bmd.JavaHash("com.example.MainActivity"))
+	w.HashedString(3, 5, bmd.JavaHash("mView"))
+	w.HashedString(4, 6, bmd.JavaHash("mCount"))
+	w.Legacy(0x0E, be32(0, 0)[:6])                                        // CONTROL SETTINGS: kept
+	w.Legacy(0x04, be32(0x70001000, 0x400123, 0x400124, 0x400125, 7, 42)) // STACK FRAME: original IDs
+	w.Legacy(0x05, be32(1, 1, 1, 0x70001000))                             // STACK TRACE
+	w.Legacy(0x0A, be32(1, 0x12c04000, 1, 0x400200, 0x400201, 0))         // START THREAD
+	w.Class(&bmd.V1Class{ID: 5, Super: 6, Name: 2, Fields: []bmd.Field{{Name: 3, Type: bmd.Object}}, Discarded: 6,
+		Statics: []bmd.Static{{Name: 4, Type: bmd.Int, Value: 0}}})
+	w.Class(&bmd.V1Class{ID: 6, Name: 1})
+	w.Instance(7, 5, []uint64{8})
+	w.ObjectArray(8, 6, []uint32{7, 0})
+	w.PrimitiveArray(9, bmd.Char, 3)
+	w.RootObjects([]uint32{7, 9})
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
+}
+
+// TestV1OriginalToolFile: a file of the original cruncher gives a valid
+// HPROF: LOAD CLASS made up, fillers for the discarded fields, roots as
+// ROOT UNKNOWN, legacy records whose IDs mean nothing dropped, and
+// warnings that say so.
+func TestV1OriginalToolFile(t *testing.T) {
+	out, st := decrunchV1Bytes(t, originalStyleFile(t), Options{})
+	if err := readAllHPROF(out); err != nil {
+		t.Fatal(err)
+	}
+	s, err := heapstat.Summarize(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	act := s.Classes[Placeholder(uint64(uint32(bmd.JavaHash("com.example.MainActivity"))))]
+	if act == nil || act.Instances != 1 || act.Refs != 1 || act.PayloadBytes != 4+6 || act.Fields != 1+3 {
+		t.Errorf("MainActivity: %+v (classes %v)", act, s.Classes)
+	}
+	if s.Roots["ROOT UNKNOWN"] != 2 || s.Objects != 3 || s.Version != "JAVA PROFILE 1.0.3" || s.IDSize != 4 {
+		t.Errorf("summary %+v", s)
+	}
+	all := strings.Join(st.Warnings, "\n")
+	for _, w := range []string{"2 GC roots written as ROOT UNKNOWN", "2 classes given a LOAD CLASS", "field_removed",
+		"STACK FRAME ×1", "STACK TRACE ×1", "START THREAD ×1"} {
+		if !strings.Contains(all, w) {
+			t.Errorf("warnings lack %q:\n%s", w, all)
+		}
+	}
+	// No record of the output uses the original IDs.
+	for _, id := range []uint32{0x70001000, 0x400123, 0x12c04000} {
+		if bytes.Contains(out, be32(id)) {
+			t.Errorf("original ID %#x in the output", id)
+		}
+	}
+	// CONTROL SETTINGS is kept.
+	if !bytes.Contains(out, append([]byte{0x0E, 0, 0, 0, 0, 0, 0, 0, 6}, 0, 0, 0, 0, 0, 0)) {
+		t.Error("CONTROL SETTINGS not kept")
+	}
+}
+
+// TestV1OwnLegacyRecords: the LEGACY records crunch --format v1 writes
+// (LOAD CLASS with serials, frames, traces, threads) come back as records,
+// so that decrunch of a v1 file keeps stack traces and class serials.
+func TestV1OwnLegacyRecords(t *testing.T) {
+	src := testutil.ReadAll(t, testutil.Fixture("sample.hprof.gz"))
+	b := crunchV1Bytes(t, src, crunch.Options{KeepStrings: true})
+	out, st := decrunchV1Bytes(t, b, Options{})
+	count := func(data []byte) map[hprof.Tag]int {
+		m := map[hprof.Tag]int{}
+		r, err := hprof.NewReader(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			rec, err := r.Next()
+			if err == io.EOF {
+				return m
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			m[rec.Tag]++
+		}
+	}
+	want, got := count(src), count(out)
+	for _, tag := range []hprof.Tag{hprof.TagStackFrame, hprof.TagStackTrace, hprof.TagStartThread, hprof.TagLoadClass} {
+		if want[tag] != got[tag] {
+			t.Errorf("%s: %d in the dump, %d after v1", tag, want[tag], got[tag])
+		}
+	}
+	if st.Metadata.IDSize != 8 || st.Metadata.Options != "--keep-strings" {
+		t.Errorf("the marker's metadata was not read: %+v", st.Metadata)
+	}
+	for _, w := range st.Warnings {
+		if strings.Contains(w, "LOAD CLASS") || strings.Contains(w, "legacy") {
+			t.Errorf("unexpected warning %q", w)
+		}
+	}
+}
+
+// TestV1BadInput: damaged version 1 input gives an error with an offset,
+// and --salvage writes what precedes the damage.
+func TestV1BadInput(t *testing.T) {
+	good := originalStyleFile(t)
+	for _, c := range []struct {
+		name string
+		in   []byte
+		want string
+	}{
+		{"truncated", good[:len(good)-3], "truncated in ROOT OBJECTS record at offset"},
+		{"unknown tag", append(append([]byte{}, good...), 0x09), "unknown record tag 9"},
+		{"corrupt varint", append(append([]byte{}, good...), 0x01, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01), "corrupt varint"},
+	} {
+		_, err := DecrunchV1(bytes.NewReader(c.in), io.Discard, Options{})
+		var fe *bmd.FormatError
+		if err == nil || !errors.As(err, &fe) || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "at offset") {
+			t.Errorf("%s: %v", c.name, err)
+		}
+		var out bytes.Buffer
+		st, err := DecrunchV1(bytes.NewReader(c.in), &out, Options{Salvage: true})
+		if err != nil || st.Salvaged == nil {
+			t.Errorf("%s salvage: %v %v", c.name, st, err)
+			continue
+		}
+		if err := readAllHPROF(out.Bytes()); err != nil {
+			t.Errorf("%s salvage: output does not read: %v", c.name, err)
+		}
+	}
+	// Every cut of a real file is an error or a clean end, never a panic.
+	src := testutil.ReadAll(t, testutil.Fixture("sample32.hprof.gz"))
+	b := crunchV1Bytes(t, src, crunch.Options{})
+	for n := 0; n < len(b); n += 1 + len(b)/200 {
+		DecrunchV1(bytes.NewReader(b[:n]), io.Discard, Options{})
+	}
+}
+
+func TestNameTableForHash(t *testing.T) {
+	tb := NewNameTable()
+	add := tb.Source("test")
+	for _, s := range []string{"mDestroyed", "com.example.MainActivity", "Aa", "BB", "été"} {
+		add(s)
+	}
+	j := tb.ForHash(bmd.HashJava)
+	for _, s := range []string{"mDestroyed", "com.example.MainActivity", "été"} {
+		got, ok := j.Lookup(uint64(uint32(bmd.JavaHash(s))), uint64(len(s)))
+		if !ok || got != s {
+			t.Errorf("Java lookup of %q: %q %v", s, got, ok)
+		}
+	}
+	// "Aa" and "BB" share Java's hash and length: the smaller wins.
+	if got, _ := j.Lookup(uint64(uint32(bmd.JavaHash("Aa"))), 2); got != "Aa" || tb.JavaCollisions != 1 {
+		t.Errorf("collision: %q, %d collisions", got, tb.JavaCollisions)
+	}
+	if _, ok := j.Lookup(uint64(uint32(bmd.JavaHash("mDestroyed"))), 9); ok {
+		t.Error("a wrong length matched")
+	}
+	if tb.ForHash(bmd.HashXX64) != Names(tb) || tb.ForHash("") != Names(tb) || tb.ForHash("md5") != nil {
+		t.Error("ForHash")
+	}
+}
+
+// readAllHPROF reads every record and sub-record of an HPROF file.
+func readAllHPROF(b []byte) error {
+	r, err := hprof.NewReader(bytes.NewReader(b))
+	if err != nil {
+		return err
+	}
+	var s hprof.SubRecord
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if !rec.Tag.IsHeapDump() {
+			continue
+		}
+		for {
+			if err := r.NextSub(&s); err == io.EOF {
+				break
+			} else if err != nil {
+				return err
+			}
+		}
+	}
+}
