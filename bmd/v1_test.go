@@ -318,7 +318,7 @@ func specExample(t testing.TB) []byte {
 	w.HashedString(4, 5, JavaHash("sRoot"))
 	w.Class(&V1Class{ID: 1, Name: 1})
 	w.Class(&V1Class{ID: 2, Super: 1, Name: 2,
-		Statics:   []Static{{Name: 4, Type: Object, Value: 4}, {Name: 3, Type: Int, Value: 0}},
+		Statics:   []Static{{Name: 4, Type: Object, Value: 4}},
 		Fields:    []Field{{Name: 3, Type: Boolean}},
 		Discarded: 12})
 	w.Instance(3, 2, []uint64{1})
@@ -342,7 +342,7 @@ func TestV1SpecExample(t *testing.T) {
 		02 03 0a ac c0 8b 89 ff ff ff ff ff 01
 		02 04 05 f5 87 ee 33
 		03 01 00 01 00 00 00 00
-		03 02 01 02 00 02 04 00 04 03 01 00 01 03 02 0c
+		03 02 01 02 00 01 04 00 04 01 03 02 0c
 		04 03 02 01
 		06 04 01 02 03 00
 		07 05 04 ac 02
