@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"runtime/metrics"
+	"strings"
 	"testing"
 
 	"github.com/heapcrunch/heapcrunch/hprof"
@@ -281,4 +282,47 @@ func FuzzWriterRoundTrip(f *testing.F) {
 			t.Fatalf("input accepted whole but written back differently: %d bytes in, %d out", len(data), out.Len())
 		}
 	})
+}
+
+// failingReader returns its data, then err.
+type failingReader struct {
+	data []byte
+	err  error
+}
+
+func (f *failingReader) Read(b []byte) (int, error) {
+	if len(f.data) == 0 {
+		return 0, f.err
+	}
+	n := copy(b, f.data)
+	f.data = f.data[n:]
+	return n, nil
+}
+
+// TestReadErrorHasOffset: an error of the underlying reader (a damaged
+// compressed stream, a disk error) comes back wrapped with the offset where
+// it happened.
+func TestReadErrorHasOffset(t *testing.T) {
+	src := fuzzseed.HandBuilt(4, hprof.Version102)
+	boom := errors.New("boom")
+	for _, cut := range []int{0, 10, 31, 40, len(src) / 2, len(src) - 1} {
+		r, err := hprof.NewReader(&failingReader{src[:cut], boom})
+		if err == nil {
+			var s hprof.SubRecord
+			for err == nil {
+				var rec hprof.Record
+				if rec, err = r.Next(); err == nil && rec.Tag.IsHeapDump() {
+					for err == nil {
+						err = r.NextSub(&s)
+					}
+					if err == io.EOF {
+						err = nil
+					}
+				}
+			}
+		}
+		if !errors.Is(err, boom) || !strings.Contains(err.Error(), fmt.Sprintf("offset %d", cut)) {
+			t.Errorf("cut at %d: got %v, want boom at offset %d", cut, err, cut)
+		}
+	}
 }

@@ -61,8 +61,8 @@ func (r *Reader) readHeader() error {
 	b := r.buf[:r.end]
 	const prefix = "JAVA PROFILE "
 	if !bytes.HasPrefix(b, []byte(prefix)) {
-		if r.srcErr != nil && r.srcErr != io.EOF {
-			return r.srcErr
+		if err := r.ioErr(); err != nil {
+			return err
 		}
 		if len(b) == 0 {
 			return &FormatError{Offset: 0, Tag: -1, Msg: "empty file", Err: ErrNotHPROF}
@@ -111,9 +111,11 @@ func (r *Reader) fill(n int) bool {
 	return r.end >= n
 }
 
+// ioErr returns the error of the underlying reader, if any, saying at
+// which offset of the (decompressed) file it happened.
 func (r *Reader) ioErr() error {
 	if r.srcErr != nil && r.srcErr != io.EOF {
-		return r.srcErr
+		return fmt.Errorf("reading at offset %d: %w", r.base+int64(r.end), r.srcErr)
 	}
 	return nil
 }
