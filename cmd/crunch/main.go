@@ -31,7 +31,7 @@ Examples:
    adb shell cat /data/local/tmp/app.hprof | crunch - - > app.bmd
 
 Exit codes: 0 done; 1 bad input or failed conversion (no output is left
-behind); 2 usage error.`
+behind); 2 usage error; 130 interrupted (no output is left behind).`
 
 func main() { os.Exit(cliutil.Run(app(), os.Args)) }
 

@@ -32,7 +32,7 @@ Examples:
 
 Without -o (or with -o -) the HPROF goes to standard output.
 Exit codes: 0 done; 1 bad input or failed conversion (no output is left
-behind); 2 usage error.`
+behind); 2 usage error; 130 interrupted (no output is left behind).`
 
 func main() { os.Exit(cliutil.Run(app(), os.Args)) }
 
