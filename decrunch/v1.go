@@ -1,6 +1,7 @@
 package decrunch
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"sort"
@@ -67,6 +68,8 @@ type V1Source struct {
 	inHeap, eof, fillerOut bool
 	loaded                 map[uint32]bool // classes with a LOAD CLASS given out
 	synth                  map[uint32]bool // classes given a made-up LOAD CLASS
+	sizes                  map[uint32]int  // instance data size per class
+	missing                map[uint32]bool // super classes sizes were computed without
 	nextSerial             uint32
 	roots                  []uint32
 	rootAt                 int
@@ -108,9 +111,9 @@ func NewV1Source(r io.Reader) (*V1Source, error) {
 }
 
 // plausibleVersion reports whether the metadata can be an HPROF header's
-// version text: printable ASCII, no NUL.
+// version text: "JAVA PROFILE " and printable ASCII.
 func plausibleVersion(b []byte) bool {
-	if len(b) == 0 || len(b) > 64 {
+	if len(b) > 64 || !bytes.HasPrefix(b, []byte("JAVA PROFILE ")) {
 		return false
 	}
 	for _, c := range b {
@@ -137,20 +140,20 @@ func (s *V1Source) Layout(class uint64) ([]bmd.Field, bool) {
 	if s.rec.Kind == bmd.KindInstance && s.rec.Class == class {
 		return s.lay, true
 	}
-	return s.buildLayout(uint32(class), nil)
+	return s.buildLayout(uint32(class), false, nil)
 }
 
 // buildLayout flattens the chain of class id, fillers included, into
-// s.lay; with vals it also builds the matching values (zero for fillers)
-// into s.rec.Values.
-func (s *V1Source) buildLayout(id uint32, vals []uint64) ([]bmd.Field, bool) {
+// s.lay; with withValues it also builds the values matching it from vals
+// (the kept fields' values; zero for fillers) into s.rec.Values.
+func (s *V1Source) buildLayout(id uint32, withValues bool, vals []uint64) ([]bmd.Field, bool) {
 	s.lay = s.lay[:0]
 	out := s.rec.Values[:0]
 	i, size := 0, 0
 	ok := s.r.Chain(id, func(c *bmd.V1Class) bool {
 		for _, f := range c.Fields {
 			s.lay = append(s.lay, bmd.Field{Name: f.Name, Type: f.Type, Kept: true})
-			if vals != nil {
+			if withValues && i < len(vals) {
 				out = append(out, vals[i])
 			}
 			i++
@@ -158,15 +161,16 @@ func (s *V1Source) buildLayout(id uint32, vals []uint64) ([]bmd.Field, bool) {
 		}
 		for _, f := range fillers(c.Discarded) {
 			s.lay = append(s.lay, f)
-			if vals != nil {
+			if withValues {
 				out = append(out, 0)
 			}
 		}
 		size += int(c.Discarded)
 		return size <= maxV1Instance
 	})
-	if vals != nil {
+	if withValues {
 		s.rec.Values = out
+		ok = ok && len(out) == len(s.lay)
 	}
 	return s.lay, ok && size <= maxV1Instance
 }
@@ -277,8 +281,14 @@ func (s *V1Source) flushClasses() {
 	}
 	s.openHeap()
 	for _, c := range s.pending {
+		if s.missing[c.ID] {
+			// a super class some sizes were computed without
+			s.sizes, s.missing = nil, nil
+			break
+		}
+	}
+	for _, c := range s.pending {
 		d := bmd.Class{Index: uint64(c.ID), Super: uint64(c.Super), Constants: c.Constants, Statics: c.Statics}
-		size := 0
 		for _, f := range c.Fields {
 			d.Fields = append(d.Fields, bmd.Field{Name: f.Name, Type: f.Type, Kept: true})
 		}
@@ -288,17 +298,44 @@ func (s *V1Source) flushClasses() {
 		}
 		// The instance size is the size of an INSTANCE DUMP's data: the
 		// fields of the class and of its super classes, as HotSpot counts.
-		s.r.Chain(c.ID, func(k *bmd.V1Class) bool {
-			for _, f := range k.Fields {
-				size += typeSize(f.Type, s.meta.IDSize)
-			}
-			size += int(k.Discarded)
-			return size <= maxV1Instance
-		})
-		d.InstanceSize = uint32(min(size, maxV1Instance))
+		d.InstanceSize = uint32(min(s.instanceSize(c.ID), maxV1Instance))
 		s.push(bmd.Record{Kind: bmd.KindClass, ID: uint64(c.ID), Def: d})
 	}
 	s.pending = s.pending[:0]
+}
+
+// instanceSize returns the size of the data of an instance of class id:
+// its kept and discarded fields and those of its super classes. Sizes are
+// remembered per class, so that a deep hierarchy costs its depth once, not
+// once per class.
+func (s *V1Source) instanceSize(id uint32) int {
+	if s.sizes == nil {
+		s.sizes, s.missing = map[uint32]int{}, map[uint32]bool{}
+	}
+	var path []*bmd.V1Class
+	base, end := 0, uint32(0)
+	s.r.Chain(id, func(k *bmd.V1Class) bool {
+		if v, ok := s.sizes[k.ID]; ok {
+			base, end = v, 0
+			return false
+		}
+		path = append(path, k)
+		end = k.Super
+		return true
+	})
+	if end != 0 {
+		s.missing[end] = true // not defined (yet), or a cycle
+	}
+	for i := len(path) - 1; i >= 0; i-- {
+		k := path[i]
+		own := int(k.Discarded)
+		for _, f := range k.Fields {
+			own += typeSize(f.Type, s.meta.IDSize)
+		}
+		base = min(base+own, maxV1Instance+1)
+		s.sizes[k.ID] = base
+	}
+	return base
 }
 
 func (s *V1Source) openHeap() {
@@ -341,7 +378,7 @@ func (s *V1Source) convert(v *bmd.V1Record) (*bmd.Record, error) {
 			return nil, s.requeue(v)
 		}
 		rec.Kind, rec.ID, rec.Class = bmd.KindInstance, uint64(v.ID), uint64(v.Of)
-		if _, ok := s.buildLayout(v.Of, v.Values); !ok {
+		if _, ok := s.buildLayout(v.Of, true, v.Values); !ok {
 			return nil, &bmd.FormatError{Offset: v.Offset, Record: v.Tag.String(), Msg: fmt.Sprintf("instance of class %d larger than %d bytes", v.Of, maxV1Instance)}
 		}
 	case bmd.V1ObjectArray:

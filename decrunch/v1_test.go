@@ -436,3 +436,32 @@ func readAllHPROF(b []byte) error {
 		}
 	}
 }
+
+// TestV1DeepHierarchy: instance sizes of a deep class hierarchy cost its
+// depth once, not once per class.
+func TestV1DeepHierarchy(t *testing.T) {
+	var b bytes.Buffer
+	w, _ := bmd.NewV1Writer(&b, []byte("JAVA PROFILE 1.0.2"))
+	w.String(1, []byte("x"))
+	const depth = 30000
+	for i := uint32(1); i <= depth; i++ {
+		super := i + 1
+		if i == depth {
+			super = 0
+		}
+		w.Class(&bmd.V1Class{ID: i, Super: super, Name: 1, Discarded: 1})
+	}
+	w.Instance(depth+1, depth, nil)
+	w.RootObjects([]uint32{depth + 1})
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := decrunchV1Bytes(t, b.Bytes(), Options{})
+	s, err := heapstat.Summarize(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := s.Classes["x"]; c == nil || c.Instances != 1 || c.PayloadBytes != 1 {
+		t.Errorf("%+v", c)
+	}
+}
