@@ -53,7 +53,7 @@ func app() *cli.App {
 			&cli.StringFlag{Name: "format", Value: "v2", Usage: "BMD version to write: v2 (this project's) or v1 (the 2014 tools')"},
 			&cli.BoolFlag{Name: "stats", Usage: "print records and bytes per kind, in and out, on stderr"},
 			&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "overwrite an existing output file"},
-			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress bar"},
+			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress bar (nor, with --format v1, the list of what version 1 cannot carry)"},
 		},
 		Action: run,
 	}
@@ -113,7 +113,11 @@ func run(c *cli.Context) error {
 	}
 	var st *crunch.Stats
 	if format == "v1" {
-		st, err = crunch.CrunchV1(src, cw, opt, os.Stderr)
+		var warn io.Writer = os.Stderr
+		if c.Bool("quiet") {
+			warn = nil
+		}
+		st, err = crunch.CrunchV1(src, cw, opt, warn)
 	} else {
 		st, err = crunch.Crunch(src, cw, opt)
 	}
