@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // ErrNotBMD is wrapped by the error returned for input that is not a BMD file.
@@ -149,6 +150,11 @@ func NewReader(r io.Reader) (*Reader, error) {
 	}
 	if br.meta.IDSize != 4 && br.meta.IDSize != 8 {
 		return nil, &FormatError{Offset: br.off(), Record: "header", Msg: fmt.Sprintf("identifier size %d in metadata (must be 4 or 8)", br.meta.IDSize), Err: ErrNotBMD}
+	}
+	// The HPROF header text goes into the HPROF file decrunch writes:
+	// it must be one an HPROF reader accepts.
+	if v := br.meta.HPROFVersion; v != "" && (!strings.HasPrefix(v, "JAVA PROFILE ") || strings.IndexByte(v, 0) >= 0 || len(v) > 50) {
+		return nil, &FormatError{Offset: br.off(), Record: "header", Msg: fmt.Sprintf("HPROF version %q in metadata is not \"JAVA PROFILE …\"", v)}
 	}
 	return br, nil
 }

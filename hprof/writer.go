@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // DefaultSegmentSize is the largest heap dump record body the Writer
@@ -44,6 +45,9 @@ type Writer struct {
 func NewWriter(w io.Writer, h Header) (*Writer, error) {
 	if h.IDSize != 4 && h.IDSize != 8 {
 		return nil, fmt.Errorf("hprof: identifier size %d is not supported (only 4 and 8)", h.IDSize)
+	}
+	if !strings.HasPrefix(h.Version, "JAVA PROFILE ") || strings.IndexByte(h.Version, 0) >= 0 || len(h.Version) > 50 {
+		return nil, fmt.Errorf("hprof: version %q is not \"JAVA PROFILE …\" (a Reader would refuse the file)", h.Version)
 	}
 	hw := &Writer{bw: bufio.NewWriterSize(w, 1<<20), enc: BodyEncoder{IDSize: h.IDSize}, idSize: h.IDSize}
 	b := append([]byte(h.Version), 0)

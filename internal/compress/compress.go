@@ -38,6 +38,9 @@ func Detect(head []byte) Kind {
 	return None
 }
 
+// maxZstdWindow is the largest zstd window NewReader accepts.
+const maxZstdWindow = 128 << 20
+
 // NewReader returns a reader of r's decompressed content, detecting the
 // compression by content, and the kind it found. Close releases decoder
 // resources; it does not close r.
@@ -55,7 +58,10 @@ func NewReader(r io.Reader) (io.ReadCloser, Kind, error) {
 	case Bzip2:
 		return io.NopCloser(bzip2.NewReader(br)), k, nil
 	case Zstd:
-		z, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1))
+		// The decoder allocates the window a frame declares: refuse
+		// windows over 128 MiB, as the zstd tool does by default, so
+		// that a few bytes cannot claim gigabytes.
+		z, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(maxZstdWindow))
 		if err != nil {
 			return nil, k, fmt.Errorf("zstd: %w", err)
 		}

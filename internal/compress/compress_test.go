@@ -165,3 +165,27 @@ func FuzzNewReader(f *testing.F) {
 		}
 	})
 }
+
+// TestZstdWindowLimit: a zstd frame that declares a 256 MiB window (9
+// bytes, found by FuzzNewReader: the decoder allocated the whole window)
+// is refused; one of 8 MiB, what crunch writes, is read.
+func TestZstdWindowLimit(t *testing.T) {
+	for _, c := range []struct {
+		window byte
+		ok     bool
+	}{{0x90, false}, {0x68, true}} {
+		in := []byte{0x28, 0xb5, 0x2f, 0xfd, 0x00, c.window, 0x01, 0x00, 0x00} // an empty last raw block
+		before := totalAlloc()
+		r, _, err := NewReader(bytes.NewReader(in))
+		if err == nil {
+			_, err = io.Copy(io.Discard, r)
+			r.Close()
+		}
+		if got := totalAlloc() - before; got > 32<<20 {
+			t.Errorf("window byte %#x: allocated %d bytes", c.window, got)
+		}
+		if (err == nil) != c.ok {
+			t.Errorf("window byte %#x: err %v", c.window, err)
+		}
+	}
+}

@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"testing"
 
 	"github.com/heapcrunch/heapcrunch/hprof"
@@ -441,6 +440,3 @@ func HandBuilt(idSize int, version string) []byte {
 	w.Flush()
 	return out.Bytes()
 }
-
-// Name turns a seed name into a short label for logs.
-func Name(s string) string { return strings.ReplaceAll(s, "/", "-") }
