@@ -105,6 +105,7 @@ type Reader struct {
 	lastName uint64
 	lastCls  [5]uint64
 	placed   uint64
+	long     []byte // the text of the last record longer than buf
 }
 
 func (r *Reader) name(record string) (uint64, error) {
@@ -230,6 +231,9 @@ func (r *Reader) u32(record string) (uint32, error) {
 }
 
 // bytes returns the next n bytes; memory grows only with bytes present.
+// Up to the buffer's size they alias the buffer; longer ones are copied to
+// r.long, never to a slice that may alias the buffer (such as the text of
+// the previous record), which would overwrite the bytes still to be read.
 func (r *Reader) bytes(n int, record string) ([]byte, error) {
 	if n <= len(r.buf) {
 		if !r.fill(n) {
@@ -239,7 +243,7 @@ func (r *Reader) bytes(n int, record string) ([]byte, error) {
 		r.pos += n
 		return b, nil
 	}
-	out := r.rec.Text[:0]
+	out := r.long[:0]
 	for rem := n; rem > 0; {
 		if r.pos == r.end && !r.fill(1) {
 			return nil, r.truncated(record)
@@ -252,6 +256,7 @@ func (r *Reader) bytes(n int, record string) ([]byte, error) {
 		r.pos += k
 		rem -= k
 	}
+	r.long = out
 	return out, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -95,13 +96,18 @@ func (w *Writer) end(k Kind, start int) error {
 func (w *Writer) uv(v uint64) { w.buf = protowire.AppendVarint(w.buf, v) }
 
 // ref appends a reference relative to self: 0 for null, else
-// zigzag(target-self)+1.
+// zigzag(target-self)+1. A target exactly 2^63 away has no encoding (it
+// would wrap to 0, null): that is an error.
 func (w *Writer) ref(target, self uint64) {
 	if target == 0 {
 		w.buf = append(w.buf, 0)
 		return
 	}
-	w.uv(zigzag(int64(target-self)) + 1)
+	z := zigzag(int64(target - self))
+	if z == math.MaxUint64 && w.err == nil {
+		w.err = fmt.Errorf("bmd: reference from object %d to object %d cannot be encoded", self, target)
+	}
+	w.uv(z + 1)
 }
 
 // String writes a name in the clear and returns its string ID.
