@@ -498,3 +498,37 @@ func TestV1ChainBudget(t *testing.T) {
 		}
 	}
 }
+
+// TestV1LongStringAfterShort: a STRING longer than the read buffer, read
+// after a short one, must come back intact (the short one's text points
+// into the buffer that reading the long one refills).
+func TestV1LongStringAfterShort(t *testing.T) {
+	var buf bytes.Buffer
+	w, err := NewV1Writer(&buf, []byte("JAVA PROFILE 1.0.2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := bytes.Repeat([]byte("0123456789abcdef"), 20000) // 320,000 bytes
+	if err := w.String(1, []byte("short")); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.String(2, long); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewV1Reader(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range [][]byte{[]byte("short"), long} {
+		rec, err := r.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(rec.Text, want) {
+			t.Fatalf("string %d: %d bytes read back differ from the %d written", i+1, len(rec.Text), len(want))
+		}
+	}
+}

@@ -28,6 +28,7 @@ type V1Reader struct {
 	lay   v1Layouts
 	steps int64 // classes visited walking instance chains
 	rec   V1Record
+	long  []byte // the text of the last record longer than buf
 }
 
 // MaxV1Discarded is the largest discarded instance field size a class may
@@ -169,7 +170,9 @@ func (r *V1Reader) bytes(n int, record string, into []byte) ([]byte, error) {
 		r.pos += n
 		return b, nil
 	}
-	out := into[:0]
+	// into may alias the read buffer (the text of a short record), which
+	// the loop below refills: copy into memory of the reader's own.
+	out := r.long[:0]
 	for rem := n; rem > 0; {
 		if r.pos == r.end && !r.fill(1) {
 			return nil, r.truncated(record)
@@ -179,6 +182,7 @@ func (r *V1Reader) bytes(n int, record string, into []byte) ([]byte, error) {
 		r.pos += k
 		rem -= k
 	}
+	r.long = out
 	return out, nil
 }
 
