@@ -1038,3 +1038,24 @@ func TestWriterErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestWriterRefusesRawRecordWithOwnKind: the writer refuses what the
+// reader refuses: a RAW RECORD carrying a tag that has its own record kind.
+func TestWriterRefusesRawRecordWithOwnKind(t *testing.T) {
+	for _, tag := range []uint8{0x01, 0x02, 0x03, 0x04, 0x05, 0x0A, 0x0B, 0x0C, 0x1C, 0x2C} {
+		w, err := bmd.NewWriter(io.Discard, &bmd.Metadata{HPROFVersion: "JAVA PROFILE 1.0.2", IDSize: 8})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.RawRecord(tag, nil); err == nil || !strings.Contains(err.Error(), "own record kind") {
+			t.Errorf("tag 0x%02X: err = %v, want a refusal", tag, err)
+		}
+		if w.Err() == nil {
+			t.Errorf("tag 0x%02X: the error does not stick", tag)
+		}
+	}
+	w, _ := bmd.NewWriter(io.Discard, &bmd.Metadata{HPROFVersion: "JAVA PROFILE 1.0.2", IDSize: 8})
+	if err := w.RawRecord(0x0E, []byte{0, 0, 0, 1, 0, 8}); err != nil {
+		t.Errorf("CONTROL SETTINGS refused: %v", err)
+	}
+}

@@ -281,3 +281,16 @@ func RootKindValid(k uint8) bool {
 
 func zigzag(v int64) uint64   { return uint64(v<<1) ^ uint64(v>>63) }
 func unzigzag(v uint64) int64 { return int64(v>>1) ^ -int64(v&1) }
+
+// rawTagHasKind reports whether an HPROF top-level tag has a record kind of
+// its own, and so may not be carried by a RAW RECORD: STRING, LOAD CLASS,
+// UNLOAD CLASS, STACK FRAME, STACK TRACE, START THREAD, END THREAD, HEAP
+// DUMP, HEAP DUMP SEGMENT and HEAP DUMP END. A raw HEAP DUMP would give an
+// HPROF file with a body no reader can parse.
+func rawTagHasKind(tag uint8) bool {
+	switch tag {
+	case 0x01, 0x02, 0x03, 0x04, 0x05, 0x0A, 0x0B, 0x0C, 0x1C, 0x2C:
+		return true
+	}
+	return false
+}

@@ -425,11 +425,7 @@ func (r *Reader) Next() (*Record, error) {
 			if t > 0xFF || n > 0xFFFFFFFF {
 				return nil, r.fail(name, fmt.Sprintf("raw record tag %d length %d out of range", t, n), nil)
 			}
-			switch t {
-			case 0x01, 0x02, 0x03, 0x04, 0x05, 0x0A, 0x0B, 0x0C, 0x1C, 0x2C:
-				// These HPROF records have record kinds of their own; a
-				// raw HEAP DUMP would give an HPROF file with a body no
-				// reader can parse.
+			if rawTagHasKind(uint8(t)) {
 				return nil, r.fail(name, fmt.Sprintf("raw record with HPROF tag 0x%02X, which has its own record kind", t), nil)
 			}
 			rec.Tag = uint8(t)

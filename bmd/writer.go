@@ -227,6 +227,10 @@ func (w *Writer) EndThread(serial uint32) error {
 
 // RawRecord writes a top-level HPROF record whose body is kept unchanged.
 func (w *Writer) RawRecord(tag uint8, body []byte) error {
+	if rawTagHasKind(tag) {
+		w.err = fmt.Errorf("bmd: raw record with HPROF tag 0x%02X, which has its own record kind", tag)
+		return w.err
+	}
 	s := w.begin(KindRawRecord)
 	w.uv(uint64(tag))
 	w.uv(uint64(len(body)))

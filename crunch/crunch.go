@@ -132,6 +132,7 @@ type state struct {
 
 	classes  []*classInfo
 	classIdx map[uint64]int // class object ID -> index in classes
+	up       []int32        // class index -> nearest class at or above it with fields, or -1
 
 	objs        idList // non-class object IDs in order (pass 1)
 	index       *idIndex
@@ -350,18 +351,50 @@ func (st *state) pass1(src io.Reader) error {
 		}
 	}
 	st.numberStrings()
-	for _, ci := range st.classes {
-		seen := 0
-		for c := ci.dump; c != nil && seen <= nc; seen++ {
-			for _, f := range c.Fields {
-				ci.chain = append(ci.chain, f.Type)
-				ci.chainSize += f.Type.Size(st.idSize)
-			}
-			k, ok := st.classIdx[c.Super]
+	// Instance sizes: the field bytes of each class and of its
+	// superclasses, and for each class the nearest class at or above it
+	// that has fields (up), so that building a layout visits only those.
+	// A class met twice on the way up is a superclass loop, which no VM
+	// writes: an error, not a walk that never ends. Layouts themselves are
+	// built at a class's first instance (layout), whose data bounds them.
+	const (
+		unseen = iota
+		onPath
+		done
+	)
+	state := make([]uint8, nc)
+	st.up = make([]int32, nc)
+	var path []int
+	for i := range st.classes {
+		path = path[:0]
+		k := i
+		for k >= 0 && state[k] == unseen {
+			state[k] = onPath
+			path = append(path, k)
+			c := st.classes[k].dump
+			next, ok := st.classIdx[c.Super]
 			if !ok || c.Super == 0 {
-				break
+				next = -1
+			} else if state[next] == onPath {
+				return fmt.Errorf("crunch: class 0x%x: its superclass chain loops back to class 0x%x", st.classes[i].dump.ID, c.Super)
 			}
-			c = st.classes[k].dump
+			k = next
+		}
+		// Resolve the path from the top down: k is -1 or a done class.
+		size, up := 0, int32(-1)
+		if k >= 0 {
+			size, up = st.classes[k].chainSize, st.up[k]
+		}
+		for j := len(path) - 1; j >= 0; j-- {
+			ci := st.classes[path[j]]
+			for _, f := range ci.dump.Fields {
+				size += f.Type.Size(st.idSize)
+			}
+			if len(ci.dump.Fields) > 0 {
+				up = int32(path[j])
+			}
+			ci.chainSize, st.up[path[j]] = size, up
+			state[path[j]] = done
 		}
 	}
 	return nil
@@ -433,6 +466,29 @@ func (st *state) writeLoads(w recordWriter) error {
 	}
 	st.loads = nil
 	return nil
+}
+
+// layout returns the field types of an instance of class k, its own fields
+// first, then each superclass's. It is built once, at the first instance,
+// after the instance's data length has been checked against chainSize, so
+// its size is bounded by bytes of the dump; only classes with fields are
+// visited.
+func (st *state) layout(k int) []hprof.BasicType {
+	ci := st.classes[k]
+	if ci.chain == nil && ci.chainSize > 0 {
+		for j := st.up[k]; j >= 0; {
+			c := st.classes[j].dump
+			for _, f := range c.Fields {
+				ci.chain = append(ci.chain, f.Type)
+			}
+			next, ok := st.classIdx[c.Super]
+			if !ok || c.Super == 0 {
+				break
+			}
+			j = st.up[next]
+		}
+	}
+	return ci.chain
 }
 
 func (ci *classInfo) fieldKept(f hprof.Field) bool {
@@ -698,7 +754,7 @@ func (st *state) pass2(src io.Reader, out io.Writer) error {
 					}
 					values = values[:0]
 					p := 0
-					for _, t := range ci.chain {
+					for _, t := range st.layout(k) {
 						v := st.readValue(s.Data[p:], t)
 						if t == hprof.Object {
 							v = st.obj(v)
