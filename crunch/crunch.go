@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
 	"slices"
 	"strings"
 
@@ -27,10 +26,6 @@ type Options struct {
 	Profile         string   // "" or "leak": keep the fields of LeakProfile
 	DropHeaps       []string // Android heaps to leave out: "zygote", "image", "app", "default"
 	Tool            string   // written to the metadata
-	// Workers is how many goroutines pass 2 uses: 1 reads, maps IDs and
-	// encodes in one; any other value encodes on a second goroutine when
-	// more than one CPU is available.
-	Workers int
 	// Progress, when set, is called now and then with the pass (1 or 2)
 	// and the input bytes read so far in that pass.
 	Progress func(pass int, done int64)
@@ -437,7 +432,7 @@ func (st *state) numberStrings() {
 }
 
 // writeStrings writes every string record, in BMD ID order.
-func (st *state) writeStrings(w recordWriter) error {
+func (st *state) writeStrings(w *bmd.Writer) error {
 	for _, si := range st.strs {
 		var err error
 		if si.clear {
@@ -455,7 +450,7 @@ func (st *state) writeStrings(w recordWriter) error {
 }
 
 // writeLoads writes every LOAD CLASS record, sorted by class.
-func (st *state) writeLoads(w recordWriter) error {
+func (st *state) writeLoads(w *bmd.Writer) error {
 	for _, l := range st.loads {
 		if err := w.Time(l.time); err != nil {
 			return err
@@ -520,7 +515,7 @@ func (st *state) sid(id uint64) uint64 { return st.strings[id] }
 
 func (st *state) frameID(id uint64) uint64 { return st.frames[id] }
 
-func (st *state) writeClasses(w recordWriter) error {
+func (st *state) writeClasses(w *bmd.Writer) error {
 	for _, ci := range st.classes {
 		d := ci.dump
 		c := bmd.Class{StackTrace: d.StackTrace, Super: st.obj(d.Super), Loader: st.obj(d.Loader),
@@ -577,17 +572,9 @@ func (st *state) pass2(src io.Reader, out io.Writer) error {
 	meta := &bmd.Metadata{HPROFVersion: h.Version, IDSize: h.IDSize, Timestamp: h.Timestamp, Hash: bmd.HashXX64,
 		Options: st.opt.Canonical(), Tool: st.opt.Tool, Objects: st.nObj, Classes: uint64(len(st.classes)), Strings: st.nStrings,
 		ClassesPlaced: true}
-	bw, err := bmd.NewWriter(out, meta)
+	w, err := bmd.NewWriter(out, meta)
 	if err != nil {
 		return err
-	}
-	var w recordWriter = bw
-	var rc *recorder
-	if st.opt.Workers != 1 && runtime.GOMAXPROCS(0) > 1 {
-		// Encode on another core while this one reads and maps IDs.
-		rc = newRecorder(bw)
-		w = rc
-		defer rc.finish()
 	}
 	dec := hprof.BodyDecoder{IDSize: st.idSize}
 	if err := st.writeStrings(w); err != nil {
@@ -795,12 +782,7 @@ func (st *state) pass2(src io.Reader, out io.Writer) error {
 	if !classesWritten && len(st.classes) > 0 {
 		return errors.New("crunch: class dumps outside any heap dump")
 	}
-	if rc != nil {
-		if err := rc.finish(); err != nil {
-			return err
-		}
-	}
-	if err := bw.Close(); err != nil {
+	if err := w.Close(); err != nil {
 		return err
 	}
 	for t := range 256 {
@@ -813,15 +795,15 @@ func (st *state) pass2(src io.Reader, out io.Writer) error {
 		}
 	}
 	in.InBytes = pr.n
-	in.Objects = bw.Objects()
+	in.Objects = w.Objects()
 	in.Classes = uint64(len(st.classes))
 	in.Strings = st.nStrings
 	in.Dangling = uint64(len(st.danglingIDs))
-	for k := range bw.Count {
-		if bw.Count[k] > 0 {
-			in.OutRecords[bmd.Kind(k).String()] = bw.Count[k]
-			in.OutBytesBy[bmd.Kind(k).String()] = bw.Bytes[k]
-			in.OutBytes += int64(bw.Bytes[k])
+	for k := range w.Count {
+		if w.Count[k] > 0 {
+			in.OutRecords[bmd.Kind(k).String()] = w.Count[k]
+			in.OutBytesBy[bmd.Kind(k).String()] = w.Bytes[k]
+			in.OutBytes += int64(w.Bytes[k])
 		}
 	}
 	return nil
