@@ -62,6 +62,13 @@ func app() *cli.App {
 
 func loadNames(c *cli.Context) (*decrunch.NameTable, error) {
 	t := decrunch.NewNameTable()
+	// Primitive types and their array classes in every spelling: files of
+	// the original 2014 cruncher hash them, and analyzers need them to
+	// recognise primitive arrays (VisualVM refuses the dump otherwise).
+	builtin := t.Source("built-in primitive type names")
+	for _, d := range []string{"Z", "B", "C", "S", "I", "J", "F", "D", "V"} {
+		apkstrings.Spellings(d, builtin)
+	}
 	type src struct {
 		flag string
 		read func(path string, emit func(string)) (int, error)

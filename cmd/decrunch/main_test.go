@@ -421,3 +421,35 @@ func TestInterrupt(t *testing.T) {
 		t.Errorf("left behind after SIGINT: %v", after)
 	}
 }
+
+// TestV1PrimitiveArrayNamesBuiltIn: the original 2014 cruncher hashed the
+// names of primitive array classes ("[I"); decrunch recovers them without
+// any name source, since analyzers need them to recognise primitive arrays
+// (VisualVM refuses a dump whose int[] class has no name it knows).
+func TestV1PrimitiveArrayNamesBuiltIn(t *testing.T) {
+	var buf bytes.Buffer
+	w, err := bmd.NewV1Writer(&buf, []byte("JAVA PROFILE 1.0.2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.String(1, []byte("java.lang.Object"))
+	w.HashedString(2, 2, bmd.JavaHash("[I"))
+	w.Class(&bmd.V1Class{ID: 1, Name: 1})
+	w.Class(&bmd.V1Class{ID: 2, Super: 1, Name: 2})
+	w.PrimitiveArray(3, bmd.Int, 5)
+	w.RootObjects([]uint32{3})
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	d := clitest.NewDir(t)
+	d.Write(t, "orig.bmd", buf.Bytes())
+	r := d.Run(t, nil, decrunchBin, "--quiet", "orig.bmd", "-o", "out.hprof")
+	if r.Code != 0 {
+		t.Fatalf("exit %d: %s", r.Code, r.Stderr)
+	}
+	out := d.Read(t, "out.hprof")
+	isHPROF(t, out)
+	if !bytes.Contains(out, []byte("[I")) || bytes.Contains(out, []byte("unknown$")) {
+		t.Errorf("the int[] class name was not recovered from the built-in names")
+	}
+}
