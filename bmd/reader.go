@@ -77,12 +77,7 @@ type Record struct {
 
 // Reader reads a BMD version 2 file record by record.
 type Reader struct {
-	src    io.Reader
-	srcErr error
-	buf    []byte
-	pos    int
-	end    int
-	base   int64
+	input
 
 	meta Metadata
 
@@ -105,7 +100,6 @@ type Reader struct {
 	lastName uint64
 	lastCls  [5]uint64
 	placed   uint64
-	long     []byte // the text of the last record longer than buf
 }
 
 func (r *Reader) name(record string) (uint64, error) {
@@ -120,7 +114,7 @@ const readBufSize = 1 << 18
 // the returned Reader; for a version 1 file it returns an error wrapping
 // ErrVersion1 (use NewV1Reader).
 func NewReader(r io.Reader) (*Reader, error) {
-	br := &Reader{src: r, buf: make([]byte, readBufSize)}
+	br := &Reader{input: input{src: r, buf: make([]byte, readBufSize)}}
 	v, err := br.uvarint("header")
 	if err != nil {
 		if errors.Is(err, io.ErrUnexpectedEOF) && br.base+int64(br.end) == 0 {
@@ -169,28 +163,6 @@ func (r *Reader) Metadata() Metadata { return r.meta }
 // Offset returns the offset of the next byte to read.
 func (r *Reader) Offset() int64 { return r.off() }
 
-func (r *Reader) off() int64 { return r.base + int64(r.pos) }
-
-func (r *Reader) fill(n int) bool {
-	if r.end-r.pos >= n {
-		return true
-	}
-	if r.pos > 0 {
-		copy(r.buf, r.buf[r.pos:r.end])
-		r.base += int64(r.pos)
-		r.end -= r.pos
-		r.pos = 0
-	}
-	for r.end < n && r.srcErr == nil {
-		m, err := r.src.Read(r.buf[r.end:])
-		r.end += m
-		if err != nil {
-			r.srcErr = err
-		}
-	}
-	return r.end >= n
-}
-
 func (r *Reader) fail(record, msg string, err error) error {
 	if r.srcErr != nil && r.srcErr != io.EOF {
 		return fmt.Errorf("reading at offset %d: %w", r.off(), r.srcErr)
@@ -230,34 +202,13 @@ func (r *Reader) u32(record string) (uint32, error) {
 	return uint32(v), err
 }
 
-// bytes returns the next n bytes; memory grows only with bytes present.
-// Up to the buffer's size they alias the buffer; longer ones are copied to
-// r.long, never to a slice that may alias the buffer (such as the text of
-// the previous record), which would overwrite the bytes still to be read.
+// bytes returns the next n bytes (see input.take).
 func (r *Reader) bytes(n int, record string) ([]byte, error) {
-	if n <= len(r.buf) {
-		if !r.fill(n) {
-			return nil, r.truncated(record)
-		}
-		b := r.buf[r.pos : r.pos+n]
-		r.pos += n
-		return b, nil
+	b, ok := r.take(n)
+	if !ok {
+		return nil, r.truncated(record)
 	}
-	out := r.long[:0]
-	for rem := n; rem > 0; {
-		if r.pos == r.end && !r.fill(1) {
-			return nil, r.truncated(record)
-		}
-		k := r.end - r.pos
-		if k > rem {
-			k = rem
-		}
-		out = append(out, r.buf[r.pos:r.pos+k]...)
-		r.pos += k
-		rem -= k
-	}
-	r.long = out
-	return out, nil
+	return b, nil
 }
 
 func (r *Reader) ref(self uint64, record string) (uint64, error) {

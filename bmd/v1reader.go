@@ -17,18 +17,12 @@ import (
 // A version 1 file has no end marker: a clean end of input between two
 // records is the end of the file.
 type V1Reader struct {
-	src    io.Reader
-	srcErr error
-	buf    []byte
-	pos    int
-	end    int
-	base   int64
+	input
 
 	meta  []byte
 	lay   v1Layouts
 	steps int64 // classes visited walking instance chains
 	rec   V1Record
-	long  []byte // the text of the last record longer than buf
 }
 
 // MaxV1Discarded is the largest discarded instance field size a class may
@@ -37,7 +31,7 @@ const MaxV1Discarded = 65535 * 8
 
 // NewV1Reader reads the header of a version 1 file.
 func NewV1Reader(r io.Reader) (*V1Reader, error) {
-	vr := &V1Reader{src: r, buf: make([]byte, 1<<16)}
+	vr := &V1Reader{input: input{src: r, buf: make([]byte, 1<<16)}}
 	v, err := vr.varint("header")
 	if err != nil {
 		if errors.Is(err, io.ErrUnexpectedEOF) && vr.base+int64(vr.end) == 0 {
@@ -55,7 +49,7 @@ func NewV1Reader(r io.Reader) (*V1Reader, error) {
 	if int32(n) < 0 || n > 1<<20 {
 		return nil, &FormatError{Offset: vr.off(), Record: "header", Msg: fmt.Sprintf("metadata of %d bytes is implausible", int32(n)), Err: ErrNotBMD}
 	}
-	b, err := vr.bytes(int(n), "header", nil)
+	b, err := vr.bytes(int(n), "header")
 	if err != nil {
 		return nil, err
 	}
@@ -83,28 +77,6 @@ func (r *V1Reader) Layout(id uint32) ([]Field, bool) { return r.lay.layout(id) }
 func (r *V1Reader) Chain(id uint32, f func(c *V1Class) bool) bool {
 	_, ok := r.lay.walk(id, f)
 	return ok
-}
-
-func (r *V1Reader) off() int64 { return r.base + int64(r.pos) }
-
-func (r *V1Reader) fill(n int) bool {
-	if r.end-r.pos >= n {
-		return true
-	}
-	if r.pos > 0 {
-		copy(r.buf, r.buf[r.pos:r.end])
-		r.base += int64(r.pos)
-		r.end -= r.pos
-		r.pos = 0
-	}
-	for r.end < n && r.srcErr == nil {
-		m, err := r.src.Read(r.buf[r.end:])
-		r.end += m
-		if err != nil {
-			r.srcErr = err
-		}
-	}
-	return r.end >= n
 }
 
 func (r *V1Reader) fail(record, msg string, err error) error {
@@ -158,32 +130,13 @@ func (r *V1Reader) count(record, what string) (int, error) {
 	return int(int32(v)), nil
 }
 
-// bytes returns the next n bytes. Up to the buffer's size they alias the
-// buffer; longer runs are appended to into, so that memory grows only with
-// the bytes actually read.
-func (r *V1Reader) bytes(n int, record string, into []byte) ([]byte, error) {
-	if n <= len(r.buf) {
-		if !r.fill(n) {
-			return nil, r.truncated(record)
-		}
-		b := r.buf[r.pos : r.pos+n]
-		r.pos += n
-		return b, nil
+// bytes returns the next n bytes (see input.take).
+func (r *V1Reader) bytes(n int, record string) ([]byte, error) {
+	b, ok := r.take(n)
+	if !ok {
+		return nil, r.truncated(record)
 	}
-	// into may alias the read buffer (the text of a short record), which
-	// the loop below refills: copy into memory of the reader's own.
-	out := r.long[:0]
-	for rem := n; rem > 0; {
-		if r.pos == r.end && !r.fill(1) {
-			return nil, r.truncated(record)
-		}
-		k := min(r.end-r.pos, rem)
-		out = append(out, r.buf[r.pos:r.pos+k]...)
-		r.pos += k
-		rem -= k
-	}
-	r.long = out
-	return out, nil
+	return b, nil
 }
 
 func (r *V1Reader) byte1(record string) (byte, error) {
@@ -221,13 +174,13 @@ func (r *V1Reader) value(t Type, static bool, record string) (uint64, error) {
 	case Long:
 		return r.varint(record)
 	case Float:
-		b, err := r.bytes(4, record, nil)
+		b, err := r.bytes(4, record)
 		if err != nil {
 			return 0, err
 		}
 		return uint64(binary.LittleEndian.Uint32(b)), nil
 	case Double:
-		b, err := r.bytes(8, record, nil)
+		b, err := r.bytes(8, record)
 		if err != nil {
 			return 0, err
 		}
@@ -252,7 +205,7 @@ func (r *V1Reader) value(t Type, static bool, record string) (uint64, error) {
 		b, err := r.byte1(record)
 		return uint64(b), err
 	case Char:
-		b, err := r.bytes(2, record, nil)
+		b, err := r.bytes(2, record)
 		if err != nil {
 			return 0, err
 		}
@@ -303,7 +256,7 @@ func (r *V1Reader) Next() (*V1Record, error) {
 		rec.ID = u()
 		n := cnt("length")
 		if err == nil {
-			rec.Text, err = r.bytes(n, name, rec.Text)
+			rec.Text, err = r.bytes(n, name)
 		}
 	case V1HashedString:
 		rec.ID = u()
@@ -371,7 +324,7 @@ func (r *V1Reader) Next() (*V1Record, error) {
 		}
 		rec.HTag = uint8(tag)
 		if err == nil {
-			rec.Text, err = r.bytes(n, name, rec.Text)
+			rec.Text, err = r.bytes(n, name)
 		}
 	}
 	if err != nil {

@@ -1,0 +1,68 @@
+package bmd
+
+import "io"
+
+// input is the buffered byte source of both readers (version 2 and 1): it
+// keeps the offset of what it has consumed, reads ahead in one buffer, and
+// hands out byte runs without allocating for those that fit the buffer.
+type input struct {
+	src    io.Reader
+	srcErr error // the first error of src (io.EOF at the end)
+	buf    []byte
+	pos    int
+	end    int
+	base   int64  // offset of buf[0] in the stream
+	long   []byte // the bytes of the last run longer than buf
+}
+
+// off returns the offset of the next byte to read.
+func (in *input) off() int64 { return in.base + int64(in.pos) }
+
+// fill makes at least n bytes available after pos, if the source has them.
+func (in *input) fill(n int) bool {
+	if in.end-in.pos >= n {
+		return true
+	}
+	if in.pos > 0 {
+		copy(in.buf, in.buf[in.pos:in.end])
+		in.base += int64(in.pos)
+		in.end -= in.pos
+		in.pos = 0
+	}
+	for in.end < n && in.srcErr == nil {
+		m, err := in.src.Read(in.buf[in.end:])
+		in.end += m
+		if err != nil {
+			in.srcErr = err
+		}
+	}
+	return in.end >= n
+}
+
+// take consumes the next n bytes; ok is false if the source ends first.
+// Up to the buffer's size they alias the buffer and are valid until the
+// next read. Longer runs are copied, as they arrive, to in.long, so memory
+// grows only with bytes present; never to a slice that may alias the
+// buffer (such as the previous record's text), which the copy refills.
+func (in *input) take(n int) (b []byte, ok bool) {
+	if n <= len(in.buf) {
+		if !in.fill(n) {
+			return nil, false
+		}
+		b = in.buf[in.pos : in.pos+n]
+		in.pos += n
+		return b, true
+	}
+	out := in.long[:0]
+	for rem := n; rem > 0; {
+		if in.pos == in.end && !in.fill(1) {
+			return nil, false
+		}
+		k := min(in.end-in.pos, rem)
+		out = append(out, in.buf[in.pos:in.pos+k]...)
+		in.pos += k
+		rem -= k
+	}
+	in.long = out
+	return out, true
+}
