@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
@@ -194,6 +195,9 @@ var interrupt struct {
 	once     sync.Once
 	next     int
 	cleanups map[int]func()
+	// started is set when a signal arrived: the handler is removing files
+	// and will exit with 130, whatever the work in progress then fails with.
+	started atomic.Bool
 }
 
 // OnInterrupt registers f to run if the process receives SIGINT or SIGTERM,
@@ -206,6 +210,7 @@ func OnInterrupt(f func()) (cancel func()) {
 		signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 		go func() {
 			s := <-sig
+			interrupt.started.Store(true)
 			interrupt.Lock()
 			fs := make([]func(), 0, len(interrupt.cleanups))
 			for _, f := range interrupt.cleanups {
@@ -298,6 +303,11 @@ func Run(app *cli.App, args []string) int {
 	app.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return &UsageError{err.Error()} }
 	OnInterrupt(func() {})() // handle Ctrl-C from the start: temporary files are registered as made
 	err := app.Run(ReorderArgs(args, ValueFlags(app.Flags)))
+	if interrupt.started.Load() {
+		// The work failed or ended because the handler removed its files:
+		// the handler exits with 130 once it is done.
+		select {}
+	}
 	if err == nil {
 		return ExitOK
 	}
