@@ -2,8 +2,10 @@ package crunch
 
 import (
 	"math/bits"
+	"runtime"
 	"slices"
 	"sort"
+	"sync"
 )
 
 // idIndex maps the object IDs of an HPROF dump to dense IDs without a map:
@@ -52,7 +54,7 @@ func newIDIndex(ids []uint64) *idIndex {
 		for i, v := range ids {
 			ids[i] = ((v-lo)>>x.shift)<<x.ordBits | uint64(i)
 		}
-		slices.Sort(ids)
+		sortKeys(ids)
 		x.keys = ids
 		x.buildBuckets(span, func(i int) uint64 { return x.keys[i] >> x.ordBits })
 		return x
@@ -182,4 +184,42 @@ func (l *idList) appendTo(dst []uint64) []uint64 {
 	}
 	l.chunks, l.n = nil, 0
 	return dst
+}
+
+// sortKeys sorts distinct keys, on two cores when there are enough of them:
+// it partitions the keys in place around the median of a sample and sorts
+// the two parts at once. No memory beyond the keys themselves.
+func sortKeys(a []uint64) {
+	if len(a) < 1<<16 || runtime.GOMAXPROCS(0) < 2 {
+		slices.Sort(a)
+		return
+	}
+	var sample [63]uint64
+	for i := range sample {
+		sample[i] = a[(len(a)-1)*i/(len(sample)-1)]
+	}
+	slices.Sort(sample[:])
+	pivot := sample[len(sample)/2]
+	// Hoare-style partition: a[:i] < pivot <= a[i:].
+	i, j := 0, len(a)-1
+	for {
+		for i <= j && a[i] < pivot {
+			i++
+		}
+		for i <= j && a[j] >= pivot {
+			j--
+		}
+		if i >= j {
+			break
+		}
+		a[i], a[j] = a[j], a[i]
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		slices.Sort(a[:i])
+	}()
+	slices.Sort(a[i:])
+	wg.Wait()
 }

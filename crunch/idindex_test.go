@@ -2,6 +2,8 @@ package crunch
 
 import (
 	"math/rand"
+	randv2 "math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -68,6 +70,31 @@ func BenchmarkIDIndexLookup(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		if _, ok := x.lookup(probe[i%n]); !ok {
 			b.Fatal("missing")
+		}
+	}
+}
+
+// TestSortKeys: the two-core sort sorts, whatever the order and
+// distribution of the keys (random, ascending, descending, clustered).
+func TestSortKeys(t *testing.T) {
+	const n = 200000
+	rng := randv2.New(randv2.NewPCG(1, 2))
+	cases := map[string]func(i int) uint64{
+		"random":     func(int) uint64 { return rng.Uint64() },
+		"ascending":  func(i int) uint64 { return uint64(i) << 20 },
+		"descending": func(i int) uint64 { return uint64(n-i) << 20 },
+		"clustered":  func(i int) uint64 { return uint64(i%7)<<40 | uint64(i) },
+	}
+	for name, gen := range cases {
+		a := make([]uint64, n)
+		for i := range a {
+			a[i] = gen(i)
+		}
+		want := slices.Clone(a)
+		slices.Sort(want)
+		sortKeys(a)
+		if !slices.Equal(a, want) {
+			t.Errorf("%s: not sorted", name)
 		}
 	}
 }
