@@ -7,7 +7,7 @@
 #
 # Two runs (or the one --idsize names), each under a minute on 2 cores:
 #   8-byte IDs: big arrays of 1 to 16 MiB among 12.5 M small objects;
-#   4-byte IDs: arrays of 3 to 48 MiB (over the 32 MiB segment size, so
+#   4-byte IDs: arrays of 3 to 48 MiB (over the 8 MiB segment size, so
 #     decrunch streams them in records of their own) and one long[] of
 #     2.5 GiB (a record body over 2 GiB), among 2.2 M small objects.
 # For each:

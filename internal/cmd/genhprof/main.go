@@ -45,7 +45,7 @@ func main() {
 	out := flag.String("o", "", "write the generated dump to `FILE` (- for standard output)")
 	size := flag.String("size", "64MiB", "target size in `BYTES` (suffixes K, M, G, KiB, MiB, GiB accepted)")
 	idSize := flag.Int("idsize", 8, "identifier size, 4 or 8")
-	segSize := flag.String("segsize", "32MiB", "largest HEAP DUMP SEGMENT body in `BYTES` (hprof.DefaultSegmentSize)")
+	segSize := flag.String("segsize", "32MiB", "largest HEAP DUMP SEGMENT body in `BYTES`")
 	maxArray := flag.String("maxarray", "16MiB", "largest big primitive array in `BYTES` (they range from 1/16 of it)")
 	hugeArray := flag.String("hugearray", "0", "also write one zero-filled long[] of about `BYTES` (under 4 GiB) in a record of its own")
 	seed := flag.Uint64("seed", 1, "seed of the generated contents")

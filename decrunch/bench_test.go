@@ -1,0 +1,43 @@
+package decrunch
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"testing"
+
+	"github.com/heapcrunch/heapcrunch/bmd"
+	"github.com/heapcrunch/heapcrunch/crunch"
+	"github.com/heapcrunch/heapcrunch/internal/testutil"
+)
+
+// BenchmarkDecrunch measures decrunch of a default BMD (held in memory) to
+// io.Discard; bytes/s is HPROF bytes written. The dump is
+// $HEAPCRUNCH_BENCH_DUMP (an uncompressed HPROF, e.g. from
+// scripts/genbig.sh) when set, else the sample fixture.
+func BenchmarkDecrunch(b *testing.B) {
+	var src []byte
+	if p := os.Getenv("HEAPCRUNCH_BENCH_DUMP"); p != "" {
+		var err error
+		if src, err = os.ReadFile(p); err != nil {
+			b.Fatal(err)
+		}
+	} else {
+		src = testutil.ReadAll(b, testutil.Fixture("sample.hprof.gz"))
+	}
+	var bm bytes.Buffer
+	if _, err := crunch.Crunch(bytes.NewReader(src), &bm, crunch.Options{}); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(src)))
+	b.ReportAllocs()
+	for b.Loop() {
+		r, err := bmd.NewReader(bytes.NewReader(bm.Bytes()))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := Decrunch(r, io.Discard, Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
