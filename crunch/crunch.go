@@ -211,6 +211,7 @@ func (st *state) pass1(src io.Reader) error {
 	if err != nil {
 		return err
 	}
+	r.SkipElements = true // pass 1 needs object IDs, not references
 	st.idSize = r.IDSize()
 	st.stats.HPROFHeader = r.Header()
 	dec := hprof.BodyDecoder{IDSize: st.idSize}

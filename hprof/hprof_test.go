@@ -188,3 +188,61 @@ func TestCorruptCountNoHugeAlloc(t *testing.T) {
 		t.Fatalf("allocated for a corrupt count: %v allocs, cap %d", allocs, cap(s.Elements))
 	}
 }
+
+// TestSkipElements: with SkipElements, object arrays come back with their
+// ID, class and length but no elements, and every other sub-record is read
+// as without it.
+func TestSkipElements(t *testing.T) {
+	data := testutil.ReadAll(t, testutil.Fixture("sample.hprof.gz"))
+	type arr struct {
+		id, class uint64
+		n         uint32
+	}
+	read := func(skip bool) (arrays []arr, elems, subs int) {
+		r, err := NewReader(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.SkipElements = skip
+		var s SubRecord
+		for {
+			rec, err := r.Next()
+			if err == io.EOF {
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !rec.Tag.IsHeapDump() {
+				continue
+			}
+			for {
+				err := r.NextSub(&s)
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				subs++
+				if s.Tag == ObjectArrayDumpTag {
+					arrays = append(arrays, arr{s.ID, s.ClassID, s.Length})
+					elems += len(s.Elements)
+				}
+			}
+		}
+	}
+	a1, e1, n1 := read(false)
+	a2, e2, n2 := read(true)
+	if e1 == 0 || e2 != 0 {
+		t.Errorf("elements decoded: %d without SkipElements, %d with", e1, e2)
+	}
+	if n1 != n2 || len(a1) != len(a2) {
+		t.Fatalf("sub-records %d vs %d, object arrays %d vs %d", n1, n2, len(a1), len(a2))
+	}
+	for i := range a1 {
+		if a1[i] != a2[i] {
+			t.Fatalf("object array %d: %+v vs %+v", i, a1[i], a2[i])
+		}
+	}
+}

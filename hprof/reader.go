@@ -18,6 +18,10 @@ type Reader struct {
 	// ArrayData asks NextSub to return the elements of primitive arrays in
 	// SubRecord.Data; by default they are skipped, which is faster.
 	ArrayData bool
+	// SkipElements asks NextSub to skip the elements of object arrays
+	// (SubRecord.Elements stays empty), for a reader that needs only the
+	// arrays' IDs, lengths and classes.
+	SkipElements bool
 
 	src    io.Reader
 	srcErr error
@@ -341,6 +345,9 @@ func (r *Reader) NextSub(s *SubRecord) error {
 			return r.overrun(s, n)
 		}
 		s.Elements = s.Elements[:0]
+		if r.SkipElements {
+			return r.skipTo(r.Offset() + n)
+		}
 		for rem := int(s.Length); rem > 0; {
 			if !r.fill(id) {
 				return r.truncated(s.Offset, s.Tag.String(), int(s.Tag), int64(rem*id))
