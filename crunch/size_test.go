@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/heapcrunch/heapcrunch/internal/compress"
 	"github.com/heapcrunch/heapcrunch/internal/testutil"
 )
 
@@ -25,4 +26,26 @@ func TestDialerSize(t *testing.T) {
 		t.Errorf("BMD is %d bytes, limit %d", out.Len(), limit)
 	}
 	t.Logf("total %d bytes (limit %d)", out.Len(), limit)
+}
+
+// TestDialerSizeZstd: --compress zstd must come to at most 0.8 of what the
+// original tool's output gave after xz -6 (490,448 bytes).
+func TestDialerSizeZstd(t *testing.T) {
+	src := testutil.ReadAll(t, filepath.Join(testutil.CorpusDir(t), "android-dalvik-kitkat-dialer.android-hprof"))
+	var out bytes.Buffer
+	zw, err := compress.NewWriter(&out, compress.Zstd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Crunch(bytes.NewReader(src), zw, Options{Tool: "heapcrunch 0.1.0"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	const limit = 490448 * 8 / 10
+	if out.Len() > limit {
+		t.Errorf("zstd BMD is %d bytes, limit %d", out.Len(), limit)
+	}
+	t.Logf("zstd total %d bytes (limit %d)", out.Len(), limit)
 }
