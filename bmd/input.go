@@ -1,6 +1,10 @@
 package bmd
 
-import "io"
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+)
 
 // input is the buffered byte source of both readers (version 2 and 1): it
 // keeps the offset of what it has consumed, reads ahead in one buffer, and
@@ -65,4 +69,35 @@ func (in *input) take(n int) (b []byte, ok bool) {
 	}
 	in.long = out
 	return out, true
+}
+
+// uvarint decodes the varint at pos and consumes it: n > 0 is its length;
+// n == 0 means the input ends within it; n < 0 that it runs past 10 bytes
+// or 64 bits.
+func (in *input) uvarint() (v uint64, n int) {
+	if in.end-in.pos < binary.MaxVarintLen64 {
+		in.fill(binary.MaxVarintLen64)
+	}
+	b := in.buf[in.pos:in.end]
+	if len(b) > 0 && b[0] < 0x80 {
+		in.pos++
+		return uint64(b[0]), 1
+	}
+	v, n = binary.Uvarint(b)
+	if n == 0 && len(b) >= binary.MaxVarintLen64 {
+		n = -1 // ten bytes, all with the continuation bit
+	}
+	if n > 0 {
+		in.pos += n
+	}
+	return v, n
+}
+
+// formatError returns the error of a record that starts at offset at: the
+// source's own error if reading failed, else a FormatError.
+func (in *input) formatError(at int64, record, msg string, err error) error {
+	if in.srcErr != nil && in.srcErr != io.EOF {
+		return fmt.Errorf("reading at offset %d: %w", in.off(), in.srcErr)
+	}
+	return &FormatError{Offset: at, Record: record, Msg: msg, Err: err}
 }

@@ -164,10 +164,7 @@ func (r *Reader) Metadata() Metadata { return r.meta }
 func (r *Reader) Offset() int64 { return r.off() }
 
 func (r *Reader) fail(record, msg string, err error) error {
-	if r.srcErr != nil && r.srcErr != io.EOF {
-		return fmt.Errorf("reading at offset %d: %w", r.off(), r.srcErr)
-	}
-	return &FormatError{Offset: r.rec.Offset, Record: record, Msg: msg, Err: err}
+	return r.formatError(r.rec.Offset, record, msg, err)
 }
 
 func (r *Reader) truncated(record string) error {
@@ -175,22 +172,13 @@ func (r *Reader) truncated(record string) error {
 }
 
 func (r *Reader) uvarint(record string) (uint64, error) {
-	if r.end-r.pos < binary.MaxVarintLen64 {
-		r.fill(binary.MaxVarintLen64)
+	v, n := r.input.uvarint()
+	if n == 0 {
+		return 0, r.truncated(record)
 	}
-	b := r.buf[r.pos:r.end]
-	if len(b) > 0 && b[0] < 0x80 {
-		r.pos++
-		return uint64(b[0]), nil
-	}
-	v, n := binary.Uvarint(b)
-	if n <= 0 {
-		if n == 0 {
-			return 0, r.truncated(record)
-		}
+	if n < 0 {
 		return 0, r.fail(record, "varint overflows 64 bits", nil)
 	}
-	r.pos += n
 	return v, nil
 }
 
@@ -608,10 +596,7 @@ func (r *Reader) readClass(c *Class) error {
 	c.Statics = c.Statics[:0]
 	for i := uint64(0); i < n && err == nil; i++ {
 		var f Static
-		if err == nil {
-			f.Name, err = r.name(name)
-		}
-		if err != nil {
+		if f.Name, err = r.name(name); err != nil {
 			break
 		}
 		f.Type, f.Kept, err = r.typeKept(name)
@@ -632,10 +617,7 @@ func (r *Reader) readClass(c *Class) error {
 	c.Fields = c.Fields[:0]
 	for i := uint64(0); i < n && err == nil; i++ {
 		var f Field
-		if err == nil {
-			f.Name, err = r.name(name)
-		}
-		if err != nil {
+		if f.Name, err = r.name(name); err != nil {
 			break
 		}
 		f.Type, f.Kept, err = r.typeKept(name)

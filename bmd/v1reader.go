@@ -80,10 +80,7 @@ func (r *V1Reader) Chain(id uint32, f func(c *V1Class) bool) bool {
 }
 
 func (r *V1Reader) fail(record, msg string, err error) error {
-	if r.srcErr != nil && r.srcErr != io.EOF {
-		return fmt.Errorf("reading at offset %d: %w", r.off(), r.srcErr)
-	}
-	return &FormatError{Offset: r.rec.Offset, Record: record, Msg: msg, Err: err}
+	return r.formatError(r.rec.Offset, record, msg, err)
 }
 
 func (r *V1Reader) truncated(record string) error {
@@ -92,22 +89,14 @@ func (r *V1Reader) truncated(record string) error {
 
 // varint reads a varint of up to 10 bytes (the original reader's limit).
 func (r *V1Reader) varint(record string) (uint64, error) {
-	if r.end-r.pos < binary.MaxVarintLen64 {
-		r.fill(binary.MaxVarintLen64)
+	at := r.off()
+	v, n := r.uvarint()
+	if n == 0 {
+		return 0, r.truncated(record)
 	}
-	b := r.buf[r.pos:r.end]
-	if len(b) > 0 && b[0] < 0x80 {
-		r.pos++
-		return uint64(b[0]), nil
+	if n < 0 {
+		return 0, r.fail(record, fmt.Sprintf("corrupt varint at offset %d (more than 10 bytes or over 64 bits)", at), nil)
 	}
-	v, n := binary.Uvarint(b)
-	if n <= 0 {
-		if n == 0 && len(b) < binary.MaxVarintLen64 {
-			return 0, r.truncated(record)
-		}
-		return 0, r.fail(record, fmt.Sprintf("corrupt varint at offset %d (more than 10 bytes or over 64 bits)", r.off()), nil)
-	}
-	r.pos += n
 	return v, nil
 }
 

@@ -606,7 +606,9 @@ func (st *state) pass2(src io.Reader, out io.Writer) error {
 			return err
 		}
 		var body []byte
-		if !rec.Tag.IsHeapDump() {
+		// STRING and LOAD CLASS were kept from pass 1; Next skips an
+		// unread body.
+		if !rec.Tag.IsHeapDump() && rec.Tag != hprof.TagString && rec.Tag != hprof.TagLoadClass {
 			if body, err = r.Body(); err != nil {
 				return err
 			}

@@ -114,7 +114,7 @@ func Decrunch(r Source, out io.Writer, opt Options) (*Stats, error) {
 	}
 	var rn *renamer
 	if opt.Mapping != nil {
-		rn = newRenamer(opt.Mapping)
+		rn = newRenamer()
 	}
 	var sbody []byte
 	// rename returns the HPROF string ID to write for a use of string sid

@@ -16,15 +16,14 @@ type Mapping interface {
 // the shared record keeps the recovered name. Those records take HPROF IDs
 // of their own residue class, k<<3|6, so they meet no other ID.
 type renamer struct {
-	m       Mapping
 	texts   map[uint64]string // BMD string ID -> name as written
 	classBy map[uint64]string // class object ID (BMD) -> class name in the dump
 	serials map[uint32]string // class serial -> class name in the dump
 	extra   map[string]uint64 // original name -> HPROF ID of its own record
 }
 
-func newRenamer(m Mapping) *renamer {
-	return &renamer{m: m, texts: map[uint64]string{}, classBy: map[uint64]string{},
+func newRenamer() *renamer {
+	return &renamer{texts: map[uint64]string{}, classBy: map[uint64]string{},
 		serials: map[uint32]string{}, extra: map[string]uint64{}}
 }
 
