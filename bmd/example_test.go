@@ -26,13 +26,13 @@ d0 95 ff bc 31 22 08 78 78 68 61 73 68 36 34 32 10 68 65 61 70 63 72 75 6e 63
 01 10 0a 05 16 01 0e 01 02 12 03 02 04 01 00 02 01 01 0c 15 03 02`
 
 // exFile2Hex is the second file of §9.11, as printed there.
-const exFile2Hex = `02 0a 10 08 18 00 38 06 40 02 48 05 01 10 6a 61 76 61 2e 6c 61 6e 67 2e 4f 62
-6a 65 63 74 01 11 63 6f 6d 2e 65 78 61 6d 70 6c 65 2e 50 6f 69 6e 74 01 01 78
-01 01 79 01 06 4f 52 49 47 49 4e 03 02 02 00 02 03 02 02 00 02 0a 07 0b 00 13
-41 01 0d 00 00 00 00 00 00 00 00 00 00 00 0d 00 02 0c 00 00 00 00 0c 01 03 17
-01 02 06 05 05 00 15 05 02 03 15 02 0d 14 05 0e 02 05 00 00 c0 3f 0f 00 0b 03
-00 02 02 0f 02 01 02 11 08 ac 02 12 01 01 08 9a 01 12 08 01 01 02 09 12 ff 01
-06 15 06 05`
+const exFile2Hex = `02 0a 10 08 18 00 38 06 40 02 48 07 01 00 10 6a 61 76 61 2e 6c 61 6e 67 2e 4f
+62 6a 65 63 74 01 00 11 63 6f 6d 2e 65 78 61 6d 70 6c 65 2e 50 6f 69 6e 74 01
+00 01 78 01 00 01 79 01 00 06 4f 52 49 47 49 4e 17 02 02 01 06 02 41 4c 03 02
+02 00 02 03 02 02 00 02 0a 07 0b 00 13 41 01 0d 00 00 00 00 00 00 00 00 00 00
+00 0d 00 02 0c 00 00 00 00 0c 01 03 17 01 02 06 05 05 00 15 05 02 03 15 02 0d
+14 05 0e 02 05 00 00 c0 3f 0f 00 0b 03 00 02 02 0f 02 01 02 11 08 ac 02 12 01
+01 08 9a 01 12 08 01 01 02 09 12 ff 01 06 15 06 07`
 
 // exPiece is the bytes one step of an example writes, and the section of
 // the spec whose annotated block (or table row) shows them.
@@ -159,7 +159,7 @@ func exFile1(t *testing.T) (file []byte, pieces []exPiece) {
 // exFile2 writes the second file of §9.11 (8-byte IDs, no PLACE CLASSES).
 // Every piece but the header and four of the strings has a table row there.
 func exFile2(t *testing.T) (file []byte, pieces []exPiece) {
-	e := newExWriter(t, &bmd.Metadata{IDSize: 8, Objects: 6, Classes: 2, Strings: 5})
+	e := newExWriter(t, &bmd.Metadata{IDSize: 8, Objects: 6, Classes: 2, Strings: 7})
 	e.cut()
 	for i, s := range []string{"java.lang.Object", "com.example.Point", "x", "y", "ORIGIN"} {
 		if id := e.id(e.w.String([]byte(s))); id != uint64(i+1) {
@@ -167,6 +167,14 @@ func exFile2(t *testing.T) (file []byte, pieces []exPiece) {
 		}
 		e.cut()
 	}
+	if id := e.id(e.w.ArrayName(2, 1, false)); id != 6 { // "com.example.Point[]"
+		t.Fatalf("array name has ID %d", id)
+	}
+	e.cut()
+	if id := e.id(e.w.String([]byte("ORIGINAL"))); id != 7 { // shares "ORIGIN" with string 5
+		t.Fatalf("string ORIGINAL has ID %d", id)
+	}
+	e.cut()
 	e.ok(e.w.LoadClass(1, 1, 0, 1))
 	e.cut()
 	e.ok(e.w.LoadClass(2, 2, 0, 2))
@@ -384,6 +392,8 @@ func exRender(r *bmd.Record) string {
 		return s + fmt.Sprintf(" id=%d %q", r.ID, r.Text)
 	case bmd.KindHashedString:
 		return s + fmt.Sprintf(" id=%d len=%d hash=%016x", r.ID, r.Length, r.Hash)
+	case bmd.KindArrayName:
+		return s + fmt.Sprintf(" id=%d element=%d dims=%d descriptor=%v", r.ID, r.Name, r.Dims, r.Descriptor)
 	case bmd.KindLoadClass:
 		return s + fmt.Sprintf(" serial=%d class=%d trace=%d name=%d", r.Serial, r.Class, r.Trace, r.Name)
 	case bmd.KindTime:
@@ -480,34 +490,36 @@ func TestSpecExamplesRead(t *testing.T) {
 
 	file2, _ := exFile2(t)
 	meta, recs = exReadAll(t, file2)
-	if want := (bmd.Metadata{IDSize: 8, Objects: 6, Classes: 2, Strings: 5}); meta != want {
+	if want := (bmd.Metadata{IDSize: 8, Objects: 6, Classes: 2, Strings: 7}); meta != want {
 		t.Errorf("file 2 metadata %+v, want %+v", meta, want)
 	}
 	exCompare(t, recs, []string{
 		`@12 STRING id=1 "java.lang.Object"`,
-		`@30 STRING id=2 "com.example.Point"`,
-		`@49 STRING id=3 "x"`,
-		`@52 STRING id=4 "y"`,
-		`@55 STRING id=5 "ORIGIN"`,
-		"@63 LOAD CLASS serial=1 class=1 trace=0 name=1",
-		"@68 LOAD CLASS serial=2 class=2 trace=0 name=2",
-		"@73 TIME 7",
-		"@75 HEAP DUMP segment=false",
-		"@77 HEAP INFO type=65 name=1",
-		"@80 CLASS id=1 trace=0 super=0 links=0,0,0,0,0 size=0 constants=[] statics=[] fields=[]",
-		"@92 CLASS id=2 trace=0 super=1 links=6,0,0,0,0 size=12 constants=[{3 11 true 18446744073709551615}] " +
+		`@31 STRING id=2 "com.example.Point"`,
+		`@51 STRING id=3 "x"`,
+		`@55 STRING id=4 "y"`,
+		`@59 STRING id=5 "ORIGIN"`,
+		"@68 ARRAY NAME id=6 element=2 dims=1 descriptor=false",
+		`@71 STRING id=7 "ORIGINAL"`,
+		"@76 LOAD CLASS serial=1 class=1 trace=0 name=1",
+		"@81 LOAD CLASS serial=2 class=2 trace=0 name=2",
+		"@86 TIME 7",
+		"@88 HEAP DUMP segment=false",
+		"@90 HEAP INFO type=65 name=1",
+		"@93 CLASS id=1 trace=0 super=0 links=0,0,0,0,0 size=0 constants=[] statics=[] fields=[]",
+		"@105 CLASS id=2 trace=0 super=1 links=6,0,0,0,0 size=12 constants=[{3 11 true 18446744073709551615}] " +
 			"statics=[{5 2 true 4} {5 10 true 4294967293}] fields=[{3 10 true} {4 6 true}]",
-		"@117 TRACE 5",
-		"@119 INSTANCE id=3 trace=5 class=2 values=[4294967293 1069547520]",
-		"@126 OBJECT ARRAY id=4 trace=5 class=9 n=3 elems=[0 3 3]",
-		"@133 OBJECT ARRAY id=5 trace=5 class=2 n=1 elems=[4]",
-		"@137 PRIMITIVE ARRAY NODATA id=6 trace=5 type=8 n=300",
-		"@141 ROOT kind=01 object=4 thread=0 frame=0 jni=77 trace=0",
-		"@147 ROOT kind=08 object=3 thread=2 frame=0 jni=0 trace=9",
-		"@153 ROOT kind=ff object=6 thread=0 frame=0 jni=0 trace=0",
-		"@157 END",
+		"@130 TRACE 5",
+		"@132 INSTANCE id=3 trace=5 class=2 values=[4294967293 1069547520]",
+		"@139 OBJECT ARRAY id=4 trace=5 class=9 n=3 elems=[0 3 3]",
+		"@146 OBJECT ARRAY id=5 trace=5 class=2 n=1 elems=[4]",
+		"@150 PRIMITIVE ARRAY NODATA id=6 trace=5 type=8 n=300",
+		"@154 ROOT kind=01 object=4 thread=0 frame=0 jni=77 trace=0",
+		"@160 ROOT kind=08 object=3 thread=2 frame=0 jni=0 trace=9",
+		"@166 ROOT kind=ff object=6 thread=0 frame=0 jni=0 trace=0",
+		"@170 END",
 	})
-	if len(file2) != 160 {
+	if len(file2) != 173 {
 		t.Errorf("file 2 is %d bytes", len(file2))
 	}
 }

@@ -43,7 +43,8 @@ const (
 	KindTrace           Kind = 20 // sets the stack trace serial of the objects that follow
 	KindEnd             Kind = 21 // the last record: object and string counts
 	KindPlaceClasses    Kind = 22 // the next class definitions were dumped here, among the objects
-	maxKind                  = 22
+	KindArrayName       Kind = 23 // an array class name, made of its element name
+	maxKind                  = 23
 )
 
 var kindNames = [...]string{
@@ -53,7 +54,7 @@ var kindNames = [...]string{
 	KindTime: "TIME", KindHeapDump: "HEAP DUMP", KindHeapDumpEnd: "HEAP DUMP END", KindClass: "CLASS",
 	KindInstance: "INSTANCE", KindObjectArray: "OBJECT ARRAY", KindPrimitiveArray: "PRIMITIVE ARRAY",
 	KindPrimitiveNoData: "PRIMITIVE ARRAY NODATA", KindRoot: "ROOT", KindHeapInfo: "HEAP INFO",
-	KindTrace: "TRACE", KindEnd: "END", KindPlaceClasses: "PLACE CLASSES",
+	KindTrace: "TRACE", KindEnd: "END", KindPlaceClasses: "PLACE CLASSES", KindArrayName: "ARRAY NAME",
 }
 
 // String returns the record kind's name.
@@ -181,6 +182,25 @@ func ParseMetadata(b []byte) (Metadata, error) {
 		}
 	}
 	return m, nil
+}
+
+// ArrayName returns the name of the array class with dims dimensions whose
+// element class is named elem: "elem[]…" or, with descriptor, "[…Lelem;".
+func ArrayName(elem []byte, dims int, descriptor bool) []byte {
+	out := make([]byte, 0, len(elem)+2*dims+2)
+	if descriptor {
+		for range dims {
+			out = append(out, '[')
+		}
+		out = append(out, 'L')
+		out = append(out, elem...)
+		return append(out, ';')
+	}
+	out = append(out, elem...)
+	for range dims {
+		out = append(out, '[', ']')
+	}
+	return out
 }
 
 // Type is a field or array element type, with the HPROF basic type codes.

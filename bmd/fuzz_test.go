@@ -159,7 +159,7 @@ func readAll(t *testing.T, data []byte) (recs []string, meta *bmd.Metadata, comp
 func describe(r *bmd.Record, time uint32) string {
 	s := r.Kind.String() + " "
 	switch r.Kind {
-	case bmd.KindString, bmd.KindHashedString, bmd.KindStackFrame, bmd.KindClass, bmd.KindInstance,
+	case bmd.KindString, bmd.KindHashedString, bmd.KindArrayName, bmd.KindStackFrame, bmd.KindClass, bmd.KindInstance,
 		bmd.KindObjectArray, bmd.KindPrimitiveArray, bmd.KindPrimitiveNoData:
 		s += fmt.Sprintf("id=%d ", r.ID) // only these kinds set ID
 	}
@@ -170,6 +170,8 @@ func describe(r *bmd.Record, time uint32) string {
 		return s + fmt.Sprintf("%q", r.Text)
 	case bmd.KindHashedString:
 		return s + fmt.Sprintf("%d %x", r.Length, r.Hash)
+	case bmd.KindArrayName:
+		return s + fmt.Sprintf("%d %d %v", r.Name, r.Dims, r.Descriptor)
 	case bmd.KindLoadClass:
 		return s + fmt.Sprintf("t=%d %d %d %d %d", time, r.Serial, r.Class, r.Trace, r.Name)
 	case bmd.KindUnloadClass, bmd.KindEndThread:
@@ -246,6 +248,8 @@ func FuzzRoundTrip(f *testing.F) {
 				_, err = w.String(rec.Text)
 			case bmd.KindHashedString:
 				_, err = w.HashedString(rec.Length, rec.Hash)
+			case bmd.KindArrayName:
+				_, err = w.ArrayName(rec.Name, rec.Dims, rec.Descriptor)
 			case bmd.KindLoadClass:
 				err = w.LoadClass(rec.Serial, rec.Class, rec.Trace, rec.Name)
 			case bmd.KindUnloadClass:

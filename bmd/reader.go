@@ -53,7 +53,7 @@ type Record struct {
 
 	Class  uint64 // class object ID (LOAD CLASS, INSTANCE, OBJECT ARRAY)
 	Object uint64 // thread object of START THREAD, object of a root
-	Name   uint64 // string ID (LOAD CLASS, START THREAD, HEAP INFO)
+	Name   uint64 // string ID (LOAD CLASS, START THREAD, HEAP INFO, element name of ARRAY NAME)
 	Group  uint64
 	Parent uint64
 
@@ -62,9 +62,11 @@ type Record struct {
 	Line                      int32
 	Frames                    []uint64
 
-	Tag     uint8  // RAW RECORD's HPROF tag, or ROOT's HPROF kind
-	Time    uint32 // TIME
-	Segment bool   // HEAP DUMP: true for a HEAP DUMP SEGMENT
+	Tag        uint8  // RAW RECORD's HPROF tag, or ROOT's HPROF kind
+	Dims       uint8  // ARRAY NAME: dimensions (its element name is Name)
+	Descriptor bool   // ARRAY NAME: "[Lelem;" spelling (else "elem[]")
+	Time       uint32 // TIME
+	Segment    bool   // HEAP DUMP: true for a HEAP DUMP SEGMENT
 
 	Def      Class    // CLASS
 	Values   []uint64 // INSTANCE: one per field of the class layout
@@ -90,9 +92,10 @@ type Reader struct {
 	lastSerial       uint32
 	lastLoaded       uint64
 
-	lay  layouts
-	rec  Record
-	done bool
+	lay      layouts
+	rec      Record
+	done     bool
+	lastText []byte // the text of the last STRING
 
 	runLeft  uint64 // entries left in the current run
 	runKind  Kind
@@ -117,6 +120,9 @@ func NewReader(r io.Reader) (*Reader, error) {
 	br := &Reader{input: input{src: r, buf: make([]byte, readBufSize)}}
 	v, err := br.uvarint("header")
 	if err != nil {
+		if br.srcErr != nil && br.srcErr != io.EOF {
+			return nil, err // the source failed (a truncated compressed stream)
+		}
 		if errors.Is(err, io.ErrUnexpectedEOF) && br.base+int64(br.end) == 0 {
 			return nil, &FormatError{Offset: 0, Record: "header", Msg: "empty input", Err: ErrNotBMD}
 		}
@@ -310,13 +316,19 @@ func (r *Reader) Next() (*Record, error) {
 	}
 	switch k {
 	case KindString:
-		n := u()
+		prefix, n := u(), u()
 		if err == nil {
+			if prefix > uint64(len(r.lastText)) {
+				return nil, r.fail(name, fmt.Sprintf("shares %d bytes with a previous string of %d", prefix, len(r.lastText)), nil)
+			}
 			if n > 1<<31 {
 				return nil, r.fail(name, fmt.Sprintf("string of %d bytes is implausible", n), nil)
 			}
-			rec.Text, err = r.bytes(int(n), name)
-			rec.Length = n
+			var b []byte
+			if b, err = r.bytes(int(n), name); err == nil {
+				r.lastText = append(r.lastText[:prefix], b...)
+				rec.Text, rec.Length = r.lastText, uint64(len(r.lastText))
+			}
 		}
 		r.strings++
 		rec.ID = r.strings
@@ -329,6 +341,15 @@ func (r *Reader) Next() (*Record, error) {
 			r.runKind = KindHashedString
 			return r.nextHashed(rec)
 		}
+	case KindArrayName:
+		rec.Name = u()
+		d := u()
+		if err == nil && (rec.Name == 0 || rec.Name > r.strings || d>>1 == 0 || d>>1 > 255) {
+			return nil, r.fail(name, fmt.Sprintf("array name of string %d with %d dimensions (%d strings read)", rec.Name, d>>1, r.strings), nil)
+		}
+		rec.Dims, rec.Descriptor = uint8(d>>1), d&1 == 1
+		r.strings++
+		rec.ID = r.strings
 	case KindLoadClass:
 		rec.Serial = uint32(int64(r.lastSerial) + unzigzag(u()))
 		rec.Class = r.lastLoaded + uint64(unzigzag(u()))

@@ -25,6 +25,7 @@ type Writer struct {
 	classes, objects uint64 // objects counts every object record, classes included
 	objectsStarted   bool
 
+	lastText          []byte // the text of the last STRING
 	time, trace       uint32
 	lastRoot, lastJNI uint64
 	lastSerial        uint32
@@ -110,11 +111,20 @@ func (w *Writer) ref(target, self uint64) {
 	w.uv(z + 1)
 }
 
-// String writes a name in the clear and returns its string ID.
+// String writes a name in the clear and returns its string ID. The record
+// stores how many leading bytes the text shares with the previous clear
+// string, then the rest: names written in order share long prefixes
+// ("android.view.View", "android.view.View$OnClickListener").
 func (w *Writer) String(text []byte) (uint64, error) {
 	s := w.begin(KindString)
-	w.uv(uint64(len(text)))
-	w.buf = append(w.buf, text...)
+	p := 0
+	for p < len(text) && p < len(w.lastText) && text[p] == w.lastText[p] {
+		p++
+	}
+	w.uv(uint64(p))
+	w.uv(uint64(len(text) - p))
+	w.buf = append(w.buf, text[p:]...)
+	w.lastText = append(w.lastText[:0], text...)
 	w.strings++
 	return w.strings, w.end(KindString, s)
 }
@@ -131,6 +141,26 @@ func (w *Writer) HashedString(length uint64, hash uint64) (uint64, error) {
 		w.flushRun()
 	}
 	return w.strings, w.flushIf()
+}
+
+// ArrayName writes the name of an array class as the string ID of its
+// element class's name, its dimensions (1 to 255) and its spelling
+// (descriptor "[Lelem;" or source "elem[]"), and returns its string ID.
+// The element name must be an earlier string.
+func (w *Writer) ArrayName(elem uint64, dims uint8, descriptor bool) (uint64, error) {
+	if elem == 0 || elem > w.strings || dims == 0 {
+		w.err = fmt.Errorf("bmd: array name of string %d with %d dimensions (%d strings written)", elem, dims, w.strings)
+		return 0, w.err
+	}
+	s := w.begin(KindArrayName)
+	w.uv(elem)
+	d := uint64(dims) << 1
+	if descriptor {
+		d |= 1
+	}
+	w.uv(d)
+	w.strings++
+	return w.strings, w.end(KindArrayName, s)
 }
 
 // startRun makes sure the pending run is of kind k (and root kind rk).

@@ -4,15 +4,12 @@
 package crunch
 
 import (
-	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
-
-	"github.com/cespare/xxhash/v2"
 
 	"github.com/heapcrunch/heapcrunch/bmd"
 	"github.com/heapcrunch/heapcrunch/hprof"
@@ -24,8 +21,12 @@ type Options struct {
 	KeepPrimitives  bool     // all primitive field values (instance, static, constant pool)
 	PreserveClasses []string // these classes keep their name and all their field values
 	Profile         string   // "" or "leak": keep the fields of LeakProfile
-	DropHeaps       []string // Android heaps to leave out: "zygote", "image", "app", "default"
-	Tool            string   // written to the metadata
+	// HashPlatformNames hashes the names of the platform too (classes of
+	// the boot class loader, their fields, their stack frames' methods,
+	// heap names), which are otherwise in the clear.
+	HashPlatformNames bool
+	DropHeaps         []string // Android heaps to leave out: "zygote", "image", "app", "default"
+	Tool              string   // written to the metadata
 	// Progress, when set, is called now and then with the pass (1 or 2)
 	// and the input bytes read so far in that pass.
 	Progress func(pass int, done int64)
@@ -43,6 +44,9 @@ func (o *Options) Canonical() string {
 	}
 	if o.KeepPrimitives {
 		f = append(f, "--keep-primitives")
+	}
+	if o.HashPlatformNames {
+		f = append(f, "--hash-platform-names")
 	}
 	for _, c := range o.PreserveClasses {
 		f = append(f, "--preserve-class="+c)
@@ -69,31 +73,22 @@ func ParseHeapName(s string) (uint32, error) {
 
 // Stats counts what went in and what came out.
 type Stats struct {
-	InBytes     int64
-	OutBytes    int64
-	InRecords   map[string]int64 // by HPROF record or sub-record name
-	InBytesBy   map[string]int64
-	OutRecords  map[string]uint64 // by BMD record kind
-	OutBytesBy  map[string]uint64
-	Objects     uint64
-	Classes     uint64
-	Strings     uint64
-	Hashed      uint64
-	Dropped     uint64 // objects left out by DropHeaps
-	Dangling    uint64 // distinct referenced IDs not in the dump
-	IndexBytes  int64
-	HPROFHeader hprof.Header
-}
-
-// stringInfo is what crunch keeps of a STRING record between the passes:
-// its text if it stays clear, else its hash and length.
-type stringInfo struct {
-	hash    uint64 // hashed: HashName of the text
-	off     int    // clear: the text is arena[off:off+length]
-	length  int    // clear: the text's length; hashed: its UTF-8 length
-	clear   bool
-	dense   uint64 // string ID in the BMD
-	hprofID uint64
+	InBytes      int64
+	OutBytes     int64
+	InRecords    map[string]int64 // by HPROF record or sub-record name
+	InBytesBy    map[string]int64
+	OutRecords   map[string]uint64 // by BMD record kind
+	OutBytesBy   map[string]uint64
+	Objects      uint64
+	Classes      uint64
+	Strings      uint64
+	Hashed       uint64
+	ArrayNames   uint64 // array class names written as ARRAY NAME of a hashed element name
+	Unreferenced uint64 // STRING records nothing refers to, left out
+	Dropped      uint64 // objects left out by DropHeaps
+	Dangling     uint64 // distinct referenced IDs not in the dump
+	IndexBytes   int64
+	HPROFHeader  hprof.Header
 }
 
 // loadInfo is a LOAD CLASS record.
@@ -103,12 +98,19 @@ type loadInfo struct {
 	dense               uint64 // the class's object ID in the BMD, for sorting
 }
 
+// frameNames are the string IDs of a STACK FRAME and its class serial.
+type frameNames struct {
+	method, signature, source uint64
+	class                     uint32
+}
+
 type classInfo struct {
-	dump       *hprof.ClassDump
-	keepAll    bool            // preserve-class or keep-primitives
-	keepFields map[uint64]bool // HPROF field-name string IDs kept by a profile
-	chain      []hprof.BasicType
-	chainSize  int
+	dump        *hprof.ClassDump
+	keepAll     bool            // preserve-class or keep-primitives
+	keepFields  map[uint64]bool // HPROF field-name string IDs kept by a profile
+	keepStatics map[uint64]bool // HPROF static-name string IDs kept as platform facts
+	chain       []hprof.BasicType
+	chainSize   int
 }
 
 // state is what pass 1 learns and pass 2 uses.
@@ -116,14 +118,17 @@ type state struct {
 	opt    *Options
 	idSize int
 
-	strings    map[uint64]uint64 // HPROF string ID -> index in strs (pass 1), then dense ID
-	strs       []stringInfo      // one per distinct HPROF string ID, in dump order
-	arena      []byte            // texts of the strings that stay clear
-	nStrings   uint64
-	classNames map[uint64]uint64 // class object ID -> name string ID (LOAD CLASS)
-	loads      []loadInfo        // LOAD CLASS records, written sorted by class
-	frames     map[uint64]uint64 // HPROF frame ID -> dense
-	nFrames    uint64
+	strings     map[uint64]uint64 // HPROF string ID -> index in strs (pass 1), then dense ID
+	strs        []stringInfo      // one per distinct HPROF string ID, in dump order
+	arena       []byte            // texts of the strings (pass 1), then of those that stay clear
+	nStrings    uint64
+	classNames  map[uint64]uint64 // class object ID -> name string ID (LOAD CLASS)
+	loads       []loadInfo        // LOAD CLASS records, written sorted by class
+	frames      map[uint64]uint64 // HPROF frame ID -> dense
+	nFrames     uint64
+	frameNames  []frameNames    // the string IDs of the STACK FRAME records
+	threadNames []uint64        // the string IDs of the START THREAD records
+	heapNames   map[uint64]bool // the string IDs of heap names (HEAP DUMP INFO)
 
 	classes  []*classInfo
 	classIdx map[uint64]int // class object ID -> index in classes
@@ -138,6 +143,8 @@ type state struct {
 	preserveNames map[string]bool // class name spellings to preserve
 	profileClass  map[string][]string
 	profileFields map[string]bool
+	factClass     map[string][]string // class name spellings -> platform fact statics
+	factFields    map[string]bool
 	drop          map[uint32]bool
 
 	stats *Stats
@@ -149,12 +156,19 @@ func Crunch(src io.ReadSeeker, out io.Writer, opt Options) (*Stats, error) {
 	st := &state{opt: &opt, strings: map[uint64]uint64{}, classNames: map[uint64]uint64{},
 		frames: map[uint64]uint64{}, classIdx: map[uint64]int{}, danglingIDs: map[uint64]uint64{},
 		preserveNames: map[string]bool{}, profileClass: map[string][]string{}, profileFields: map[string]bool{},
+		factClass: map[string][]string{}, factFields: map[string]bool{}, heapNames: map[uint64]bool{},
 		drop:  map[uint32]bool{},
 		stats: &Stats{InRecords: map[string]int64{}, InBytesBy: map[string]int64{}, OutRecords: map[string]uint64{}, OutBytesBy: map[string]uint64{}}}
 	for _, c := range opt.PreserveClasses {
 		for _, s := range classNameSpellings(c) {
 			st.preserveNames[s] = true
 		}
+	}
+	for _, p := range PlatformFacts {
+		for _, s := range classNameSpellings(p.Class) {
+			st.factClass[s] = append(st.factClass[s], p.Field)
+		}
+		st.factFields[p.Field] = true
 	}
 	switch opt.Profile {
 	case "":
@@ -215,11 +229,6 @@ func (st *state) pass1(src io.Reader) error {
 	st.idSize = r.IDSize()
 	st.stats.HPROFHeader = r.Header()
 	dec := hprof.BodyDecoder{IDSize: st.idSize}
-	interesting := len(st.preserveNames) > 0 || len(st.profileClass) > 0
-	var nameOfSID map[uint64]string
-	if interesting {
-		nameOfSID = map[uint64]string{}
-	}
 	var dropped idList
 	var s hprof.SubRecord
 	var curHeap uint32
@@ -242,30 +251,7 @@ func (st *state) pass1(src io.Reader) error {
 			if err != nil {
 				return err
 			}
-			// A repeated HPROF ID resolves to its first record; the
-			// others are left out.
-			if _, dup := st.strings[id]; dup {
-				continue
-			}
-			st.strings[id] = uint64(len(st.strs))
-			si := stringInfo{hprofID: id, clear: st.opt.KeepStrings || KeepInClear(text)}
-			if interesting {
-				t := string(text)
-				if st.preserveNames[t] || st.profileClass[t] != nil || st.profileFields[t] {
-					nameOfSID[id] = t
-					si.clear = true
-				}
-			}
-			if si.clear {
-				si.off, si.length = len(st.arena), len(text)
-				st.arena = append(st.arena, text...)
-			} else if st.opt.hashName != nil {
-				si.length, si.hash = st.opt.hashName(text)
-			} else {
-				u := NormalizeName(text)
-				si.hash, si.length = xxhash.Sum64(u), len(u)
-			}
-			st.strs = append(st.strs, si)
+			st.addString(id, text)
 		case hprof.TagLoadClass:
 			body, err := r.Body()
 			if err != nil {
@@ -290,6 +276,17 @@ func (st *state) pass1(src io.Reader) error {
 			if _, dup := st.frames[f.ID]; !dup {
 				st.frames[f.ID] = st.nFrames
 			}
+			st.frameNames = append(st.frameNames, frameNames{f.Method, f.Signature, f.SourceFile, f.Class})
+		case hprof.TagStartThread:
+			body, err := r.Body()
+			if err != nil {
+				return err
+			}
+			t, err := dec.StartThread(rec, body)
+			if err != nil {
+				return err
+			}
+			st.threadNames = append(st.threadNames, t.Name, t.Group, t.ParentGroup)
 		case hprof.TagHeapDump, hprof.TagHeapDumpSegment:
 			for {
 				err := r.NextSub(&s)
@@ -302,6 +299,7 @@ func (st *state) pass1(src io.Reader) error {
 				switch s.Tag {
 				case hprof.HeapDumpInfoTag:
 					curHeap, hasHeap = s.HeapType, true
+					st.heapNames[s.HeapName] = true
 				case hprof.ClassDumpTag:
 					if _, dup := st.classIdx[s.ID]; dup {
 						return &hprof.FormatError{Offset: s.Offset, Record: s.Tag.String(), Tag: int(s.Tag), Msg: fmt.Sprintf("second CLASS DUMP of class 0x%x", s.ID)}
@@ -331,21 +329,8 @@ func (st *state) pass1(src io.Reader) error {
 	st.dropped = newIDIndex(dropped.appendTo(make([]uint64, 0, dropped.n)))
 	st.stats.IndexBytes = st.index.bytes() + st.dropped.bytes()
 
-	// Which fields keep values.
-	for _, ci := range st.classes {
-		name := nameOfSID[st.classNames[ci.dump.ID]]
-		ci.keepAll = st.opt.KeepPrimitives || (name != "" && st.preserveNames[name])
-		if fields := st.profileClass[name]; name != "" && fields != nil {
-			ci.keepFields = map[uint64]bool{}
-			for _, f := range ci.dump.Fields {
-				for _, want := range fields {
-					if nameOfSID[f.Name] == want {
-						ci.keepFields[f.Name] = true
-					}
-				}
-			}
-		}
-	}
+	st.keptValues()
+	st.classifyStrings()
 	st.numberStrings()
 	// Instance sizes: the field bytes of each class and of its
 	// superclasses, and for each class the nearest class at or above it
@@ -396,60 +381,6 @@ func (st *state) pass1(src io.Reader) error {
 	return nil
 }
 
-// numberStrings gives the strings their BMD IDs in the order of first use:
-// the names of LOAD CLASS records sorted by class, then the static and
-// instance field names class by class, then every other string in dump
-// order. Names then follow each other in the records that use them, and
-// their deltas are 1; the LOAD CLASS records are sorted the same way.
-func (st *state) numberStrings() {
-	for i := range st.loads {
-		st.loads[i].dense = st.obj(st.loads[i].class)
-	}
-	slices.SortStableFunc(st.loads, func(a, b loadInfo) int { return cmp.Compare(a.dense, b.dense) })
-	use := func(hid uint64) {
-		if i, ok := st.strings[hid]; ok && st.strs[i].dense == 0 {
-			st.nStrings++
-			st.strs[i].dense = st.nStrings
-		}
-	}
-	for _, l := range st.loads {
-		use(l.name)
-	}
-	for _, ci := range st.classes {
-		for _, f := range ci.dump.Statics {
-			use(f.Name)
-		}
-		for _, f := range ci.dump.Fields {
-			use(f.Name)
-		}
-	}
-	for _, si := range st.strs {
-		use(si.hprofID)
-	}
-	for hid, i := range st.strings {
-		st.strings[hid] = st.strs[i].dense
-	}
-	slices.SortFunc(st.strs, func(a, b stringInfo) int { return cmp.Compare(a.dense, b.dense) })
-}
-
-// writeStrings writes every string record, in BMD ID order.
-func (st *state) writeStrings(w *bmd.Writer) error {
-	for _, si := range st.strs {
-		var err error
-		if si.clear {
-			_, err = w.String(st.arena[si.off : si.off+si.length])
-		} else {
-			_, err = w.HashedString(uint64(si.length), si.hash)
-			st.stats.Hashed++
-		}
-		if err != nil {
-			return err
-		}
-	}
-	st.strs, st.arena = nil, nil
-	return nil
-}
-
 // writeLoads writes every LOAD CLASS record, sorted by class.
 func (st *state) writeLoads(w *bmd.Writer) error {
 	for _, l := range st.loads {
@@ -462,6 +393,45 @@ func (st *state) writeLoads(w *bmd.Writer) error {
 	}
 	st.loads = nil
 	return nil
+}
+
+// keptValues decides which primitive values each class keeps: all with
+// --keep-primitives or --preserve-class, the fields of the profile, and
+// the platform facts of boot classes.
+func (st *state) keptValues() {
+	for _, ci := range st.classes {
+		name := st.textOf(st.classNames[ci.dump.ID])
+		if name == "" {
+			continue
+		}
+		ci.keepAll = st.opt.KeepPrimitives || st.preserveNames[name]
+		if fields := st.profileClass[name]; fields != nil {
+			ci.keepFields = map[uint64]bool{}
+			for _, f := range ci.dump.Fields {
+				if slices.Contains(fields, st.textOf(f.Name)) {
+					ci.keepFields[f.Name] = true
+				}
+			}
+			for _, f := range ci.dump.Statics {
+				if slices.Contains(fields, st.textOf(f.Name)) {
+					ci.keepFields[f.Name] = true
+				}
+			}
+		}
+		if fields := st.factClass[name]; fields != nil && ci.dump.Loader == 0 {
+			ci.keepStatics = map[uint64]bool{}
+			for _, f := range ci.dump.Statics {
+				if slices.Contains(fields, st.textOf(f.Name)) {
+					ci.keepStatics[f.Name] = true
+				}
+			}
+		}
+	}
+	if st.opt.KeepPrimitives {
+		for _, ci := range st.classes {
+			ci.keepAll = true
+		}
+	}
 }
 
 // layout returns the field types of an instance of class k, its own fields
@@ -535,7 +505,7 @@ func (st *state) writeClasses(w *bmd.Writer) error {
 			if f.Type == hprof.Object {
 				v = st.obj(v)
 			}
-			kept := keepStatic || ci.keepFields[f.Name]
+			kept := keepStatic || ci.keepFields[f.Name] || ci.keepStatics[f.Name]
 			if !kept && f.Type != hprof.Object {
 				v = 0
 			}

@@ -23,6 +23,7 @@ var analyzerFieldNames = map[string]bool{
 	"props": true, "table": true, "key": true, "elementData": true, "size": true,
 	"name": true, "tid": true, "threadStatus": true, "contextClassLoader": true,
 	"<resolved_references>": true, "<constant_pool>": true, "<classLoader>": true,
+	"$staticOverhead": true, "$classOverhead": true, // Dalvik's pseudo-statics: analyzers skip them by name
 }
 
 // KeepInClear reports whether a name stays readable in a BMD file written

@@ -1,13 +1,53 @@
 package crunch
 
-// LeakProfile lists the primitive fields that LeakCanary's Shark reads to
-// decide whether an object has leaked, as class name and field name. With
-// --profile leak their values are kept, and the names of these classes and
-// fields stay in the clear (framework classes cannot be recovered from the
-// app's own APK).
+// LeakProfile lists the primitive fields that LeakCanary's Shark (v2.14)
+// reads, as class name and field name: the ones that decide whether an
+// object is leaking or how its references are expanded, and the ones its
+// labels and metadata show. With --profile leak their values are kept, and
+// the names of these classes and fields stay in the clear (most are
+// platform names anyway; LeakCanary's own and third-party classes come with
+// the app). Fields of older Shark versions are kept too.
 var LeakProfile = []struct{ Class, Field string }{
+	// Leak status.
 	{"android.app.Activity", "mDestroyed"},
 	{"android.app.Activity", "mFinished"},
+	{"android.view.View", "mWindowAttachCount"},
+	{"android.os.MessageQueue", "mQuitting"},
+	{"android.os.MessageQueue", "mQuiting"}, // before API 17
+	{"android.view.Window", "mDestroyed"},
+	{"leakcanary.KeyedWeakReference", "watchUptimeMillis"},
+	{"leakcanary.KeyedWeakReference", "retainedUptimeMillis"},
+	{"leakcanary.KeyedWeakReference", "heapDumpUptimeMillis"}, // a static
+	{"com.squareup.leakcanary.KeyedWeakReference", "watchUptimeMillis"},
+	{"com.squareup.leakcanary.KeyedWeakReference", "retainedUptimeMillis"},
+	{"com.squareup.leakcanary.KeyedWeakReference", "heapDumpUptimeMillis"},
+	{"mortar.MortarScope", "dead"},
+	{"androidx.compose.runtime.CompositionImpl", "disposed"},
+	// How many elements Shark follows as ArrayList[i] references.
+	{"java.util.ArrayList", "size"},
+	// Native sizes added to retained sizes (API 24+).
+	{"libcore.util.NativeAllocationRegistry", "size"},
+	// Labels and metadata.
+	{"android.view.View", "mID"},
+	{"android.view.WindowManager$LayoutParams", "type"},
+	{"android.os.Message", "what"},
+	{"android.os.Message", "when"},
+	{"android.os.Message", "arg1"},
+	{"android.os.Message", "arg2"},
+	{"android.animation.ValueAnimator", "mInitialized"},
+	{"android.animation.ValueAnimator", "mStarted"},
+	{"android.animation.ValueAnimator", "mRunning"},
+	{"android.animation.ValueAnimator", "mAnimationEndRequested"},
+	{"android.animation.ValueAnimator", "mDuration"},
+	{"android.animation.ValueAnimator", "mStartDelay"},
+	{"android.animation.ValueAnimator", "mRepeatCount"},
+	{"android.animation.ValueAnimator", "mRepeatMode"},
+	{"android.util.DisplayMetrics", "widthPixels"},
+	{"android.util.DisplayMetrics", "heightPixels"},
+	{"android.graphics.Bitmap", "mWidth"},
+	{"android.graphics.Bitmap", "mHeight"},
+	{"com.squareup.coordinators.Coordinator", "attached"},
+	// Read by earlier Shark versions.
 	{"android.app.Dialog", "mShowing"},
 	{"android.app.Fragment", "mRemoving"},
 	{"android.app.Fragment", "mDetached"},
@@ -17,24 +57,23 @@ var LeakProfile = []struct{ Class, Field string }{
 	{"androidx.fragment.app.Fragment", "mCalled"},
 	{"androidx.fragment.app.Fragment", "mState"},
 	{"android.support.v4.app.Fragment", "mCalled"},
-	{"android.view.Window", "mDestroyed"},
-	{"android.view.View", "mID"},
-	{"android.view.View", "mWindowAttachCount"},
 	{"android.view.View", "mPrivateFlags"},
 	{"android.view.ViewRootImpl", "mAdded"},
-	{"android.widget.Toast$TN", "mNextView"},
-	{"android.os.Message", "what"},
-	{"android.os.Message", "when"},
-	{"android.os.Message", "arg1"},
-	{"android.os.Message", "arg2"},
-	{"android.os.MessageQueue", "mQuitting"},
 	{"android.os.Looper", "mInLoop"},
 	{"android.app.ActivityThread", "mSystemThread"},
 	{"java.lang.Thread", "tid"},
 	{"java.lang.Thread", "threadStatus"},
-	{"leakcanary.KeyedWeakReference", "watchUptimeMillis"},
-	{"leakcanary.KeyedWeakReference", "retainedUptimeMillis"},
-	{"leakcanary.KeyedWeakReference", "heapDumpUptimeMillis"},
-	{"com.squareup.leakcanary.KeyedWeakReference", "watchUptimeMillis"},
-	{"com.squareup.leakcanary.KeyedWeakReference", "retainedUptimeMillis"},
+}
+
+// PlatformFacts lists the primitive static fields of platform classes that
+// describe the runtime, not the user, and that analyzers read to infer the
+// API level or the object layout. A default crunch keeps their values, in
+// classes of the boot class loader only (spec/bmd.md §7.3).
+var PlatformFacts = []struct{ Class, Field string }{
+	// Shark's reference matchers and inspectors depend on the API level.
+	{"android.os.Build$VERSION", "SDK_INT"},
+	// VisualVM infers the reference size (compressed oops) of 8-byte-ID
+	// dumps from these offsets.
+	{"java.lang.Class$Atomic", "annotationDataOffset"},
+	{"java.lang.Class$Atomic", "annotationTypeOffset"},
 }

@@ -46,12 +46,15 @@ type Stats struct {
 	Clear     uint64 // names that were in the clear
 	Recovered uint64 // hashed names recovered
 	Missing   uint64 // hashed names left as placeholders
-	Objects   uint64
-	Roots     uint64
-	OutBytes  int64
-	Salvaged  error // with Options.Salvage: the damage that ended the input, or nil
-	Metadata  bmd.Metadata
-	Warnings  []string // what the input's format could not carry and was filled in (version 1)
+	// ArrayNames counts array class names made of their element's name
+	// (ARRAY NAME records): recovered whenever the element name is.
+	ArrayNames uint64
+	Objects    uint64
+	Roots      uint64
+	OutBytes   int64
+	Salvaged   error // with Options.Salvage: the damage that ended the input, or nil
+	Metadata   bmd.Metadata
+	Warnings   []string // what the input's format could not carry and was filled in (version 1)
 
 	// Uses of names renamed by Options.Mapping, and uses that could not be
 	// renamed (a class definition read inside a heap dump).
@@ -143,6 +146,7 @@ func Decrunch(r Source, out io.Writer, opt Options) (*Stats, error) {
 	}
 	var loopErr error
 	var unplaced []*hprof.ClassDump // class dumps waiting for PLACE CLASSES
+	texts := []string{""}           // string ID -> name as written, for ARRAY NAME
 	for {
 		rec, err := r.Next()
 		if err == io.EOF {
@@ -160,22 +164,29 @@ func Decrunch(r Source, out io.Writer, opt Options) (*Stats, error) {
 		switch rec.Kind {
 		case bmd.KindTime:
 			time = rec.Time
-		case bmd.KindString, bmd.KindHashedString:
+		case bmd.KindString, bmd.KindHashedString, bmd.KindArrayName:
 			st.Strings++
 			var text []byte
-			if rec.Kind == bmd.KindString {
+			switch {
+			case rec.Kind == bmd.KindString:
 				st.Clear++
 				text = rec.Text
-			} else if name, ok := lookup(opt.Names, rec.Hash, rec.Length); ok {
-				st.Recovered++
-				text = []byte(name)
-			} else {
-				st.Missing++
-				text = []byte(Placeholder(rec.Hash))
+			case rec.Kind == bmd.KindArrayName:
+				st.ArrayNames++
+				text = bmd.ArrayName([]byte(texts[rec.Name]), int(rec.Dims), rec.Descriptor)
+			default:
+				if name, ok := lookup(opt.Names, rec.Hash, rec.Length); ok {
+					st.Recovered++
+					text = []byte(name)
+				} else {
+					st.Missing++
+					text = []byte(Placeholder(rec.Hash))
+				}
 			}
-			if opt.Rename != nil {
+			if opt.Rename != nil && rec.Kind != bmd.KindArrayName {
 				text = []byte(opt.Rename(string(text)))
 			}
+			texts = append(texts, string(text))
 			if rn != nil {
 				rn.texts[rec.ID] = string(text)
 			}

@@ -195,9 +195,6 @@ func TestV1NameRecoveryLibUser(t *testing.T) {
 	src := testutil.ReadAll(t, filepath.Join(dir, "libuser.hprof.gz"))
 	names := NewNameTable()
 	sources := []string{filepath.Join(dir, "lib.jar"), filepath.Join(dir, "libuser-app.jar")}
-	if jmod := javaBaseJmod(); jmod != "" {
-		sources = append(sources, jmod)
-	}
 	for _, p := range sources {
 		add := names.Source(filepath.Base(p))
 		if _, err := apkstrings.ReadJAR(p, func(s string) { apkstrings.Spellings(s, add) }); err != nil {

@@ -21,12 +21,13 @@ import (
 )
 
 const help = `Turn an HPROF heap dump (Java or Android; plain, gzip or bzip2) into a
-BMD file: object graph kept, names hashed, primitive contents dropped.
+BMD file: object graph kept, the app's names hashed (the platform's stay
+readable), primitive contents dropped.
 
 Examples:
    crunch dump.hprof dump.bmd
    crunch dump.hprof.gz dump.bmd.zst            (zstd, chosen by the name)
-   crunch --keep-strings dump.hprof dump.bmd     (names in the clear)
+   crunch --keep-strings dump.hprof dump.bmd     (the app's names in the clear too)
    crunch --profile leak --drop-heap zygote,image app.hprof app.bmd
    adb shell cat /data/local/tmp/app.hprof | crunch - - > app.bmd
 
@@ -45,6 +46,7 @@ func app() *cli.App {
 		HideHelpCommand: true,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "keep-strings", Usage: "keep every name (class, field, method, thread) in the clear"},
+			&cli.BoolFlag{Name: "hash-platform-names", Usage: "hash the platform's names too (classes of the boot class loader, their fields and methods, heap names), which are public and stay in the clear by default"},
 			&cli.BoolFlag{Name: "keep-primitives", Usage: "keep every primitive field value (instance, static, constant pool); array contents are never kept"},
 			&cli.StringSliceFlag{Name: "preserve-class", Usage: "keep this class's name and all its field values (repeatable)"},
 			&cli.StringFlag{Name: "profile", Usage: "keep the fields a profile needs: leak (what LeakCanary's Shark reads)"},
@@ -65,7 +67,8 @@ func run(c *cli.Context) error {
 	}
 	inName, outName := c.Args().Get(0), c.Args().Get(1)
 	opt := crunch.Options{KeepStrings: c.Bool("keep-strings"), KeepPrimitives: c.Bool("keep-primitives"),
-		PreserveClasses: c.StringSlice("preserve-class"), Profile: c.String("profile"), Tool: version.Tool}
+		PreserveClasses: c.StringSlice("preserve-class"), Profile: c.String("profile"), Tool: version.Tool,
+		HashPlatformNames: c.Bool("hash-platform-names")}
 	if opt.Profile != "" && opt.Profile != "leak" {
 		return cliutil.Usagef("unknown --profile %q (the only profile is leak)", opt.Profile)
 	}
@@ -163,8 +166,8 @@ func printStats(w io.Writer, st *crunch.Stats) {
 	for _, k := range keys {
 		fmt.Fprintf(w, "  out %-24s %10d records %12d bytes\n", k, st.OutRecords[k], st.OutBytesBy[k])
 	}
-	fmt.Fprintf(w, "output: %d bytes before compression (%.1f%% of input); %d objects, %d classes, %d strings (%d hashed), %d dropped with their heap, %d dangling IDs\n",
-		st.OutBytes, 100*float64(st.OutBytes)/float64(max(st.InBytes, 1)), st.Objects, st.Classes, st.Strings, st.Hashed, st.Dropped, st.Dangling)
+	fmt.Fprintf(w, "output: %d bytes before compression (%.1f%% of input); %d objects, %d classes, %d strings (%d hashed, %d array names of a hashed element; %d STRING records nothing refers to left out), %d dropped with their heap, %d dangling IDs\n",
+		st.OutBytes, 100*float64(st.OutBytes)/float64(max(st.InBytes, 1)), st.Objects, st.Classes, st.Strings, st.Hashed, st.ArrayNames, st.Unreferenced, st.Dropped, st.Dangling)
 }
 
 // explainInput replaces the error for an input that is not an HPROF dump

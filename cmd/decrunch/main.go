@@ -62,12 +62,12 @@ func app() *cli.App {
 
 func loadNames(c *cli.Context) (*decrunch.NameTable, error) {
 	t := decrunch.NewNameTable()
-	// Primitive types and their array classes in every spelling: files of
-	// the original 2014 cruncher hash them, and analyzers need them to
-	// recognise primitive arrays (VisualVM refuses the dump otherwise).
-	builtin := t.Source("built-in primitive type names")
-	for _, d := range []string{"Z", "B", "C", "S", "I", "J", "F", "D", "V"} {
-		apkstrings.Spellings(d, builtin)
+	// Primitive types and the names analyzers look up, in every spelling:
+	// files of the original 2014 cruncher hash them, and analyzers need
+	// them (VisualVM refuses primitive arrays without their class names).
+	builtin := t.Source("built-in names")
+	for _, n := range decrunch.BuiltinNames() {
+		apkstrings.Spellings(n, builtin)
 	}
 	type src struct {
 		flag string

@@ -240,3 +240,68 @@ func Diff(a, b *Summary) []string {
 	sort.Strings(out)
 	return out
 }
+
+// AppNames returns what an app's own files (APK, DEX, JAR) would give a
+// name recovery for the dump in data: the names of the classes that the
+// boot class loader did not load (CLASS DUMP with a non-zero class loader)
+// and the names of the fields and statics they declare, sorted, each once.
+func AppNames(data []byte) ([]string, error) {
+	strs := map[uint64]string{}
+	names := map[uint64]uint64{}
+	var sids []uint64
+	err := walk(data, func(rec hprof.Record, r *hprof.Reader, s *hprof.SubRecord) error {
+		dec := hprof.BodyDecoder{IDSize: r.IDSize()}
+		switch {
+		case s == nil && rec.Tag == hprof.TagString:
+			b, err := r.Body()
+			if err != nil {
+				return err
+			}
+			id, t, err := dec.String(rec, b)
+			if err != nil {
+				return err
+			}
+			strs[id] = string(t)
+		case s == nil && rec.Tag == hprof.TagLoadClass:
+			b, err := r.Body()
+			if err != nil {
+				return err
+			}
+			lc, err := dec.LoadClass(rec, b)
+			if err != nil {
+				return err
+			}
+			names[lc.ClassID] = lc.Name
+		case s != nil && s.Tag == hprof.ClassDumpTag && s.Class.Loader != 0:
+			sids = append(sids, names[s.ID]|1<<63) // resolved below: LOAD CLASS may come later
+			sids = append(sids, s.ID)
+			for _, f := range s.Class.Statics {
+				sids = append(sids, f.Name)
+			}
+			for _, f := range s.Class.Fields {
+				sids = append(sids, f.Name)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	set := map[string]bool{}
+	for i := 0; i < len(sids); i++ {
+		sid := sids[i]
+		if sid>>63 == 1 { // a class: its name by its ID, which follows
+			i++
+			sid = names[sids[i]]
+		}
+		if t, ok := strs[sid]; ok {
+			set[t] = true
+		}
+	}
+	out := make([]string, 0, len(set))
+	for t := range set {
+		out = append(out, t)
+	}
+	sort.Strings(out)
+	return out, nil
+}

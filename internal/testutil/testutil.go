@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -26,9 +27,35 @@ func CorpusDir(t testing.TB) string {
 	t.Helper()
 	d := filepath.Join(Root(), "..", "shared", "corpus")
 	if _, err := os.Stat(d); err != nil {
-		t.Skipf("shared corpus not found at %s: skipping tests on real third-party dumps", d)
+		Skip(t, "shared corpus not found at %s: skipping tests on real third-party dumps", d)
 	}
 	return d
+}
+
+// Skip skips the test for want of something outside the repository (the
+// shared corpus, a JDK, an analyzer), except in CI (CI=true), where a
+// missing tool is a broken CI and the test fails.
+func Skip(t testing.TB, format string, args ...any) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("CI=true: "+format, args...)
+	}
+	t.Skipf(format, args...)
+}
+
+// SharedTool returns the path of a tool under ../shared/tools (e.g.
+// "shark/shark-summary.sh"), or skips the test (fails in CI) when it or
+// java is absent.
+func SharedTool(t testing.TB, rel string) string {
+	t.Helper()
+	p := filepath.Join(Root(), "..", "shared", "tools", rel)
+	if _, err := os.Stat(p); err != nil {
+		Skip(t, "%s not found", p)
+	}
+	if _, err := exec.LookPath("java"); err != nil {
+		Skip(t, "java not found: %s needs it", rel)
+	}
+	return p
 }
 
 // CorpusHPROFs lists the HPROF dumps of the shared corpus (skipping when
@@ -43,6 +70,9 @@ func CorpusHPROFs(t testing.TB) []string {
 	var out []string
 	for _, e := range ents {
 		n := e.Name()
+		if e.IsDir() {
+			continue // e.g. a .hwcache folder that VisualVM left beside a dump
+		}
 		if strings.Contains(n, "hprof") || strings.HasSuffix(n, ".bin") {
 			out = append(out, filepath.Join(d, n))
 		}

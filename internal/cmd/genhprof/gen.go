@@ -256,7 +256,6 @@ func (g *generator) run() error {
 			g.sid(f.name)
 		}
 	}
-	g.sid("main")
 
 	if err := g.w.BeginHeapDump(hprof.TagHeapDumpSegment, 0); err != nil {
 		return err

@@ -1,0 +1,286 @@
+package crunch
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+
+	"github.com/cespare/xxhash/v2"
+
+	"github.com/heapcrunch/heapcrunch/bmd"
+)
+
+// stringInfo is what crunch keeps of a STRING record between the passes.
+// In pass 1 every text is kept in the arena; at the end of pass 1
+// (classifyStrings) the strings nothing refers to are dropped, the others
+// are made clear or hashed, and only the clear texts stay.
+type stringInfo struct {
+	hprofID uint64 // 0 for an element name made up for an array name
+	off     int    // the text is arena[off:off+length] (clear strings, and all in pass 1)
+	length  int    // the text's length; hashed: the length of its UTF-8 form
+	hash    uint64 // hashed: the hash of the text
+	dense   uint64 // string ID in the BMD (0: not written)
+
+	referenced bool // a class, field, method, signature, source file, thread or heap name
+	className  bool // the name of a LOAD CLASS
+	platform   bool // a name of the platform (§7.1 of the spec): clear by default
+	clear      bool
+
+	// An array class name whose element name is hashed is written as an
+	// ARRAY NAME of its element name: base is the element name's index in
+	// strs (then its dense ID once numbered), -1 for other strings.
+	base int64
+	dims uint8
+	desc bool // descriptor spelling "[[Lname;" (else "name[][]")
+}
+
+// addString records a STRING record of pass 1. A repeated HPROF ID
+// resolves to its first record; the others are left out.
+func (st *state) addString(id uint64, text []byte) {
+	if _, dup := st.strings[id]; dup {
+		return
+	}
+	st.strings[id] = uint64(len(st.strs))
+	st.strs = append(st.strs, stringInfo{hprofID: id, off: len(st.arena), length: len(text), base: -1})
+	st.arena = append(st.arena, text...)
+}
+
+// text returns the text of string i (all strings in pass 1, the clear ones
+// after).
+func (st *state) text(i int) []byte {
+	s := &st.strs[i]
+	return st.arena[s.off : s.off+s.length]
+}
+
+// textOf returns the text of the HPROF string ID hid ("" if it has no
+// STRING record); valid until classifyStrings.
+func (st *state) textOf(hid uint64) string {
+	i, ok := st.strings[hid]
+	if !ok {
+		return ""
+	}
+	return string(st.text(int(i)))
+}
+
+// markStrings marks the strings the dump refers to, and which of them are
+// platform names: the names of classes whose CLASS DUMP has class loader 0
+// (the boot class loader), the names of the fields and statics they
+// declare, the method, signature and source file names of stack frames in
+// those classes, and heap names. Unless HashPlatformNames is set, platform
+// names stay in the clear.
+func (st *state) markStrings() {
+	platform := !st.opt.HashPlatformNames
+	mark := func(hid uint64, plat, class bool) {
+		if i, ok := st.strings[hid]; ok {
+			s := &st.strs[i]
+			s.referenced = true
+			s.platform = s.platform || (plat && platform)
+			s.className = s.className || class
+		}
+	}
+	bootSerials := map[uint32]bool{}
+	for _, l := range st.loads {
+		boot := st.isBoot(l.class)
+		mark(l.name, boot, true)
+		if boot {
+			bootSerials[l.serial] = true
+		}
+	}
+	for _, ci := range st.classes {
+		boot := ci.dump.Loader == 0
+		for _, f := range ci.dump.Statics {
+			mark(f.Name, boot, false)
+		}
+		for _, f := range ci.dump.Fields {
+			mark(f.Name, boot, false)
+		}
+	}
+	for _, f := range st.frameNames {
+		boot := bootSerials[f.class]
+		mark(f.method, boot, false)
+		mark(f.signature, boot, false)
+		mark(f.source, boot, false)
+	}
+	for _, t := range st.threadNames {
+		mark(t, false, false)
+	}
+	for h := range st.heapNames {
+		mark(h, true, false)
+	}
+}
+
+// isBoot reports whether the class with HPROF ID id has a CLASS DUMP whose
+// class loader is the boot class loader (ID 0).
+func (st *state) isBoot(id uint64) bool {
+	k, ok := st.classIdx[id]
+	return ok && st.classes[k].dump.Loader == 0
+}
+
+// clearByText reports whether a name stays clear for its text alone: with
+// --keep-strings, in the fixed clear list, or named by an option.
+func (st *state) clearByText(t []byte) bool {
+	if st.opt.KeepStrings || KeepInClear(t) {
+		return true
+	}
+	s := string(t)
+	return st.preserveNames[s] || st.profileClass[s] != nil || st.profileFields[s] || st.factClass[s] != nil || st.factFields[s]
+}
+
+// classifyStrings decides, for every string the dump refers to, whether it
+// is written in the clear, hashed, or as an ARRAY NAME of its element name,
+// computes the hashes, and keeps only the clear texts.
+func (st *state) classifyStrings() {
+	st.markStrings()
+	n := len(st.strs)
+	classNames := map[string]int{}
+	for i := range n {
+		s := &st.strs[i]
+		if s.referenced {
+			s.clear = s.platform || st.clearByText(st.text(i))
+			if s.className {
+				classNames[string(st.text(i))] = i
+			}
+		}
+	}
+	if st.opt.hashName == nil { // version 1 has no ARRAY NAME
+		for i := range n {
+			s := &st.strs[i]
+			if !s.referenced || s.clear || !s.className {
+				continue
+			}
+			start, length, dims, desc, ok := splitArrayName(st.text(i))
+			if !ok {
+				continue
+			}
+			base, found := classNames[string(st.text(i)[start:start+length])]
+			if !found {
+				base = len(st.strs)
+				e := stringInfo{off: s.off + start, length: length, referenced: true, base: -1}
+				st.strs = append(st.strs, e)
+				st.strs[base].clear = st.clearByText(st.text(base))
+				s = &st.strs[i]
+			}
+			s.base, s.dims, s.desc = int64(base), dims, desc
+		}
+	}
+	arena := make([]byte, 0, 1<<12)
+	for i := range st.strs {
+		s := &st.strs[i]
+		switch {
+		case !s.referenced:
+			st.stats.Unreferenced++
+		case s.clear:
+			t := st.text(i)
+			s.off = len(arena)
+			arena = append(arena, t...)
+		case st.opt.hashName != nil:
+			s.length, s.hash = st.opt.hashName(st.text(i))
+		default:
+			u := NormalizeName(st.text(i))
+			s.hash, s.length = xxhash.Sum64(u), len(u)
+		}
+	}
+	st.arena = arena
+}
+
+// splitArrayName finds the element name of an array class name in either
+// spelling: "name[]" (any number of "[]") or "[Lname;" (any number of
+// "["). It returns where the element name is in t, the dimensions and the
+// spelling; ok is false for other names and for primitive arrays.
+func splitArrayName(t []byte) (start, length int, dims uint8, desc bool, ok bool) {
+	s := string(t)
+	if strings.HasPrefix(s, "[") {
+		d := strings.TrimLeft(s, "[")
+		k := len(s) - len(d)
+		if k > 255 || len(d) < 3 || d[0] != 'L' || d[len(d)-1] != ';' {
+			return 0, 0, 0, false, false
+		}
+		return k + 1, len(d) - 2, uint8(k), true, true
+	}
+	base := s
+	for strings.HasSuffix(base, "[]") {
+		base = base[:len(base)-2]
+	}
+	k := (len(s) - len(base)) / 2
+	if k == 0 || k > 255 || base == "" {
+		return 0, 0, 0, false, false
+	}
+	return 0, len(base), uint8(k), false, true
+}
+
+// numberStrings gives the strings the dump refers to their BMD IDs in the
+// order of first use: the names of LOAD CLASS records sorted by class,
+// then the static and instance field names class by class, then every
+// other referenced string in dump order (an array name's element name just
+// before the array name). Names then follow each other in the records that
+// use them, and their deltas are 1; the LOAD CLASS records are sorted the
+// same way. Strings nothing refers to get no ID and are not written.
+func (st *state) numberStrings() {
+	for i := range st.loads {
+		st.loads[i].dense = st.obj(st.loads[i].class)
+	}
+	slices.SortStableFunc(st.loads, func(a, b loadInfo) int { return cmp.Compare(a.dense, b.dense) })
+	var use func(i int)
+	use = func(i int) {
+		s := &st.strs[i]
+		if s.dense != 0 || !s.referenced {
+			return
+		}
+		if s.base >= 0 {
+			use(int(s.base))
+		}
+		st.nStrings++
+		s.dense = st.nStrings
+	}
+	useID := func(hid uint64) {
+		if i, ok := st.strings[hid]; ok {
+			use(int(i))
+		}
+	}
+	for _, l := range st.loads {
+		useID(l.name)
+	}
+	for _, ci := range st.classes {
+		for _, f := range ci.dump.Statics {
+			useID(f.Name)
+		}
+		for _, f := range ci.dump.Fields {
+			useID(f.Name)
+		}
+	}
+	for i := range st.strs {
+		use(i)
+	}
+	for i := range st.strs {
+		if s := &st.strs[i]; s.base >= 0 {
+			s.base = int64(st.strs[s.base].dense)
+		}
+	}
+	for hid, i := range st.strings {
+		st.strings[hid] = st.strs[i].dense
+	}
+	st.strs = slices.DeleteFunc(st.strs, func(s stringInfo) bool { return s.dense == 0 })
+	slices.SortFunc(st.strs, func(a, b stringInfo) int { return cmp.Compare(a.dense, b.dense) })
+}
+
+// writeStrings writes every string record, in BMD ID order.
+func (st *state) writeStrings(w *bmd.Writer) error {
+	for _, si := range st.strs {
+		var err error
+		switch {
+		case si.base >= 0:
+			_, err = w.ArrayName(uint64(si.base), si.dims, si.desc)
+			st.stats.ArrayNames++
+		case si.clear:
+			_, err = w.String(st.arena[si.off : si.off+si.length])
+		default:
+			_, err = w.HashedString(uint64(si.length), si.hash)
+			st.stats.Hashed++
+		}
+		if err != nil {
+			return err
+		}
+	}
+	st.strs, st.arena = nil, nil
+	return nil
+}

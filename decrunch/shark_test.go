@@ -1,0 +1,115 @@
+package decrunch
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/heapcrunch/heapcrunch/crunch"
+	"github.com/heapcrunch/heapcrunch/internal/heapstat"
+	"github.com/heapcrunch/heapcrunch/internal/testutil"
+)
+
+// sharkSummary runs LeakCanary's Shark (../shared/tools/shark) on a dump
+// and returns its report.
+func sharkSummary(t *testing.T, tool, dump string) string {
+	t.Helper()
+	cmd := exec.Command(tool, dump)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("shark-summary %s: %v\n%s", filepath.Base(dump), err, stderr.String())
+	}
+	return string(out)
+}
+
+// sharkComparable drops the lines of a Shark report that may differ after
+// a round trip: the file name, and the metadata Shark reads from String
+// contents (the process name and Build.MANUFACTURER), which no crunch
+// keeps.
+func sharkComparable(report string) string {
+	var keep []string
+	for _, l := range strings.Split(report, "\n") {
+		if strings.HasPrefix(l, "file.name=") || strings.HasPrefix(l, "metadata.App process name=") ||
+			strings.HasPrefix(l, "metadata.Build.MANUFACTURER=") {
+			continue
+		}
+		keep = append(keep, l)
+	}
+	return strings.Join(keep, "\n")
+}
+
+// TestSharkDialer is the product's flow on the only real Android dump: the
+// phone crunches with defaults (and with --profile leak), the server
+// restores with only the names the app's own files give (its classes that
+// the boot class loader did not load, and their fields), and LeakCanary's
+// Shark finds the same leaks, with the same traces, retained sizes,
+// dominators and SDK_INT=19, as on the original dump.
+func TestSharkDialer(t *testing.T) {
+	tool := testutil.SharedTool(t, "shark/shark-summary.sh")
+	orig := filepath.Join(testutil.CorpusDir(t), "android-dalvik-kitkat-dialer.android-hprof")
+	src := testutil.ReadAll(t, orig)
+	appNames, err := heapstat.AppNames(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := sharkComparable(sharkSummary(t, tool, orig))
+	for _, line := range []string{"metadata.Build.VERSION.SDK_INT=19", "applicationLeaks=1", "totalRetainedBytes=836 totalRetainedObjects=16"} {
+		if !strings.Contains(want, line) {
+			t.Fatalf("Shark on the original dump does not report %q: the oracle changed", line)
+		}
+	}
+	for _, c := range []struct {
+		name string
+		opt  crunch.Options
+	}{{"default", crunch.Options{}}, {"profile leak", crunch.Options{Profile: "leak"}}} {
+		t.Run(c.name, func(t *testing.T) {
+			names := NewNameTable()
+			add := names.Source("app")
+			for _, n := range appNames {
+				add(n)
+			}
+			out, st := decrunchBytes(t, crunchBytes(t, src, c.opt), Options{Names: names})
+			if st.Missing != 0 {
+				t.Errorf("%d hashed names not recovered from the app's names", st.Missing)
+			}
+			p := filepath.Join(t.TempDir(), "restored.hprof")
+			if err := os.WriteFile(p, out, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if got := sharkComparable(sharkSummary(t, tool, p)); got != want {
+				t.Errorf("Shark's report differs:\n%s", lineDiff(want, got))
+			}
+		})
+	}
+}
+
+// lineDiff lists the lines of a missing from b ("-") and of b missing
+// from a ("+").
+func lineDiff(a, b string) string {
+	count := map[string]int{}
+	for _, l := range strings.Split(a, "\n") {
+		count[l]++
+	}
+	for _, l := range strings.Split(b, "\n") {
+		count[l]--
+	}
+	var out []string
+	for _, l := range strings.Split(a, "\n") {
+		if count[l] > 0 {
+			out = append(out, "- "+l)
+			count[l]--
+		}
+	}
+	for _, l := range strings.Split(b, "\n") {
+		if count[l] < 0 {
+			out = append(out, "+ "+l)
+			count[l]++
+		}
+	}
+	return strings.Join(out, "\n")
+}
