@@ -630,13 +630,14 @@ func TestMetadataRoundTrip(t *testing.T) {
 		{HPROFVersion: "JAVA PROFILE 1.0.3", IDSize: 8, Timestamp: math.MaxUint64, Hash: bmd.HashXX64,
 			Options: "--keep-strings --drop-heap=zygote,image", Tool: "heapcrunch 0.1.0 ünïcode",
 			Objects: math.MaxUint64, Classes: 1 << 32, Strings: 0, ClassesPlaced: true},
+		{IDSize: 8, ClassesPlaced: true, Alignment: 16, UncompressedRefs: true},
 	} {
 		b := bmd.AppendMetadata(nil, &m)
 		got, err := bmd.ParseMetadata(b)
 		if err != nil || got != m {
 			t.Errorf("ParseMetadata(AppendMetadata(%+v)) = %+v, %v", m, got, err)
 		}
-		if placed := bytes.HasSuffix(b, []byte{0x50, 0x01}); placed != m.ClassesPlaced {
+		if placed := bytes.Contains(b, []byte{0x50, 0x01}); placed != m.ClassesPlaced {
 			t.Errorf("classes_placed %v: metadata % x", m.ClassesPlaced, b)
 		}
 		var out bytes.Buffer
@@ -662,20 +663,20 @@ func TestMetadataRoundTrip(t *testing.T) {
 	var b []byte
 	b = protowire.AppendTag(b, 1, protowire.BytesType)
 	b = protowire.AppendString(b, "JAVA PROFILE 1.0.1")
-	b = protowire.AppendTag(b, 11, protowire.VarintType)
+	b = protowire.AppendTag(b, 51, protowire.VarintType)
 	b = protowire.AppendVarint(b, math.MaxUint64)
-	b = protowire.AppendTag(b, 12, protowire.BytesType)
+	b = protowire.AppendTag(b, 52, protowire.BytesType)
 	b = protowire.AppendBytes(b, bytes.Repeat([]byte{0xFF}, 300))
 	b = protowire.AppendTag(b, 2, protowire.VarintType)
 	b = protowire.AppendVarint(b, 4)
-	b = protowire.AppendTag(b, 13, protowire.Fixed32Type)
+	b = protowire.AppendTag(b, 53, protowire.Fixed32Type)
 	b = protowire.AppendFixed32(b, 0xDEADBEEF)
-	b = protowire.AppendTag(b, 14, protowire.Fixed64Type)
+	b = protowire.AppendTag(b, 54, protowire.Fixed64Type)
 	b = protowire.AppendFixed64(b, 1)
-	b = protowire.AppendTag(b, 15, protowire.StartGroupType)
+	b = protowire.AppendTag(b, 55, protowire.StartGroupType)
 	b = protowire.AppendTag(b, 1, protowire.VarintType)
 	b = protowire.AppendVarint(b, 7)
-	b = protowire.AppendTag(b, 15, protowire.EndGroupType)
+	b = protowire.AppendTag(b, 55, protowire.EndGroupType)
 	b = protowire.AppendTag(b, 7, protowire.VarintType)
 	b = protowire.AppendVarint(b, 3)
 	b = protowire.AppendTag(b, 7, protowire.VarintType)
@@ -771,6 +772,8 @@ func TestReaderErrors(t *testing.T) {
 		{"huge metadata", rtCat([]byte{2}, v(1<<20+1)), "metadata of 1048577 bytes", "header", -1, bmd.ErrNotBMD},
 		{"no id size", []byte{2, 0}, "identifier size 0", "header", -1, bmd.ErrNotBMD},
 		{"id size 5", []byte{2, 2, 0x10, 5}, "identifier size 5", "header", -1, bmd.ErrNotBMD},
+		{"alignment 12", []byte{2, 4, 0x10, 4, 0x58, 12}, "alignment 12 in metadata", "header", -1, bmd.ErrNotBMD},
+		{"alignment 512", []byte{2, 5, 0x10, 4, 0x58, 0x80, 0x04}, "alignment 512 in metadata", "header", -1, bmd.ErrNotBMD},
 		{"HPROF version", rtCat([]byte{2, 9, 0x10, 4, 0x0a, 5}, []byte("HELLO")), `HPROF version "HELLO"`, "header", -1, nil},
 		{"no END", hdr, "the file ends without its END record", "", h, io.ErrUnexpectedEOF},
 		{"tag 0", rtCat(hdr, []byte{0}), "unknown record tag 0", "", h, nil},

@@ -81,6 +81,15 @@ type Metadata struct {
 	// every class dump among the other heap records; without it, class
 	// dumps go where their CLASS records are.
 	ClassesPlaced bool
+	// Alignment is the largest power of two, 8 to 256, that divides
+	// every object ID of the original dump (0: 8); UncompressedRefs says
+	// that no two object arrays of the dump, in file order, overlap when
+	// references take 8 bytes (only set for 8-byte IDs). Object IDs are
+	// addresses in HotSpot dumps, and Eclipse MAT infers the object
+	// alignment and whether references are compressed from them; decrunch
+	// spaces the IDs it makes up so that MAT infers the same.
+	Alignment        uint32
+	UncompressedRefs bool
 }
 
 // HashXX64 names the string hash of version 2.
@@ -97,6 +106,8 @@ const (
 	metaClasses      = 8
 	metaStrings      = 9
 	metaPlaced       = 10
+	metaAlignment    = 11
+	metaUncompressed = 12
 )
 
 // AppendMetadata appends m in protobuf wire format.
@@ -122,6 +133,12 @@ func AppendMetadata(b []byte, m *Metadata) []byte {
 	num(metaStrings, m.Strings)
 	if m.ClassesPlaced {
 		num(metaPlaced, 1)
+	}
+	if m.Alignment != 0 {
+		num(metaAlignment, uint64(m.Alignment))
+	}
+	if m.UncompressedRefs {
+		num(metaUncompressed, 1)
 	}
 	return b
 }
@@ -156,6 +173,10 @@ func ParseMetadata(b []byte) (Metadata, error) {
 				m.Strings = v
 			case metaPlaced:
 				m.ClassesPlaced = v != 0
+			case metaAlignment:
+				m.Alignment = uint32(min(v, 1<<31))
+			case metaUncompressed:
+				m.UncompressedRefs = v != 0
 			}
 		case protowire.BytesType:
 			v, k := protowire.ConsumeBytes(b)

@@ -152,6 +152,9 @@ func NewReader(r io.Reader) (*Reader, error) {
 	if br.meta.IDSize != 4 && br.meta.IDSize != 8 {
 		return nil, &FormatError{Offset: br.off(), Record: "header", Msg: fmt.Sprintf("identifier size %d in metadata (must be 4 or 8)", br.meta.IDSize), Err: ErrNotBMD}
 	}
+	if a := br.meta.Alignment; a != 0 && (a < 8 || a > 256 || a&(a-1) != 0) {
+		return nil, &FormatError{Offset: br.off(), Record: "header", Msg: fmt.Sprintf("alignment %d in metadata (must be a power of two from 8 to 256)", a), Err: ErrNotBMD}
+	}
 	// The HPROF header text goes into the HPROF file decrunch writes:
 	// it must be one an HPROF reader accepts.
 	if v := br.meta.HPROFVersion; v != "" && (!strings.HasPrefix(v, "JAVA PROFILE ") || strings.IndexByte(v, 0) >= 0 || len(v) > 50) {

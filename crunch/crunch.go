@@ -146,6 +146,7 @@ type state struct {
 	factClass     map[string][]string // class name spellings -> platform fact statics
 	factFields    map[string]bool
 	drop          map[uint32]bool
+	addrs         addressLayout
 
 	stats *Stats
 }
@@ -301,12 +302,17 @@ func (st *state) pass1(src io.Reader) error {
 					curHeap, hasHeap = s.HeapType, true
 					st.heapNames[s.HeapName] = true
 				case hprof.ClassDumpTag:
+					st.addrs.object(s.ID)
 					if _, dup := st.classIdx[s.ID]; dup {
 						return &hprof.FormatError{Offset: s.Offset, Record: s.Tag.String(), Tag: int(s.Tag), Msg: fmt.Sprintf("second CLASS DUMP of class 0x%x", s.ID)}
 					}
 					st.classIdx[s.ID] = len(st.classes)
 					st.classes = append(st.classes, &classInfo{dump: s.Class.Clone()})
 				case hprof.InstanceDumpTag, hprof.ObjectArrayDumpTag, hprof.PrimitiveArrayTag, hprof.PrimitiveArrayNoData:
+					st.addrs.object(s.ID)
+					if s.Tag == hprof.ObjectArrayDumpTag {
+						st.addrs.objectArray(s.ID, s.Length)
+					}
 					if hasHeap && st.drop[curHeap] {
 						dropped.add(s.ID)
 					} else {
@@ -542,7 +548,7 @@ func (st *state) pass2(src io.Reader, out io.Writer) error {
 	h := r.Header()
 	meta := &bmd.Metadata{HPROFVersion: h.Version, IDSize: h.IDSize, Timestamp: h.Timestamp, Hash: bmd.HashXX64,
 		Options: st.opt.Canonical(), Tool: st.opt.Tool, Objects: st.nObj, Classes: uint64(len(st.classes)), Strings: st.nStrings,
-		ClassesPlaced: true}
+		ClassesPlaced: true, Alignment: st.addrs.alignment(), UncompressedRefs: h.IDSize == 8 && st.addrs.seen && !st.addrs.overlap}
 	w, err := bmd.NewWriter(out, meta)
 	if err != nil {
 		return err

@@ -76,4 +76,7 @@ var PlatformFacts = []struct{ Class, Field string }{
 	// dumps from these offsets.
 	{"java.lang.Class$Atomic", "annotationDataOffset"},
 	{"java.lang.Class$Atomic", "annotationTypeOffset"},
+	// ... or, on older JDKs whose Class has no Atomic, from these.
+	{"java.util.concurrent.FutureTask", "runnerOffset"},
+	{"java.util.concurrent.FutureTask", "waitersOffset"},
 }

@@ -4,7 +4,6 @@ package decrunch
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 
@@ -61,9 +60,9 @@ type Stats struct {
 	RenamedClasses, RenamedFields, RenamedMethods, RenameMissed uint64
 }
 
-// HPROF IDs written: objects at multiples of 8, strings and frames in their
-// own residue classes so that no two kinds of ID share a value.
-func objID(d uint64) uint64 { return d << 3 }
+// HPROF IDs written: objects at multiples of the dump's alignment (8 or
+// more, see objectIDs), strings and frames in their own residue classes
+// (4 and 2 modulo 8) so that no two kinds of ID share a value.
 func strID(s uint64) uint64 { return s<<3 | 4 }
 func frameID(f uint64) uint64 {
 	if f == 0 {
@@ -93,12 +92,13 @@ func Decrunch(r Source, out io.Writer, opt Options) (*Stats, error) {
 	var s hprof.SubRecord
 	inHeap, heapSeg := false, false
 	idOverflow := false
+	ids := newObjectIDs(&meta)
 	obj := func(d uint64) uint64 {
 		if d == 0 {
 			return 0
 		}
-		v := objID(d)
-		if meta.IDSize == 4 && v > 0xFFFFFFFF {
+		v, ok := ids.id(d)
+		if !ok {
 			idOverflow = true
 		}
 		return v
@@ -157,7 +157,7 @@ func Decrunch(r Source, out io.Writer, opt Options) (*Stats, error) {
 			break
 		}
 		if idOverflow {
-			loopErr = errors.New("decrunch: too many objects for a dump with 4-byte identifiers")
+			loopErr = fmt.Errorf("decrunch: too many objects for a dump with %d-byte identifiers", meta.IDSize)
 			break
 		}
 		body = body[:0]

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Round trip every real dump through crunch and decrunch, and check with a
-# real analyzer (VisualVM's heap library, via heapsummary.sh) that the
-# output has the same classes, instances, array lengths, references, sizes
-# and GC roots by kind as the original. Android outputs also go through
+# Round trip every real dump through crunch and decrunch, with
+# --keep-strings and with defaults (no name source), and check with a real
+# analyzer (VisualVM's heap library, via heapsummary.sh) that the output has
+# the same classes, instances, array lengths, references, shallow sizes and
+# GC roots by kind as the original. Android outputs also go through
 # Debian's hprof-conv.
 #
 #   scripts/roundtrip.sh [DUMP...]     (default: testdata dumps + ../shared/corpus)
@@ -25,12 +26,13 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 go build -o "$work/crunch" "$root/cmd/crunch"
 go build -o "$work/decrunch" "$root/cmd/decrunch"
+go build -o "$work/unhash" "$root/internal/cmd/unhash"
 
 dumps=("$@")
 if [[ ${#dumps[@]} -eq 0 ]]; then
   dumps=("$root"/testdata/*.hprof.gz "$root"/testdata/libuser/*.hprof.gz)
   for f in "$root"/../shared/corpus/*; do
-    case "$f" in *hprof*|*.bin) [[ -e "$f" ]] && dumps+=("$f") ;; esac
+    case "$f" in *hprof*|*.bin) [[ -f "$f" ]] && dumps+=("$f") ;; esac
   done
 fi
 
@@ -47,35 +49,28 @@ for d in "${dumps[@]}"; do
   esac
   "$work/crunch" -q -f --keep-strings "$orig" "$work/k.bmd"
   "$work/decrunch" -q -f "$work/k.bmd" -o "$work/k.hprof"
-  set +e
-  "$hs" "$orig" > "$work/a.txt" 2> "$work/a.err"; ea=$?
-  "$hs" "$work/k.hprof" > "$work/b.txt" 2> "$work/b.err"; eb=$?
-  set -e
-  # Everything the parser reports must match. Exception, for 8-byte-ID dumps
-  # only: VisualVM sizes objects from the JVM's system properties, which it
-  # reads from String contents that crunch drops, so shallow sizes are
-  # compared only for 4-byte-ID dumps (a known gap, see README).
-  filter='^timestamp_ms'
-  if grep -q '^id_size: 8' "$work/a.txt"; then filter='^timestamp_ms|^shallow_bytes'; fi
-  norm() { grep -Ev "$filter" "$1" | sed -E 's/ shallow=[0-9]+//' ; }
-  if [[ $(grep -c '^id_size: 4' "$work/a.txt") -eq 1 ]]; then norm() { grep -Ev "$filter" "$1"; }; fi
-  if [[ $ea -ne $eb ]] || ! diff <(norm "$work/a.txt") <(norm "$work/b.txt") > "$work/diff.txt"; then
-    if [[ "$known_gaps" == *" $name "* ]]; then
-      echo "KNOWN GAP $name: --keep-strings round trip differs:"; head -20 "$work/diff.txt"; gaps=$((gaps+1)); continue
-    fi
-    echo "FAIL $name: --keep-strings round trip differs (exit $ea vs $eb)"; head -20 "$work/diff.txt"; cat "$work/b.err" | tail -3
-    fail=$((fail+1)); continue
-  fi
-  # Hashed names, no string source: every object and root must still load.
   "$work/crunch" -q -f "$orig" "$work/h.bmd"
   "$work/decrunch" -q -f "$work/h.bmd" -o "$work/h.hprof"
   set +e
-  "$hs" --brief "$work/h.hprof" > "$work/c.txt" 2> "$work/c.err"; ec=$?
+  "$hs" "$orig" > "$work/a.txt" 2> "$work/a.err"; ea=$?
+  "$hs" "$work/k.hprof" > "$work/b.txt" 2> "$work/b.err"; eb=$?
+  "$hs" "$work/h.hprof" > "$work/c.txt" 2> "$work/c.err"; ec=$?
   set -e
-  for key in instances instances.plain instances.object_arrays instances.primitive_arrays gc_roots refs.total classes; do
-    va=$(grep "^$key:" "$work/a.txt" | head -1); vc=$(grep "^$key:" "$work/c.txt" | head -1)
-    if [[ "$va" != "$vc" ]]; then
-      echo "FAIL $name: hashed round trip: '$va' vs '$vc' (exit $ec)"; tail -3 "$work/c.err"; fail=$((fail+1)); continue 2
+  # Everything the parser reports must match, shallow sizes included, but
+  # the time stamp: with --keep-strings as it is; with defaults and no name
+  # source, once every unknown$<hash> placeholder is put back as the name
+  # of the original that has that hash (the app's names, which decrunch
+  # recovers only from the app's own files).
+  norm() { grep -Ev '^timestamp_ms' "$1"; }
+  "$work/unhash" "$work/a.txt" < "$work/c.txt" > "$work/cn.txt"
+  for v in "k --keep-strings b.txt $eb" "h defaults cn.txt $ec"; do
+    set -- $v
+    if [[ $ea -ne $4 ]] || ! diff <(norm "$work/a.txt") <(norm "$work/$3") > "$work/diff.txt"; then
+      if [[ "$known_gaps" == *" $name "* ]]; then
+        echo "KNOWN GAP $name: $2 round trip differs:"; head -20 "$work/diff.txt"; gaps=$((gaps+1)); continue 2
+      fi
+      echo "FAIL $name: $2 round trip differs (exit $ea vs $4)"; head -20 "$work/diff.txt"; tail -3 "$work/$1.err" 2>/dev/null || true
+      fail=$((fail+1)); continue 2
     fi
   done
   if head -c 18 "$orig" | grep -q "1.0.3"; then

@@ -1,0 +1,63 @@
+package decrunch
+
+import (
+	"math/bits"
+
+	"github.com/heapcrunch/heapcrunch/bmd"
+)
+
+// objectIDs makes the HPROF object IDs of dense object IDs. IDs of HotSpot
+// dumps are addresses, and Eclipse MAT infers two facts of the heap's
+// layout from them (plugins/org.eclipse.mat.hprof, Pass1Parser): the object
+// alignment, as the greatest common divisor of the differences between
+// sorted addresses, and, for 8-byte IDs, whether references are
+// compressed, when an object array starts before the previous one would
+// end with 8-byte references. Crunch records what the original dump's IDs
+// said (bmd.Metadata.Alignment, UncompressedRefs), and the IDs made here
+// say the same:
+//
+//   - compressed references (or 4-byte IDs): d × alignment, so that
+//     consecutive object arrays overlap as they did in the original;
+//   - uncompressed references: d × 2³¹, plus the alignment for odd d, so
+//     that no object array of fewer than 2²⁸ elements overlaps the next
+//     object, and the differences still have the alignment as their
+//     greatest common divisor.
+type objectIDs struct {
+	shift  uint   // compressed: ID = d << shift
+	stride bool   // uncompressed: ID = d << 31 + (d & 1) << shift
+	max    uint64 // the largest d that gives a valid ID
+}
+
+func newObjectIDs(m *bmd.Metadata) objectIDs {
+	a := uint64(m.Alignment)
+	if a < 8 {
+		a = 8
+	}
+	o := objectIDs{shift: uint(bits.TrailingZeros64(a))}
+	idMax := uint64(1)<<(8*m.IDSize) - 1
+	if m.IDSize == 8 {
+		idMax = ^uint64(0)
+	}
+	if m.UncompressedRefs && m.IDSize == 8 {
+		o.stride = true
+		o.max = (idMax - a) >> 31
+	} else {
+		o.max = idMax >> o.shift
+	}
+	return o
+}
+
+// id returns the HPROF ID of dense object ID d (0 for 0); ok is false when
+// d is too large for the dump's identifier size.
+func (o objectIDs) id(d uint64) (uint64, bool) {
+	if d == 0 {
+		return 0, true
+	}
+	if d > o.max {
+		return 0, false
+	}
+	if o.stride {
+		return d<<31 + (d&1)<<o.shift, true
+	}
+	return d << o.shift, true
+}
