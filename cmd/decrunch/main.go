@@ -243,7 +243,7 @@ func run(c *cli.Context) error {
 		fmt.Fprintf(os.Stderr, "decrunch: %s: salvaged %d objects and %d roots before the damage: %v\n", inName, st.Objects, st.Roots, st.Salvaged)
 	}
 	if c.Bool("stats") {
-		fmt.Fprintf(os.Stderr, "strings: %d (%d in the clear, %d recovered, %d not recovered)\n", st.Strings, st.Clear, st.Recovered, st.Missing)
+		fmt.Fprintf(os.Stderr, "strings: %d (%d in the clear, %d recovered, %d not recovered, %d array names made of their element name)\n", st.Strings, st.Clear, st.Recovered, st.Missing, st.ArrayNames)
 		from := names.RecoveredFrom()
 		keys := make([]string, 0, len(from))
 		for k := range from {
