@@ -89,6 +89,9 @@ type Stats struct {
 	Dangling     uint64 // distinct referenced IDs not in the dump
 	IndexBytes   int64
 	HPROFHeader  hprof.Header
+	// Warnings say which options had nothing to act on: a --drop-heap heap
+	// or a --preserve-class class that is not in the dump.
+	Warnings []string
 }
 
 // loadInfo is a LOAD CLASS record.
@@ -147,6 +150,7 @@ type state struct {
 	factFields    map[string]bool
 	drop          map[uint32]bool
 	addrs         addressLayout
+	heapsSeen     map[uint32]bool // heap types of the dump's HEAP DUMP INFO records
 
 	stats *Stats
 }
@@ -157,7 +161,7 @@ func Crunch(src io.ReadSeeker, out io.Writer, opt Options) (*Stats, error) {
 	st := &state{opt: &opt, strings: map[uint64]uint64{}, classNames: map[uint64]uint64{},
 		frames: map[uint64]uint64{}, classIdx: map[uint64]int{}, danglingIDs: map[uint64]uint64{},
 		preserveNames: map[string]bool{}, profileClass: map[string][]string{}, profileFields: map[string]bool{},
-		factClass: map[string][]string{}, factFields: map[string]bool{}, heapNames: map[uint64]bool{},
+		factClass: map[string][]string{}, factFields: map[string]bool{}, heapNames: map[uint64]bool{}, heapsSeen: map[uint32]bool{},
 		drop:  map[uint32]bool{},
 		stats: &Stats{InRecords: map[string]int64{}, InBytesBy: map[string]int64{}, OutRecords: map[string]uint64{}, OutBytesBy: map[string]uint64{}}}
 	for _, c := range opt.PreserveClasses {
@@ -300,6 +304,7 @@ func (st *state) pass1(src io.Reader) error {
 				switch s.Tag {
 				case hprof.HeapDumpInfoTag:
 					curHeap, hasHeap = s.HeapType, true
+					st.heapsSeen[curHeap] = true
 					st.heapNames[s.HeapName] = true
 				case hprof.ClassDumpTag:
 					st.addrs.object(s.ID)
@@ -336,6 +341,7 @@ func (st *state) pass1(src io.Reader) error {
 	st.stats.IndexBytes = st.index.bytes() + st.dropped.bytes()
 
 	st.keptValues()
+	st.optionWarnings()
 	st.classifyStrings()
 	st.numberStrings()
 	// Instance sizes: the field bytes of each class and of its
@@ -399,6 +405,30 @@ func (st *state) writeLoads(w *bmd.Writer) error {
 	}
 	st.loads = nil
 	return nil
+}
+
+// optionWarnings lists the options that have nothing to act on in this
+// dump.
+func (st *state) optionWarnings() {
+	w := &st.stats.Warnings
+	for _, h := range st.opt.DropHeaps {
+		if t, _ := ParseHeapName(h); !st.heapsSeen[t] {
+			*w = append(*w, fmt.Sprintf("--drop-heap %s: the dump has no %s heap (no HEAP DUMP INFO names it): nothing dropped", h, h))
+		}
+	}
+	names := map[string]bool{}
+	for _, l := range st.loads {
+		names[st.textOf(l.name)] = true
+	}
+	for _, c := range st.opt.PreserveClasses {
+		found := false
+		for _, s := range classNameSpellings(c) {
+			found = found || names[s]
+		}
+		if !found {
+			*w = append(*w, fmt.Sprintf("--preserve-class %s: no class of that name in the dump: nothing preserved", c))
+		}
+	}
 }
 
 // keptValues decides which primitive values each class keeps: all with
