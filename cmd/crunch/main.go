@@ -31,8 +31,18 @@ Examples:
    crunch --profile leak --drop-heap zygote,image app.hprof app.bmd
    adb shell cat /data/local/tmp/app.hprof | crunch - - > app.bmd
 
-Exit codes: 0 done; 1 bad input or failed conversion (no output is left
-behind); 2 usage error; 130 interrupted (no output is left behind).`
+Output: a new file, or with --force an existing one, is written to a
+temporary file beside it and renamed over it only when complete; a
+symbolic link is followed and the file it points to replaced (the link
+stays). A FIFO or a character device (/dev/null) is written in place and
+needs no --force, since nothing is overwritten; a block device needs
+--force. - is standard output, refused when it is a terminal. The output
+is never the input, also through links.
+
+Exit codes: 0 done; 1 bad input or failed conversion (no output file is
+left behind); 2 usage error; 128+N ended by signal N, after removing temporary
+and spool files: 130 SIGINT, 143 SIGTERM, 129 SIGHUP, 131 SIGQUIT; 141 the
+output's reader (pipe or FIFO) went away before the end.`
 
 func main() { os.Exit(cliutil.Run(app(), os.Args)) }
 
@@ -51,11 +61,11 @@ func app() *cli.App {
 			&cli.StringSliceFlag{Name: "preserve-class", Usage: "keep this class's name and all its field values (repeatable)"},
 			&cli.StringFlag{Name: "profile", Usage: "keep the fields a profile needs: leak (what LeakCanary's Shark reads)"},
 			&cli.StringFlag{Name: "drop-heap", Usage: "leave out the objects of these Android heaps, comma-separated: zygote, image, app, default"},
-			&cli.StringFlag{Name: "compress", Usage: "compress the output: none, zstd or gzip (default: by output name, .zst or .gz)"},
+			&cli.StringFlag{Name: "compress", Usage: "compress the output: none, zstd or gzip (default: by output name, .zst, .zstd or .gz in any case)"},
 			&cli.StringFlag{Name: "format", Value: "v2", Usage: "BMD version to write: v2 (this project's) or v1 (the 2014 tools')"},
 			&cli.BoolFlag{Name: "stats", Usage: "print records and bytes per kind, in and out, on stderr"},
-			&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "overwrite an existing output file"},
-			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress bar (nor, with --format v1, the list of what version 1 cannot carry)"},
+			&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "replace an existing output file (a FIFO or character device needs none)"},
+			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress bar, no warnings (nor, with --format v1, the list of what version 1 cannot carry)"},
 		},
 		Action: run,
 	}
@@ -63,9 +73,19 @@ func app() *cli.App {
 
 func run(c *cli.Context) error {
 	if c.NArg() != 2 {
-		return cliutil.Usagef("need INPUT and OUTPUT (got %d arguments)", c.NArg())
+		msg := fmt.Sprintf("need INPUT and OUTPUT (got %s)", cliutil.Plural(c.NArg(), "argument"))
+		if c.NArg() == 1 {
+			msg += fmt.Sprintf("; for standard output give -: crunch %s - > OUT.bmd", c.Args().Get(0))
+		}
+		return cliutil.Usagef("%s", msg)
 	}
 	inName, outName := c.Args().Get(0), c.Args().Get(1)
+	quiet := c.Bool("quiet")
+	warn := func(format string, a ...any) {
+		if !quiet {
+			fmt.Fprintf(os.Stderr, "crunch: warning: "+format+"\n", a...)
+		}
+	}
 	opt := crunch.Options{KeepStrings: c.Bool("keep-strings"), KeepPrimitives: c.Bool("keep-primitives"),
 		PreserveClasses: c.StringSlice("preserve-class"), Profile: c.String("profile"), Tool: version.Tool,
 		HashPlatformNames: c.Bool("hash-platform-names")}
@@ -81,7 +101,9 @@ func run(c *cli.Context) error {
 			opt.DropHeaps = append(opt.DropHeaps, p)
 		}
 	}
-	kind := compress.ForName(outName)
+	// Output names are matched whatever their case: OUT.ZST is zstd.
+	byName := compress.ForName(strings.ToLower(outName))
+	kind := byName
 	if c.IsSet("compress") {
 		k, err := compress.Parse(c.String("compress"))
 		if err != nil {
@@ -93,9 +115,22 @@ func run(c *cli.Context) error {
 	if format != "v2" && format != "v1" {
 		return cliutil.Usagef("unknown --format %q (v1 or v2)", format)
 	}
+	// The input first: a missing input is the first thing to say.
+	if err := cliutil.CheckInput(inName); err != nil {
+		return err
+	}
+	if cliutil.IsStdout(outName) && cliutil.IsTerminal(os.Stdout) {
+		return cliutil.Usagef("standard output is a terminal; crunch writes binary BMD: give an output file (crunch %s OUT.bmd) or redirect (crunch %s - > OUT.bmd)", inName, inName)
+	}
 	// Refuse a bad output before spooling a long standard input.
 	if err := cliutil.CheckOutput(outName, c.Bool("force"), inName); err != nil {
 		return err
+	}
+	if opt.KeepStrings && opt.HashPlatformNames {
+		warn("--hash-platform-names has no effect with --keep-strings, which keeps every name in the clear")
+	}
+	if kind != byName && byName != compress.None {
+		warn("%s: written %s as --compress %s asks, although its name says %s", outName, compressedText(kind), c.String("compress"), byName)
 	}
 	src, size, _, cleanup, err := cliutil.SeekableInput(inName)
 	if err != nil {
@@ -106,23 +141,24 @@ func run(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	prog := cliutil.NewProgress(c.Bool("quiet"), size)
+	defer out.Abort() // after Commit, does nothing
+	prog := cliutil.NewProgress(quiet, size)
 	opt.Progress = func(pass int, done int64) { prog.Update(fmt.Sprintf("pass %d", pass), done) }
 	bw := bufio.NewWriterSize(out, 1<<20)
 	cw, err := compress.NewWriter(bw, kind)
 	if err != nil {
-		out.Abort()
 		return err
 	}
+	bmdOut := &countingWriter{w: cw} // the BMD bytes, before compression
 	var st *crunch.Stats
 	if format == "v1" {
-		var warn io.Writer = os.Stderr
-		if c.Bool("quiet") {
-			warn = nil
+		var v1warn io.Writer = os.Stderr
+		if quiet {
+			v1warn = nil
 		}
-		st, err = crunch.CrunchV1(src, cw, opt, warn)
+		st, err = crunch.CrunchV1(src, bmdOut, opt, v1warn)
 	} else {
-		st, err = crunch.Crunch(src, cw, opt)
+		st, err = crunch.Crunch(src, bmdOut, opt)
 	}
 	prog.Done()
 	if err == nil {
@@ -131,20 +167,48 @@ func run(c *cli.Context) error {
 	if err == nil {
 		err = bw.Flush()
 	}
-	if err == nil {
-		err = out.Commit()
+	if werr := out.Err(); werr != nil {
+		// Writing failed (disk full, reader gone): the conversion's error
+		// is only a consequence.
+		return werr
 	}
 	if err != nil {
-		out.Abort()
-		return fmt.Errorf("%s: %w", inName, explainInput(err, src))
+		return fmt.Errorf("%s: %w%s", inName, explainInput(err, src), out.Incomplete())
+	}
+	if err := out.Commit(); err != nil {
+		return err
+	}
+	for _, w := range st.Warnings {
+		warn("%s", w)
 	}
 	if c.Bool("stats") {
-		printStats(os.Stderr, st)
+		printStats(os.Stderr, st, bmdOut.n, out.Written(), kind)
 	}
 	return nil
 }
 
-func printStats(w io.Writer, st *crunch.Stats) {
+func compressedText(k compress.Kind) string {
+	if k == compress.None {
+		return "uncompressed"
+	}
+	return "with " + string(k)
+}
+
+// countingWriter counts the bytes written through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// printStats prints st, with the real sizes of the output: bmdBytes of BMD
+// (the whole file, header included) and written bytes after compression.
+func printStats(w io.Writer, st *crunch.Stats, bmdBytes, written int64, kind compress.Kind) {
 	fmt.Fprintf(w, "input:  %s, %d-byte IDs, %d bytes\n", st.HPROFHeader.Version, st.HPROFHeader.IDSize, st.InBytes)
 	keys := make([]string, 0, len(st.InRecords))
 	for k := range st.InRecords {
@@ -166,8 +230,14 @@ func printStats(w io.Writer, st *crunch.Stats) {
 	for _, k := range keys {
 		fmt.Fprintf(w, "  out %-24s %10d records %12d bytes\n", k, st.OutRecords[k], st.OutBytesBy[k])
 	}
-	fmt.Fprintf(w, "output: %d bytes before compression (%.1f%% of input); %d objects, %d classes, %d strings (%d hashed, %d array names of a hashed element; %d STRING records nothing refers to left out), %d dropped with their heap, %d dangling IDs\n",
-		st.OutBytes, 100*float64(st.OutBytes)/float64(max(st.InBytes, 1)), st.Objects, st.Classes, st.Strings, st.Hashed, st.ArrayNames, st.Unreferenced, st.Dropped, st.Dangling)
+	pct := func(n int64) float64 { return 100 * float64(n) / float64(max(st.InBytes, 1)) }
+	if kind == compress.None {
+		fmt.Fprintf(w, "output: %d bytes of BMD, uncompressed (%.1f%% of input)\n", bmdBytes, pct(bmdBytes))
+	} else {
+		fmt.Fprintf(w, "output: %d bytes written, %s (%.1f%% of input); %d bytes of BMD before compression (%.1f%%)\n", written, kind, pct(written), bmdBytes, pct(bmdBytes))
+	}
+	fmt.Fprintf(w, "  %d objects, %d classes, %d strings (%d hashed, %d array names of a hashed element; %d STRING records nothing refers to left out), %d dropped with their heap, %d dangling IDs\n",
+		st.Objects, st.Classes, st.Strings, st.Hashed, st.ArrayNames, st.Unreferenced, st.Dropped, st.Dangling)
 }
 
 // explainInput replaces the error for an input that is not an HPROF dump

@@ -3,15 +3,17 @@ package main
 import (
 	"archive/zip"
 	"bytes"
+	"compress/gzip"
 	"encoding/binary"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/heapcrunch/heapcrunch/bmd"
 	"github.com/heapcrunch/heapcrunch/hprof"
@@ -23,6 +25,8 @@ import (
 
 var (
 	crunchBin, decrunchBin string
+	genhprofBin            string
+	binDir                 string // the binaries and the big dump
 	fullGz                 []byte // testdata/sample.hprof.gz
 	full                   []byte // the same, decompressed (2.8 MB, HEAP DUMP SEGMENTs)
 	small                  []byte // a few KB cut from it, for quick runs
@@ -36,10 +40,11 @@ func TestMain(m *testing.M) {
 	}
 	code := func() int {
 		defer os.RemoveAll(dir)
+		binDir = dir
 		for _, p := range []struct {
 			bin *string
 			pkg string
-		}{{&crunchBin, "cmd/crunch"}, {&decrunchBin, "cmd/decrunch"}} {
+		}{{&crunchBin, "cmd/crunch"}, {&decrunchBin, "cmd/decrunch"}, {&genhprofBin, "internal/cmd/genhprof"}} {
 			if *p.bin, err = clitest.Build(dir, p.pkg); err != nil {
 				fmt.Fprintln(os.Stderr, err)
 				return 1
@@ -189,27 +194,34 @@ func TestBadInput(t *testing.T) {
 }
 
 // TestUsage: calling the command wrongly exits with 2, a one-line message
-// and a pointer to --help, and nothing on standard output.
+// that says what is wrong, a pointer to --help, and nothing on standard
+// output.
 func TestUsage(t *testing.T) {
 	fixtures(t)
-	for _, args := range [][]string{
-		{},
-		{"in.hprof"},
-		{"in.hprof", "out.bmd", "extra"},
-		{"--no-such-flag", "in.hprof", "out.bmd"},
-		{"in.hprof", "out.bmd", "--no-such-flag"},
-		{"--compress", "xz", "in.hprof", "out.bmd"},
-		{"--profile", "nope", "in.hprof", "out.bmd"},
-		{"--drop-heap", "nope", "in.hprof", "out.bmd"},
-		{"--format", "v3", "in.hprof", "out.bmd"},
-		{"in.hprof", "out.bmd", "--compress"},
+	for _, c := range []struct {
+		args    []string
+		mention []string
+	}{
+		{[]string{}, []string{"got 0 arguments"}},
+		{[]string{"in.hprof"}, []string{"got 1 argument)", "crunch in.hprof - > OUT.bmd"}},
+		{[]string{"in.hprof", "out.bmd", "extra"}, []string{"got 3 arguments"}},
+		{[]string{"--no-such-flag", "in.hprof", "out.bmd"}, []string{"no-such-flag"}},
+		{[]string{"in.hprof", "out.bmd", "--no-such-flag"}, []string{"no-such-flag"}},
+		{[]string{"--compress", "xz", "in.hprof", "out.bmd"}, []string{"xz"}},
+		{[]string{"--profile", "nope", "in.hprof", "out.bmd"}, []string{"nope"}},
+		{[]string{"--drop-heap", "nope", "in.hprof", "out.bmd"}, []string{"nope"}},
+		{[]string{"--format", "v3", "in.hprof", "out.bmd"}, []string{"v3"}},
+		{[]string{"in.hprof", "out.bmd", "--compress"}, []string{"compress"}},
+		{[]string{"in.hprof", "folder"}, []string{"folder", "is a directory"}},
+		{[]string{"in.hprof", "folder/"}, []string{"folder/", "names a directory"}},
 	} {
-		t.Run(strings.Join(args, " "), func(t *testing.T) {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
 			d := clitest.NewDir(t)
 			d.Write(t, "in.hprof", small)
+			os.Mkdir(filepath.Join(d.Path, "folder"), 0o755)
 			before := d.Files(t)
-			r := d.Run(t, nil, crunchBin, args...)
-			clitest.ExpectFail(t, d, r, 2, "crunch", before, "crunch --help")
+			r := d.Run(t, nil, crunchBin, c.args...)
+			clitest.ExpectFail(t, d, r, 2, "crunch", before, append(c.mention, "crunch --help")...)
 		})
 	}
 }
@@ -351,40 +363,518 @@ func TestSuccess(t *testing.T) {
 	})
 }
 
-// TestInterrupt: Ctrl-C while crunch reads standard input leaves no spool
-// file and no output behind.
-func TestInterrupt(t *testing.T) {
+// bigGz returns a gzip-compressed synthetic dump big enough (80 MB, about
+// two million objects) that crunch runs for a while after it has made its
+// temporary output, so that a signal catches it at work. It is made once,
+// by internal/cmd/genhprof.
+func bigGz(t *testing.T) string {
+	t.Helper()
+	bigOnce.Do(func() {
+		path := filepath.Join(binDir, "big.hprof.gz")
+		f, err := os.Create(path)
+		if err != nil {
+			bigErr = err
+			return
+		}
+		defer f.Close()
+		zw, _ := gzip.NewWriterLevel(f, gzip.BestSpeed)
+		cmd := exec.Command(genhprofBin, "-o", "-", "-size", "80M", "-maxarray", "4KiB")
+		cmd.Stdout = zw
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Run(); err != nil {
+			bigErr = fmt.Errorf("genhprof: %v: %s", err, stderr.String())
+			return
+		}
+		if err := zw.Close(); err != nil {
+			bigErr = err
+			return
+		}
+		bigPath = path
+	})
+	if bigErr != nil {
+		t.Fatal(bigErr)
+	}
+	return bigPath
+}
+
+var (
+	bigOnce sync.Once
+	bigPath string
+	bigErr  error
+)
+
+// TestSignals: each termination signal, while crunch spools standard input
+// (a spool file exists) or writes its output (a spool file and the
+// temporary output exist), removes every file it made and exits with 128
+// plus the signal's number, saying so with the command's name.
+func TestSignals(t *testing.T) {
 	fixtures(t)
-	d := clitest.NewDir(t)
-	before := d.Files(t)
-	cmd := d.Command(t.Context(), crunchBin, "-", "out.bmd")
-	pw, err := cmd.StdinPipe()
+	big := bigGz(t)
+	for _, sig := range []struct {
+		sig  syscall.Signal
+		name string
+		code int
+	}{
+		{syscall.SIGINT, "SIGINT", 130},
+		{syscall.SIGTERM, "SIGTERM", 143},
+		{syscall.SIGHUP, "SIGHUP", 129},
+		{syscall.SIGQUIT, "SIGQUIT", 131},
+	} {
+		for _, phase := range []struct {
+			name    string
+			args    []string
+			wait    string // the file whose presence says the phase is on
+			mention string
+		}{
+			{"spooling standard input", []string{"-", "out.bmd"}, "heapcrunch-spool-", "no output written"},
+			{"writing the output", []string{"big.hprof.gz", "out.bmd"}, ".out.bmd.tmp-", "out.bmd not written"},
+		} {
+			t.Run(sig.name+" "+phase.name, func(t *testing.T) {
+				d := clitest.NewDir(t)
+				if err := os.Symlink(big, filepath.Join(d.Path, "big.hprof.gz")); err != nil {
+					t.Fatal(err)
+				}
+				before := d.Files(t)
+				cmd := d.Command(t.Context(), crunchBin, phase.args...)
+				pw, err := cmd.StdinPipe()
+				if err != nil {
+					t.Fatal(err)
+				}
+				var stdout, stderr bytes.Buffer
+				cmd.Stdout, cmd.Stderr = &stdout, &stderr
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				if phase.args[0] == "-" {
+					go pw.Write(full[:len(full)/2]) // and keep the pipe open
+				}
+				exited := make(chan struct{})
+				var werr error
+				go func() { werr = cmd.Wait(); close(exited) }()
+				if !clitest.WaitFor(t, phase.wait+" exists", func() bool { return d.HasTemp(phase.wait) }, exited) {
+					t.Fatalf("crunch ended (%v) before %s existed: stderr %q", werr, phase.wait, stderr.String())
+				}
+				cmd.Process.Signal(sig.sig)
+				<-exited
+				pw.Close()
+				r := clitest.Result{Code: clitest.ExitCode(t, cmd, werr), Stdout: stdout.String(), Stderr: stderr.String()}
+				clitest.NoPanic(t, r)
+				clitest.ExpectFail(t, d, r, sig.code, "crunch", before, "crunch: interrupted ("+sig.name+"): "+phase.mention)
+			})
+		}
+	}
+}
+
+// TestBrokenPipe: when the reader of standard output or of a FIFO goes
+// away, crunch says so, removes its spool file and exits with 141.
+func TestBrokenPipe(t *testing.T) {
+	fixtures(t)
+	t.Run("standard output", func(t *testing.T) {
+		d := clitest.NewDir(t)
+		d.Write(t, "in.hprof.gz", fullGz) // spooled: gzip
+		before := d.Files(t)
+		cmd := d.Command(t.Context(), crunchBin, "in.hprof.gz", "-")
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		head := make([]byte, 10)
+		if _, err := io.ReadFull(out, head); err != nil {
+			t.Fatal(err)
+		}
+		out.Close() // 165 KB of BMD follow: more than a pipe holds
+		err = cmd.Wait()
+		r := clitest.Result{Code: clitest.ExitCode(t, cmd, err), Stderr: stderr.String()}
+		clitest.NoPanic(t, r)
+		clitest.ExpectFail(t, d, r, 141, "crunch", before, "standard output was closed by its reader before the end (broken pipe)", "incomplete")
+		isBMDStart(t, head)
+	})
+	t.Run("FIFO", func(t *testing.T) {
+		d := clitest.NewDir(t)
+		d.Write(t, "in.hprof.gz", fullGz)
+		clitest.MakeFIFO(t, filepath.Join(d.Path, "fifo"))
+		before := d.Files(t)
+		wait := clitest.ReadFIFO(filepath.Join(d.Path, "fifo"), 10)
+		r := d.Run(t, nil, crunchBin, "in.hprof.gz", "fifo")
+		head := wait()
+		clitest.ExpectFail(t, d, r, 141, "crunch", before, "fifo was closed by its reader before the end (broken pipe)", "incomplete")
+		isBMDStart(t, head)
+		isFIFO(t, filepath.Join(d.Path, "fifo"))
+	})
+}
+
+// isBMDStart checks that b starts as a version 2 BMD file does.
+func isBMDStart(t *testing.T, b []byte) {
+	t.Helper()
+	if len(b) < 3 || b[0] != 2 {
+		t.Errorf("output starts with % x, not a BMD header", b)
+	}
+}
+
+func isFIFO(t *testing.T, path string) {
+	t.Helper()
+	st, err := os.Lstat(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
+	if st.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("%s is no longer a FIFO: %v", path, st.Mode())
+	}
+}
+
+func isSymlink(t *testing.T, path, target string) {
+	t.Helper()
+	l, err := os.Readlink(path)
+	if err != nil {
+		t.Fatalf("%s is no longer a symbolic link: %v", path, err)
+	}
+	if l != target {
+		t.Errorf("%s points to %s, want %s", path, l, target)
+	}
+}
+
+func inode(t *testing.T, path string) uint64 {
+	t.Helper()
+	st, err := os.Stat(path)
+	if err != nil {
 		t.Fatal(err)
 	}
-	pw.Write(full[:len(full)/2]) // and keep the pipe open
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if ents, _ := os.ReadDir(d.Tmp); len(ents) > 0 {
-			break // spooling has begun
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("crunch did not start spooling")
-		}
-		time.Sleep(20 * time.Millisecond)
+	return st.Sys().(*syscall.Stat_t).Ino
+}
+
+// TestOutputKinds: what each kind of output becomes. A FIFO and a
+// character device are written in place, with or without --force, and
+// stay what they are; a symbolic link stays a link and the file it points
+// to is made, or with --force replaced by a new file (renamed over it),
+// never the input; standard output may be a device or a pipe but not a
+// terminal. Every case checks the exit code, the message, the files left
+// (no temporary file) and that nothing else went to standard output.
+func TestOutputKinds(t *testing.T) {
+	fixtures(t)
+	ref := clitest.NewDir(t)
+	ref.Write(t, "in.hprof", small)
+	clitest.ExpectOK(t, ref.Run(t, nil, crunchBin, "in.hprof", "ref.bmd"))
+	want := ref.Read(t, "ref.bmd")
+
+	type env struct {
+		d    *clitest.Dir
+		fifo func() []byte // the FIFO reader's result
+		ino  uint64        // the link target's inode before the run
+		null string
 	}
-	cmd.Process.Signal(syscall.SIGINT)
-	err = cmd.Wait()
-	pw.Close()
-	if cmd.ProcessState.ExitCode() != 130 {
-		t.Errorf("exit after SIGINT: %v (stderr %q)", err, stderr.String())
+	cases := []struct {
+		name    string
+		prep    func(t *testing.T, e *env) []string // makes the output; returns the arguments
+		code    int
+		mention []string // on stderr; none: stderr must be empty
+		adds    []string // files the run adds to the work folder
+		check   func(t *testing.T, e *env)
+	}{
+		{name: "FIFO", prep: func(t *testing.T, e *env) []string {
+			clitest.MakeFIFO(t, filepath.Join(e.d.Path, "fifo"))
+			e.fifo = clitest.ReadFIFO(filepath.Join(e.d.Path, "fifo"), -1)
+			return []string{"in.hprof", "fifo"}
+		}, check: func(t *testing.T, e *env) {
+			if got := e.fifo(); !bytes.Equal(got, want) {
+				t.Errorf("the FIFO's reader got %d bytes, want the %d of the BMD", len(got), len(want))
+			}
+			isFIFO(t, filepath.Join(e.d.Path, "fifo"))
+		}},
+		{name: "FIFO with --force", prep: func(t *testing.T, e *env) []string {
+			clitest.MakeFIFO(t, filepath.Join(e.d.Path, "fifo"))
+			e.fifo = clitest.ReadFIFO(filepath.Join(e.d.Path, "fifo"), -1)
+			return []string{"--force", "in.hprof", "fifo"}
+		}, check: func(t *testing.T, e *env) {
+			if got := e.fifo(); !bytes.Equal(got, want) {
+				t.Errorf("the FIFO's reader got %d bytes, want the %d of the BMD", len(got), len(want))
+			}
+			isFIFO(t, filepath.Join(e.d.Path, "fifo"))
+		}},
+		{name: "null device", prep: func(t *testing.T, e *env) []string {
+			return []string{"in.hprof", e.null}
+		}, check: func(t *testing.T, e *env) { clitest.IsCharDevice(t, e.null) }},
+		{name: "null device with --force", prep: func(t *testing.T, e *env) []string {
+			return []string{"--force", "in.hprof", e.null}
+		}, check: func(t *testing.T, e *env) { clitest.IsCharDevice(t, e.null) }},
+		{name: "link to a new file", prep: func(t *testing.T, e *env) []string {
+			os.Symlink("real.bmd", filepath.Join(e.d.Path, "link.bmd"))
+			return []string{"in.hprof", "link.bmd"}
+		}, adds: []string{"real.bmd"}, check: func(t *testing.T, e *env) {
+			isSymlink(t, filepath.Join(e.d.Path, "link.bmd"), "real.bmd")
+			if !bytes.Equal(e.d.Read(t, "real.bmd"), want) {
+				t.Error("real.bmd is not the BMD")
+			}
+		}},
+		{name: "link to a new file in another folder", prep: func(t *testing.T, e *env) []string {
+			os.Symlink("sub/real.bmd", filepath.Join(e.d.Path, "link.bmd"))
+			return []string{"in.hprof", "link.bmd"}
+		}, check: func(t *testing.T, e *env) {
+			isSymlink(t, filepath.Join(e.d.Path, "link.bmd"), "sub/real.bmd")
+			if !bytes.Equal(e.d.Read(t, "sub/real.bmd"), want) {
+				t.Error("sub/real.bmd is not the BMD")
+			}
+			if ents, _ := os.ReadDir(filepath.Join(e.d.Path, "sub")); len(ents) != 1 {
+				t.Errorf("sub holds %v", ents)
+			}
+		}},
+		{name: "link to an existing file", prep: func(t *testing.T, e *env) []string {
+			e.d.Write(t, "real.bmd", []byte("precious"))
+			os.Symlink("real.bmd", filepath.Join(e.d.Path, "link.bmd"))
+			return []string{"in.hprof", "link.bmd"}
+		}, code: 2, mention: []string{"link.bmd", "exists", "symbolic link to real.bmd", "--force"}, check: func(t *testing.T, e *env) {
+			isSymlink(t, filepath.Join(e.d.Path, "link.bmd"), "real.bmd")
+			if string(e.d.Read(t, "real.bmd")) != "precious" {
+				t.Error("real.bmd changed")
+			}
+		}},
+		{name: "link to an existing file with --force", prep: func(t *testing.T, e *env) []string {
+			e.d.Write(t, "real.bmd", []byte("precious"))
+			os.Symlink("real.bmd", filepath.Join(e.d.Path, "link.bmd"))
+			e.ino = inode(t, filepath.Join(e.d.Path, "real.bmd"))
+			return []string{"--force", "in.hprof", "link.bmd"}
+		}, check: func(t *testing.T, e *env) {
+			isSymlink(t, filepath.Join(e.d.Path, "link.bmd"), "real.bmd")
+			if !bytes.Equal(e.d.Read(t, "real.bmd"), want) {
+				t.Error("real.bmd is not the BMD")
+			}
+			if inode(t, filepath.Join(e.d.Path, "real.bmd")) == e.ino {
+				t.Error("real.bmd was written in place, not replaced by a new file")
+			}
+		}},
+		{name: "link to the input", prep: func(t *testing.T, e *env) []string {
+			os.Symlink("in.hprof", filepath.Join(e.d.Path, "link.bmd"))
+			return []string{"--force", "in.hprof", "link.bmd"}
+		}, code: 2, mention: []string{"link.bmd", "is the input file in.hprof", "symbolic link"}, check: func(t *testing.T, e *env) {
+			if !bytes.Equal(e.d.Read(t, "in.hprof"), small) {
+				t.Error("the input changed")
+			}
+		}},
+		{name: "dangling link chain", prep: func(t *testing.T, e *env) []string {
+			os.Symlink("link2.bmd", filepath.Join(e.d.Path, "link.bmd"))
+			os.Symlink("real.bmd", filepath.Join(e.d.Path, "link2.bmd"))
+			return []string{"in.hprof", "link.bmd"}
+		}, adds: []string{"real.bmd"}, check: func(t *testing.T, e *env) {
+			isSymlink(t, filepath.Join(e.d.Path, "link.bmd"), "link2.bmd")
+			isSymlink(t, filepath.Join(e.d.Path, "link2.bmd"), "real.bmd")
+			if !bytes.Equal(e.d.Read(t, "real.bmd"), want) {
+				t.Error("real.bmd is not the BMD")
+			}
+		}},
 	}
-	if after := d.Files(t); len(after) != len(before) {
-		t.Errorf("left behind after SIGINT: %v", after)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e := &env{d: clitest.NewDir(t)}
+			e.d.Write(t, "in.hprof", small)
+			os.Mkdir(filepath.Join(e.d.Path, "sub"), 0o755)
+			e.null = clitest.NullDevice(t, e.d)
+			args := c.prep(t, e)
+			before := e.d.Files(t)
+			r := e.d.Run(t, nil, crunchBin, args...)
+			if c.code == 0 {
+				clitest.ExpectOK(t, r)
+				if r.Stderr != "" || r.Stdout != "" {
+					t.Errorf("stderr %q, stdout %q", r.Stderr, clitest.Head(r.Stdout))
+				}
+				clitest.ExpectFiles(t, e.d, before, c.adds...)
+			} else {
+				clitest.ExpectFail(t, e.d, r, c.code, "crunch", before, c.mention...)
+			}
+			c.check(t, e)
+		})
+	}
+}
+
+// TestStandardOutputKinds: standard output may be a device (/dev/null) or
+// a pipe, not a terminal: binary output is refused there before any work,
+// as decrunch refuses it.
+func TestStandardOutputKinds(t *testing.T) {
+	fixtures(t)
+	d := clitest.NewDir(t)
+	d.Write(t, "in.hprof", small)
+	t.Run("device", func(t *testing.T) {
+		null, err := os.OpenFile(clitest.NullDevice(t, d), os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer null.Close()
+		r := d.RunTo(t, null, crunchBin, "in.hprof", "-")
+		clitest.ExpectOK(t, r)
+		if r.Stderr != "" {
+			t.Errorf("stderr %q", r.Stderr)
+		}
+	})
+	t.Run("pipe", func(t *testing.T) {
+		for _, out := range []string{"-", "/dev/stdout"} {
+			r := d.Run(t, nil, crunchBin, "in.hprof", out)
+			clitest.ExpectOK(t, r)
+			isBMD(t, []byte(r.Stdout))
+			if r.Stderr != "" {
+				t.Errorf("stderr %q", r.Stderr)
+			}
+		}
+	})
+	t.Run("file opened by the caller", func(t *testing.T) {
+		// crunch in.hprof /dev/stdout > out.bmd: the shell's file is
+		// written, not replaced, and needs no --force.
+		f, err := os.Create(filepath.Join(d.Path, "redirected.bmd"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		before := d.Files(t)
+		r := d.RunTo(t, f, crunchBin, "in.hprof", "/dev/stdout")
+		clitest.ExpectOK(t, r)
+		if r.Stderr != "" {
+			t.Errorf("stderr %q", r.Stderr)
+		}
+		clitest.ExpectFiles(t, d, before)
+		isBMD(t, d.Read(t, "redirected.bmd"))
+	})
+	t.Run("terminal", func(t *testing.T) {
+		ptm, tty := clitest.OpenPTY(t)
+		before := d.Files(t)
+		for _, args := range [][]string{{"in.hprof", "-"}, {"-", "-"}, {"in.hprof", "/dev/stdout"}} {
+			r := d.RunTo(t, tty, crunchBin, args...)
+			clitest.ExpectFail(t, d, r, 2, "crunch", before, "standard output is a terminal", "give an output file")
+			if got := clitest.Pending(t, ptm); len(got) != 0 {
+				t.Errorf("%v: %d bytes written to the terminal", args, len(got))
+			}
+		}
+	})
+}
+
+// TestMessages: each message says what is wrong, about the right file, and
+// what to do.
+func TestMessages(t *testing.T) {
+	fixtures(t)
+	cases := []struct {
+		name    string
+		args    []string
+		code    int
+		mention []string
+		not     []string // must not be in the message
+	}{
+		{"missing input before existing output", []string{"nosuch.bmd", "existing.hprof"}, 1, []string{"crunch: nosuch.bmd: no such file"}, []string{"--force"}},
+		{"output under a file", []string{"in.hprof", "in.hprof/out.bmd"}, 1, []string{"cannot create in.hprof/out.bmd", "in.hprof is not a folder"}, nil},
+		{"output folder missing", []string{"in.hprof", "nowhere/out.bmd"}, 1, []string{"cannot create nowhere/out.bmd", "folder nowhere does not exist"}, nil},
+		{"output under /proc", []string{"in.hprof", "/proc/out.bmd"}, 1, []string{"cannot create /proc/out.bmd", "folder /proc does not accept new files"}, []string{"does not exist"}},
+		{"input folder", []string{"sub", "out.bmd"}, 1, []string{"sub: is a directory"}, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if c.args[1] == "/proc/out.bmd" {
+				if st, err := os.Stat("/proc/self"); err != nil || !st.IsDir() {
+					t.Skip("no /proc")
+				}
+			}
+			d := clitest.NewDir(t)
+			d.Write(t, "in.hprof", small)
+			d.Write(t, "existing.hprof", small)
+			os.Mkdir(filepath.Join(d.Path, "sub"), 0o755)
+			before := d.Files(t)
+			r := d.Run(t, nil, crunchBin, c.args...)
+			clitest.ExpectFail(t, d, r, c.code, "crunch", before, c.mention...)
+			for _, n := range c.not {
+				if strings.Contains(r.Stderr, n) {
+					t.Errorf("stderr mentions %q: %q", n, r.Stderr)
+				}
+			}
+		})
+	}
+}
+
+// TestOutputCompression: the output's name chooses its compression
+// whatever its case, and --stats gives the real sizes: the bytes written
+// and the BMD before compression.
+func TestOutputCompression(t *testing.T) {
+	fixtures(t)
+	d := clitest.NewDir(t)
+	d.Write(t, "in.hprof", full)
+	clitest.ExpectOK(t, d.Run(t, nil, crunchBin, "in.hprof", "plain.bmd"))
+	plain := d.Read(t, "plain.bmd")
+	for _, c := range []struct {
+		name  string
+		magic []byte
+	}{
+		{"OUT.BMD.ZST", []byte{0x28, 0xb5, 0x2f, 0xfd}},
+		{"Out.Bmd.Zstd", []byte{0x28, 0xb5, 0x2f, 0xfd}},
+		{"OUT.BMD.GZ", []byte{0x1f, 0x8b}},
+		{"out.bmd", []byte{2}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			before := d.Files(t)
+			r := d.Run(t, nil, crunchBin, "--stats", "in.hprof", c.name)
+			clitest.ExpectOK(t, r)
+			if r.Stdout != "" {
+				t.Errorf("stdout: %q", clitest.Head(r.Stdout))
+			}
+			clitest.ExpectFiles(t, d, before, c.name)
+			b := d.Read(t, c.name)
+			if !bytes.HasPrefix(b, c.magic) {
+				t.Fatalf("%s starts with % x, want % x", c.name, b[:4], c.magic)
+			}
+			var want string
+			if c.name == "out.bmd" {
+				want = fmt.Sprintf("output: %d bytes of BMD, uncompressed", len(b))
+			} else {
+				want = fmt.Sprintf("output: %d bytes written, ", len(b))
+				if !strings.Contains(r.Stderr, fmt.Sprintf("%d bytes of BMD before compression", len(plain))) {
+					t.Errorf("--stats does not give the %d bytes of BMD: %q", len(plain), r.Stderr)
+				}
+			}
+			if !strings.Contains(r.Stderr, want) {
+				t.Errorf("--stats does not say %q: %q", want, r.Stderr)
+			}
+		})
+	}
+}
+
+// TestWarnings: an option that has nothing to act on is not silently
+// ignored: crunch does the work, says so on stderr as a warning (not with
+// --quiet), and exits with 0.
+func TestWarnings(t *testing.T) {
+	fixtures(t)
+	for _, c := range []struct {
+		name    string
+		args    []string
+		mention string
+	}{
+		{"--drop-heap of a heap not in the dump", []string{"--drop-heap", "zygote", "in.hprof", "out.bmd"}, "crunch: warning: --drop-heap zygote: "},
+		{"--preserve-class of a class not in the dump", []string{"--preserve-class", "NoSuchClass", "in.hprof", "out.bmd"}, "crunch: warning: --preserve-class NoSuchClass: "},
+		{"--hash-platform-names with --keep-strings", []string{"--keep-strings", "--hash-platform-names", "in.hprof", "out.bmd"}, "crunch: warning: --hash-platform-names has no effect with --keep-strings"},
+		{"--compress against the name", []string{"--compress", "none", "in.hprof", "out.bmd.zst"}, "crunch: warning: out.bmd.zst: written uncompressed as --compress none asks"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			for _, quiet := range []bool{false, true} {
+				d := clitest.NewDir(t)
+				d.Write(t, "in.hprof", full)
+				before := d.Files(t)
+				args := c.args
+				if quiet {
+					args = append([]string{"--quiet"}, args...)
+				}
+				r := d.Run(t, nil, crunchBin, args...)
+				clitest.ExpectOK(t, r)
+				out := args[len(args)-1]
+				clitest.ExpectFiles(t, d, before, out)
+				if r.Stdout != "" {
+					t.Errorf("stdout: %q", clitest.Head(r.Stdout))
+				}
+				switch {
+				case quiet && r.Stderr != "":
+					t.Errorf("--quiet printed %q", r.Stderr)
+				case !quiet && !strings.HasPrefix(r.Stderr, c.mention):
+					t.Errorf("stderr %q, want %q", r.Stderr, c.mention)
+				case !quiet && strings.Count(r.Stderr, "\n") != 1:
+					t.Errorf("stderr has more than one line: %q", r.Stderr)
+				}
+			}
+		})
 	}
 }

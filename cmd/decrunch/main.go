@@ -3,12 +3,15 @@
 package main
 
 import (
+	"archive/zip"
 	"bufio"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -30,9 +33,23 @@ Examples:
    decrunch dump.bmd --jar lib.jar --jar /usr/lib/jvm/java-17-openjdk-amd64/jmods/java.base.jmod -o dump.hprof
    decrunch --salvage cut-off.bmd -o partial.hprof
 
-Without -o (or with -o -) the HPROF goes to standard output.
-Exit codes: 0 done; 1 bad input or failed conversion (no output is left
-behind); 2 usage error; 130 interrupted (no output is left behind).`
+Without -o (or with -o -) the HPROF goes to standard output, which must not
+be a terminal. A new output file, or with --force an existing one, is
+written to a temporary file beside it and renamed over it only when
+complete; a symbolic link is followed and the file it points to replaced
+(the link stays). A FIFO or a character device (/dev/null) is written in
+place and needs no --force, since nothing is overwritten; a block device
+needs --force. The output is never the input, also through links.
+
+Name sources: --apk takes an APK (classes*.dex inside), --dex a DEX file,
+--jar a JAR, AAR, .jmod, .class file or folder of .class files. A source
+given with the wrong flag (a JAR with --apk) is a usage error that names
+the right flag.
+
+Exit codes: 0 done; 1 bad input or failed conversion (no output file is
+left behind); 2 usage error; 128+N ended by signal N, after removing temporary
+files: 130 SIGINT, 143 SIGTERM, 129 SIGHUP, 131 SIGQUIT; 141 the output's
+reader (pipe or FIFO) went away before the end.`
 
 func main() { os.Exit(cliutil.Run(app(), os.Args)) }
 
@@ -53,7 +70,7 @@ func app() *cli.App {
 			&cli.StringFlag{Name: "mapping", Usage: "ProGuard/R8 mapping.txt: write the original class, field and method names for obfuscated ones"},
 			&cli.BoolFlag{Name: "salvage", Usage: "from a truncated or damaged BMD, write every complete record before the damage"},
 			&cli.BoolFlag{Name: "stats", Usage: "print how many names were recovered, from which source, and collisions"},
-			&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "overwrite an existing output file"},
+			&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "replace an existing output file (a FIFO or character device needs none)"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress or warnings"},
 		},
 		Action: run,
@@ -96,29 +113,98 @@ func loadNames(c *cli.Context) (*decrunch.NameTable, error) {
 				return nil, sourceError(s.flag, path, err)
 			}
 			if n == 0 && !c.Bool("quiet") {
-				fmt.Fprintf(os.Stderr, "decrunch: warning: --%s %s: no names found in it\n", s.flag, path)
+				fmt.Fprintf(os.Stderr, "decrunch: warning: --%s %s: no names found in it%s: nothing recovered from it\n", s.flag, path, emptyHint(s.flag, path))
 			}
 		}
 	}
 	return t, nil
 }
 
+// emptyHint says why a name source gave no names, when that can be told.
+func emptyHint(flag, path string) string {
+	what, _ := sourceKind(path)
+	switch {
+	case flag == "apk" && what == "a zip archive":
+		return " (no classes*.dex entry: an APK without code?)"
+	case flag == "jar" && (what == "a zip archive" || what == "a folder"):
+		return " (no .class files)"
+	}
+	return ""
+}
+
+// sourceKind says what a name source is, for one given with the wrong
+// flag: what it is ("a JAR (a zip archive of .class files)") and the flag
+// that reads it ("" when none does, or when that cannot be told).
+func sourceKind(path string) (what, flag string) {
+	switch k := cliutil.SniffFile(path); k {
+	case "a folder", "a Java class file", "a JDK jmod file":
+		return k, "jar"
+	case "a DEX file":
+		return k, "dex"
+	case "a zip archive":
+		zr, err := zip.OpenReader(path)
+		if err != nil {
+			return k, ""
+		}
+		defer zr.Close()
+		var dex, class bool
+		for _, f := range zr.File {
+			n := f.Name
+			switch {
+			case strings.HasSuffix(n, ".dex"):
+				dex = true
+			case strings.HasSuffix(n, ".class"), n == "classes.jar", strings.HasPrefix(n, "libs/") && strings.HasSuffix(n, ".jar"):
+				class = true
+			}
+		}
+		switch {
+		case dex && !class:
+			return "an APK (a zip archive with classes.dex)", "apk"
+		case class && !dex:
+			return "a JAR (a zip archive of .class files)", "jar"
+		}
+		return k, ""
+	default:
+		return k, ""
+	}
+}
+
+// expected lists what each flag reads, as SniffFile names it.
+var expected = map[string][]string{
+	"apk": {"a zip archive"},
+	"dex": {"a DEX file"},
+	"jar": {"a zip archive", "a Java class file", "a JDK jmod file", "a folder"},
+}
+
 // checkSource rejects a name source that is missing, empty, a folder (but
-// for --jar), or, for the text sources, a binary file.
+// for --jar), of a kind another flag reads (a usage error naming that
+// flag), or, for the text sources, a binary file.
 func checkSource(flag, path string) error {
 	st, err := os.Stat(path)
 	switch {
+	case errors.Is(err, os.ErrNotExist) && flag == "jar":
+		return fmt.Errorf("--%s %s: no such file or folder", flag, path)
 	case errors.Is(err, os.ErrNotExist):
 		return fmt.Errorf("--%s %s: no such file", flag, path)
 	case err != nil:
 		return fmt.Errorf("--%s %s: %w", flag, path, err)
+	case st.IsDir() && flag == "jar":
+		return nil
+	case st.IsDir() && (flag == "apk" || flag == "dex" || flag == "strings"):
+		return cliutil.Usagef("--%s %s: is a folder; for a folder of .class files use --jar %s", flag, path, path)
 	case st.IsDir():
-		if flag == "jar" {
-			return nil
-		}
 		return fmt.Errorf("--%s %s: is a directory", flag, path)
-	case st.Size() == 0:
+	case st.Mode().IsRegular() && st.Size() == 0:
+		// A pipe (--strings <(...)) has no size: only a regular file is
+		// known to be empty.
 		return fmt.Errorf("--%s %s: empty file", flag, path)
+	}
+	what, right := sourceKind(path)
+	if right != "" && right != flag && flag != "mapping" {
+		if flag == "strings" {
+			return cliutil.Usagef("--%s %s: not a text file: it is %s: use --%s %s", flag, path, what, right, path)
+		}
+		return cliutil.Usagef("--%s %s: it is %s, not %s: use --%s %s", flag, path, what, flagReads[flag], right, path)
 	}
 	if flag == "strings" || flag == "mapping" {
 		if kind := cliutil.SniffFile(path); kind != "" {
@@ -126,6 +212,13 @@ func checkSource(flag, path string) error {
 		}
 	}
 	return nil
+}
+
+// flagReads says what each name source flag reads, for messages.
+var flagReads = map[string]string{
+	"apk": "an APK",
+	"dex": "a DEX file",
+	"jar": "a JAR, AAR, jmod or class file",
 }
 
 // sourceError says what is wrong with a name source, without repeating its
@@ -142,22 +235,38 @@ func sourceError(flag, path string, err error) error {
 			msg += fmt.Sprintf(" at offset %d", fe.Offset)
 		}
 	}
-	if kind := cliutil.SniffFile(path); kind != "" {
+	kind := cliutil.SniffFile(path)
+	if rest, ok := strings.CutPrefix(msg, "not a zip archive: "); ok && (kind == "a zip archive" || kind == "a JDK jmod file") {
+		// It starts as one: archive/zip found no central directory.
+		msg = "truncated or damaged zip archive (" + rest + ")"
+	}
+	if kind != "" && !slices.Contains(expected[flag], kind) {
 		msg += " (it is " + kind + ")"
 	}
 	return fmt.Errorf("--%s %s: %s", flag, path, msg)
 }
 
 func run(c *cli.Context) error {
-	if c.NArg() != 1 {
-		return cliutil.Usagef("need one INPUT.bmd (got %d arguments)", c.NArg())
+	switch n := c.NArg(); {
+	case n == 2 && !c.IsSet("output"):
+		return cliutil.Usagef("the output is given with -o: decrunch %s -o %s (got %s)", c.Args().Get(0), c.Args().Get(1), cliutil.Plural(n, "argument"))
+	case n != 1:
+		return cliutil.Usagef("need one INPUT.bmd (got %s)", cliutil.Plural(n, "argument"))
 	}
 	inName, outName := c.Args().Get(0), c.String("output")
-	if outName == "-" && c.IsSet("output") == false && isTerminal(os.Stdout) {
-		return cliutil.Usagef("give -o OUTPUT.hprof (standard output is a terminal)")
+	quiet := c.Bool("quiet")
+	// The input first: a missing input is the first thing to say.
+	if err := cliutil.CheckInput(inName); err != nil {
+		return err
+	}
+	if cliutil.IsStdout(outName) && cliutil.IsTerminal(os.Stdout) {
+		return cliutil.Usagef("standard output is a terminal; decrunch writes a binary HPROF file: give -o OUTPUT.hprof or redirect (decrunch %s > OUTPUT.hprof)", inName)
 	}
 	if err := cliutil.CheckOutput(outName, c.Bool("force"), inName); err != nil {
 		return err // before the name sources are read, which takes a while
+	}
+	if k := compress.ForName(strings.ToLower(outName)); k != compress.None && !quiet {
+		fmt.Fprintf(os.Stderr, "decrunch: warning: %s: written uncompressed, although its name says %s (analyzers read plain HPROF)\n", outName, k)
 	}
 	names, err := loadNames(c)
 	if err != nil {
@@ -202,8 +311,8 @@ func run(c *cli.Context) error {
 	}
 	if err == nil {
 		opt.Names = names.ForHash(r.Metadata().Hash)
-		if opt.Names == nil && !c.Bool("quiet") {
-			fmt.Fprintf(os.Stderr, "decrunch: %s: names hashed with %q, which this decrunch does not know: none recovered\n", inName, r.Metadata().Hash)
+		if opt.Names == nil && !quiet {
+			fmt.Fprintf(os.Stderr, "decrunch: warning: %s: names hashed with %q, which this decrunch does not know: none recovered\n", inName, r.Metadata().Hash)
 		}
 	}
 	if err != nil {
@@ -219,27 +328,35 @@ func run(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	defer out.Abort() // after Commit, does nothing
 	st, err := decrunch.Decrunch(r, out, opt)
+	if werr := out.Err(); werr != nil {
+		// Writing failed (disk full, reader gone): the conversion's error
+		// is only a consequence.
+		return werr
+	}
 	if err == nil {
 		err = out.Commit()
+		if err != nil {
+			return err
+		}
 	}
 	if err != nil {
-		out.Abort()
 		var fe *bmd.FormatError
 		if kind != compress.None && !errors.As(err, &fe) && errors.Is(err, io.ErrUnexpectedEOF) {
 			err = fmt.Errorf("truncated or damaged %s data: %w", kind, err)
 		}
-		return fmt.Errorf("%s: %w", inName, err)
+		return fmt.Errorf("%s: %w%s", inName, err, out.Incomplete())
 	}
 	if v1 != nil {
 		st.Warnings = append(st.Warnings, v1.Warnings()...)
 	}
-	if !c.Bool("quiet") {
+	if !quiet {
 		for _, w := range st.Warnings {
 			fmt.Fprintf(os.Stderr, "decrunch: %s: BMD v1: %s\n", inName, w)
 		}
 	}
-	if st.Salvaged != nil && !c.Bool("quiet") {
+	if st.Salvaged != nil && !quiet {
 		fmt.Fprintf(os.Stderr, "decrunch: %s: salvaged %d objects and %d roots before the damage: %v\n", inName, st.Objects, st.Roots, st.Salvaged)
 	}
 	if c.Bool("stats") {
@@ -268,9 +385,4 @@ func run(c *cli.Context) error {
 		fmt.Fprintf(os.Stderr, "objects: %d, roots: %d, HPROF bytes: %d\n", st.Objects, st.Roots, st.OutBytes)
 	}
 	return nil
-}
-
-func isTerminal(f *os.File) bool {
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

@@ -238,26 +238,115 @@ func TestBadNameSource(t *testing.T) {
 	}
 }
 
-// TestUsage: calling the command wrongly exits with 2 and a one-line
-// message, and writes nothing.
+// TestUsage: calling the command wrongly exits with 2, a one-line message
+// that says what is wrong and what to do, and writes nothing.
 func TestUsage(t *testing.T) {
 	fixtures(t)
-	for _, args := range [][]string{
-		{},
-		{"-o", "out.hprof"},
-		{"in.bmd", "other.bmd", "-o", "out.hprof"},
-		{"--no-such-flag", "in.bmd", "-o", "out.hprof"},
-		{"in.bmd", "-o", "out.hprof", "--no-such-flag"},
-		{"in.bmd", "-o"},
+	for _, c := range []struct {
+		args    []string
+		mention []string
+	}{
+		{[]string{}, []string{"need one INPUT.bmd (got 0 arguments)"}},
+		{[]string{"-o", "out.hprof"}, []string{"got 0 arguments"}},
+		{[]string{"in.bmd", "out.hprof"}, []string{"the output is given with -o: decrunch in.bmd -o out.hprof", "(got 2 arguments)"}},
+		{[]string{"in.bmd", "other.bmd", "-o", "out.hprof"}, []string{"need one INPUT.bmd (got 2 arguments)"}},
+		{[]string{"in.bmd", "a", "b"}, []string{"need one INPUT.bmd (got 3 arguments)"}},
+		{[]string{"--no-such-flag", "in.bmd", "-o", "out.hprof"}, []string{"no-such-flag"}},
+		{[]string{"in.bmd", "-o", "out.hprof", "--no-such-flag"}, []string{"no-such-flag"}},
+		{[]string{"in.bmd", "-o"}, []string{"-o"}},
+		{[]string{"in.bmd", "-o", "folder"}, []string{"output folder is a directory"}},
 	} {
-		t.Run(strings.Join(args, " "), func(t *testing.T) {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
 			d := clitest.NewDir(t)
 			d.Write(t, "in.bmd", good)
+			os.Mkdir(filepath.Join(d.Path, "folder"), 0o755)
 			before := d.Files(t)
-			r := d.Run(t, nil, decrunchBin, args...)
-			clitest.ExpectFail(t, d, r, 2, "decrunch", before, "decrunch --help")
+			r := d.Run(t, nil, decrunchBin, c.args...)
+			clitest.ExpectFail(t, d, r, 2, "decrunch", before, append(c.mention, "decrunch --help")...)
 		})
 	}
+}
+
+// TestNameSourceKinds: a name source given with the wrong flag is a usage
+// error that names the right flag; a damaged one says so without calling
+// it what it is not; one that gives no names is a warning, not silence.
+func TestNameSourceKinds(t *testing.T) {
+	fixtures(t)
+	jar, err := os.ReadFile(filepath.Join(testutil.Root(), "apkstrings", "testdata", "hello.jar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	class, err := os.ReadFile(filepath.Join(testutil.Root(), "apkstrings", "testdata", "Hello.class"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dex := []byte("dex\n035\x00 not a whole DEX file, but one by its magic")
+	apk := zipBytes(t, "classes.dex", dex)
+	noCode := zipBytes(t, "res/layout/main.xml", []byte("<LinearLayout/>"))
+	cases := []struct {
+		name    string
+		files   map[string][]byte // "dir/" makes a folder
+		args    []string
+		code    int
+		mention []string
+		not     []string
+	}{
+		{"--apk of a JAR", map[string][]byte{"lib.jar": jar}, []string{"--apk", "lib.jar"}, 2, []string{"--apk lib.jar: it is a JAR", "use --jar lib.jar"}, nil},
+		{"--apk of a DEX file", map[string][]byte{"classes.dex": dex}, []string{"--apk", "classes.dex"}, 2, []string{"--apk classes.dex: it is a DEX file", "use --dex classes.dex"}, nil},
+		{"--apk of a class file", map[string][]byte{"Hello.class": class}, []string{"--apk", "Hello.class"}, 2, []string{"use --jar Hello.class"}, nil},
+		{"--apk of a folder", map[string][]byte{"classes/": nil}, []string{"--apk", "classes"}, 2, []string{"--apk classes: is a folder", "use --jar classes"}, nil},
+		{"--dex of an APK", map[string][]byte{"app.apk": apk}, []string{"--dex", "app.apk"}, 2, []string{"--dex app.apk: it is an APK", "use --apk app.apk"}, nil},
+		{"--dex of a JAR", map[string][]byte{"lib.jar": jar}, []string{"--dex", "lib.jar"}, 2, []string{"use --jar lib.jar"}, nil},
+		{"--jar of an APK", map[string][]byte{"app.apk": apk}, []string{"--jar", "app.apk"}, 2, []string{"--jar app.apk: it is an APK", "use --apk app.apk"}, nil},
+		{"--jar of a DEX file", map[string][]byte{"classes.dex": dex}, []string{"--jar", "classes.dex"}, 2, []string{"use --dex classes.dex"}, nil},
+		{"--strings of an APK", map[string][]byte{"app.apk": apk}, []string{"--strings", "app.apk"}, 2, []string{"not a text file", "use --apk app.apk"}, nil},
+		{"truncated APK", map[string][]byte{"cut.apk": apk[:len(apk)-10]}, []string{"--apk", "cut.apk"}, 1, []string{"--apk cut.apk: truncated or damaged zip archive"}, []string{"it is a zip archive", "not a zip archive"}},
+		{"truncated JAR", map[string][]byte{"cut.jar": jar[:len(jar)/2]}, []string{"--jar", "cut.jar"}, 1, []string{"--jar cut.jar: truncated or damaged zip archive"}, []string{"it is a zip archive", "not a zip archive"}},
+		{"missing --jar", nil, []string{"--jar", "nowhere"}, 1, []string{"--jar nowhere: no such file or folder"}, nil},
+		{"missing --apk", nil, []string{"--apk", "nowhere.apk"}, 1, []string{"--apk nowhere.apk: no such file"}, []string{"folder"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			d := clitest.NewDir(t)
+			d.Write(t, "in.bmd", good)
+			for name, data := range c.files {
+				if strings.HasSuffix(name, "/") {
+					os.Mkdir(filepath.Join(d.Path, name), 0o755)
+				} else {
+					d.Write(t, name, data)
+				}
+			}
+			before := d.Files(t)
+			r := d.Run(t, nil, decrunchBin, append([]string{"in.bmd", "-o", "out.hprof"}, c.args...)...)
+			clitest.ExpectFail(t, d, r, c.code, "decrunch", before, c.mention...)
+			for _, n := range c.not {
+				if strings.Contains(r.Stderr, n) {
+					t.Errorf("stderr mentions %q: %q", n, r.Stderr)
+				}
+			}
+		})
+	}
+	t.Run("APK without code", func(t *testing.T) {
+		d := clitest.NewDir(t)
+		d.Write(t, "in.bmd", good)
+		d.Write(t, "res.apk", noCode)
+		os.Mkdir(filepath.Join(d.Path, "empty"), 0o755)
+		before := d.Files(t)
+		r := d.Run(t, nil, decrunchBin, "in.bmd", "--apk", "res.apk", "--jar", "empty", "-o", "out.hprof")
+		clitest.ExpectOK(t, r)
+		clitest.ExpectFiles(t, d, before, "out.hprof")
+		for _, w := range []string{
+			"decrunch: warning: --apk res.apk: no names found in it (no classes*.dex entry",
+			"decrunch: warning: --jar empty: no names found in it (no .class files)",
+		} {
+			if !strings.Contains(r.Stderr, w) {
+				t.Errorf("stderr does not say %q: %q", w, r.Stderr)
+			}
+		}
+		if r.Stdout != "" {
+			t.Errorf("stdout: %q", clitest.Head(r.Stdout))
+		}
+	})
 }
 
 // TestOutputRules: an existing output is kept unless --force; the input is
@@ -384,42 +473,267 @@ func TestSuccess(t *testing.T) {
 	})
 }
 
-// TestInterrupt: Ctrl-C while decrunch waits for input removes the
-// temporary output file.
-func TestInterrupt(t *testing.T) {
+// TestSignals: each termination signal, while decrunch writes its output
+// (its input, standard input, is held open halfway), removes the temporary
+// output and exits with 128 plus the signal's number, saying so with the
+// command's name; with standard output as the output, the message says
+// whether anything was written to it.
+func TestSignals(t *testing.T) {
 	fixtures(t)
-	d := clitest.NewDir(t)
-	before := d.Files(t)
-	cmd := d.Command(t.Context(), decrunchBin, "-", "-o", "out.hprof")
-	pw, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	pw.Write(bigBMD[:len(bigBMD)/2]) // and keep the pipe open
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if ents, _ := os.ReadDir(d.Path); len(ents) > 0 {
-			break // the temporary output exists
+	for _, sig := range []struct {
+		sig  syscall.Signal
+		name string
+		code int
+	}{
+		{syscall.SIGINT, "SIGINT", 130},
+		{syscall.SIGTERM, "SIGTERM", 143},
+		{syscall.SIGHUP, "SIGHUP", 129},
+		{syscall.SIGQUIT, "SIGQUIT", 131},
+	} {
+		for _, out := range []string{"out.hprof", "-"} {
+			t.Run(sig.name+" "+out, func(t *testing.T) {
+				d := clitest.NewDir(t)
+				before := d.Files(t)
+				cmd := d.Command(t.Context(), decrunchBin, "-", "-o", out)
+				pw, err := cmd.StdinPipe()
+				if err != nil {
+					t.Fatal(err)
+				}
+				var stdout, stderr bytes.Buffer
+				cmd.Stdout, cmd.Stderr = &stdout, &stderr
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				exited := make(chan struct{})
+				var werr error
+				go func() { werr = cmd.Wait(); close(exited) }()
+				if _, err := pw.Write(bigBMD[:len(bigBMD)/2]); err != nil { // and keep the pipe open
+					t.Fatalf("writing decrunch's input: %v (stderr %q)", err, stderr.String())
+				}
+				if out == "-" {
+					time.Sleep(200 * time.Millisecond) // let it convert what it has
+				} else if !clitest.WaitFor(t, "the temporary output exists", func() bool { return d.HasTemp(".out.hprof.tmp-") }, exited) {
+					t.Fatalf("decrunch ended (%v) before it made its temporary output: stderr %q", werr, stderr.String())
+				}
+				cmd.Process.Signal(sig.sig)
+				<-exited
+				pw.Close()
+				r := clitest.Result{Code: clitest.ExitCode(t, cmd, werr), Stderr: stderr.String()}
+				clitest.NoPanic(t, r)
+				want := "decrunch: interrupted (" + sig.name + "): out.hprof not written"
+				if out == "-" {
+					want = "decrunch: interrupted (" + sig.name + "): nothing written to standard output"
+					if stdout.Len() > 0 {
+						want = "decrunch: interrupted (" + sig.name + "): standard output is incomplete"
+					}
+				}
+				clitest.ExpectFail(t, d, r, sig.code, "decrunch", before, want)
+			})
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("decrunch did not create its temporary output")
+	}
+}
+
+// TestBrokenPipe: when the reader of standard output or of a FIFO goes
+// away, decrunch says so and exits with 141; the FIFO stays a FIFO.
+func TestBrokenPipe(t *testing.T) {
+	fixtures(t)
+	t.Run("standard output", func(t *testing.T) {
+		d := clitest.NewDir(t)
+		d.Write(t, "in.bmd", bigBMD)
+		before := d.Files(t)
+		cmd := d.Command(t.Context(), decrunchBin, "in.bmd")
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
 		}
-		time.Sleep(20 * time.Millisecond)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		head := make([]byte, 10)
+		if _, err := io.ReadFull(out, head); err != nil {
+			t.Fatal(err)
+		}
+		out.Close() // a megabyte of HPROF follows: more than a pipe holds
+		err = cmd.Wait()
+		r := clitest.Result{Code: clitest.ExitCode(t, cmd, err), Stderr: stderr.String()}
+		clitest.NoPanic(t, r)
+		clitest.ExpectFail(t, d, r, 141, "decrunch", before, "standard output was closed by its reader before the end (broken pipe)", "incomplete")
+		if !bytes.HasPrefix(head, []byte("JAVA PROF")) {
+			t.Errorf("output starts with %q", head)
+		}
+	})
+	t.Run("FIFO", func(t *testing.T) {
+		d := clitest.NewDir(t)
+		d.Write(t, "in.bmd", bigBMD)
+		fifo := filepath.Join(d.Path, "fifo")
+		clitest.MakeFIFO(t, fifo)
+		before := d.Files(t)
+		wait := clitest.ReadFIFO(fifo, 10)
+		r := d.Run(t, nil, decrunchBin, "in.bmd", "-o", "fifo")
+		head := wait()
+		clitest.ExpectFail(t, d, r, 141, "decrunch", before, "fifo was closed by its reader before the end (broken pipe)", "incomplete")
+		if !bytes.HasPrefix(head, []byte("JAVA PROF")) {
+			t.Errorf("output starts with %q", head)
+		}
+		if st, err := os.Lstat(fifo); err != nil || st.Mode()&os.ModeNamedPipe == 0 {
+			t.Errorf("the FIFO is no longer one: %v %v", st.Mode(), err)
+		}
+	})
+}
+
+// TestOutputKinds: a FIFO and a character device are written in place,
+// with or without --force, and stay what they are; a symbolic link stays
+// a link and the file it points to is made, or with --force replaced;
+// standard output may be a device or a pipe, not a terminal. Every case
+// checks the exit code, the message, the files left and standard output.
+func TestOutputKinds(t *testing.T) {
+	fixtures(t)
+	ref := clitest.NewDir(t)
+	ref.Write(t, "in.bmd", good)
+	clitest.ExpectOK(t, ref.Run(t, nil, decrunchBin, "in.bmd", "-o", "ref.hprof"))
+	want := ref.Read(t, "ref.hprof")
+	for _, c := range []struct {
+		name    string
+		out     string // made by the case: fifo, null, link (to real.hprof)
+		force   bool
+		code    int
+		mention []string
+		adds    []string
+	}{
+		{name: "FIFO", out: "fifo"},
+		{name: "FIFO with --force", out: "fifo", force: true},
+		{name: "null device", out: "null"},
+		{name: "null device with --force", out: "null", force: true},
+		{name: "link to a new file", out: "link", adds: []string{"real.hprof"}},
+		{name: "link to an existing file", out: "link existing", code: 2, mention: []string{"link.hprof exists (a symbolic link to real.hprof)", "--force"}},
+		{name: "link to an existing file with --force", out: "link existing", force: true},
+		{name: "link to the input", out: "link to input", force: true, code: 2, mention: []string{"is the input file"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d := clitest.NewDir(t)
+			d.Write(t, "in.bmd", good)
+			var dest string
+			var fifo func() []byte
+			switch c.out {
+			case "fifo":
+				dest = filepath.Join(d.Path, "fifo")
+				clitest.MakeFIFO(t, dest)
+				fifo = clitest.ReadFIFO(dest, -1)
+			case "null":
+				dest = clitest.NullDevice(t, d)
+			case "link", "link existing":
+				if c.out == "link existing" {
+					d.Write(t, "real.hprof", []byte("precious"))
+				}
+				os.Symlink("real.hprof", filepath.Join(d.Path, "link.hprof"))
+				dest = "link.hprof"
+			case "link to input":
+				os.Symlink("in.bmd", filepath.Join(d.Path, "link.hprof"))
+				dest = "link.hprof"
+			}
+			before := d.Files(t)
+			args := []string{"in.bmd", "-o", dest}
+			if c.force {
+				args = append(args, "--force")
+			}
+			r := d.Run(t, nil, decrunchBin, args...)
+			if c.code != 0 {
+				clitest.ExpectFail(t, d, r, c.code, "decrunch", before, c.mention...)
+			} else {
+				clitest.ExpectOK(t, r)
+				if r.Stderr != "" || r.Stdout != "" {
+					t.Errorf("stderr %q, stdout %q", r.Stderr, clitest.Head(r.Stdout))
+				}
+				clitest.ExpectFiles(t, d, before, c.adds...)
+			}
+			switch c.out {
+			case "fifo":
+				if got := fifo(); !bytes.Equal(got, want) {
+					t.Errorf("the FIFO's reader got %d bytes, want the %d of the HPROF", len(got), len(want))
+				}
+				if st, err := os.Lstat(dest); err != nil || st.Mode()&os.ModeNamedPipe == 0 {
+					t.Errorf("the FIFO is no longer one: %v %v", st.Mode(), err)
+				}
+			case "null":
+				clitest.IsCharDevice(t, dest)
+			case "link", "link existing", "link to input":
+				if l, err := os.Readlink(filepath.Join(d.Path, "link.hprof")); err != nil {
+					t.Errorf("link.hprof is no longer a link: %v", err)
+				} else if c.out == "link to input" {
+					if !bytes.Equal(d.Read(t, "in.bmd"), good) {
+						t.Error("the input changed")
+					}
+				} else if got := d.Read(t, l); c.code == 0 && !bytes.Equal(got, want) {
+					t.Errorf("%s is not the HPROF", l)
+				} else if c.code != 0 && string(got) != "precious" {
+					t.Errorf("%s changed", l)
+				}
+			}
+		})
 	}
-	cmd.Process.Signal(syscall.SIGINT)
-	err = cmd.Wait()
-	pw.Close()
-	if cmd.ProcessState.ExitCode() != 130 {
-		t.Errorf("exit after SIGINT: %v (stderr %q)", err, stderr.String())
-	}
-	if after := d.Files(t); len(after) != len(before) {
-		t.Errorf("left behind after SIGINT: %v", after)
-	}
+	t.Run("standard output", func(t *testing.T) {
+		d := clitest.NewDir(t)
+		d.Write(t, "in.bmd", good)
+		null, err := os.OpenFile(clitest.NullDevice(t, d), os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer null.Close()
+		ptm, tty := clitest.OpenPTY(t)
+		before := d.Files(t)
+		for _, args := range [][]string{{"in.bmd"}, {"in.bmd", "-o", "-"}} {
+			r := d.RunTo(t, null, decrunchBin, args...)
+			clitest.ExpectOK(t, r)
+			if r.Stderr != "" {
+				t.Errorf("%v to a device: stderr %q", args, r.Stderr)
+			}
+			r = d.Run(t, nil, decrunchBin, args...)
+			clitest.ExpectOK(t, r)
+			if r.Stdout != string(want) || r.Stderr != "" {
+				t.Errorf("%v to a pipe: %d bytes, stderr %q", args, len(r.Stdout), r.Stderr)
+			}
+			r = d.RunTo(t, tty, decrunchBin, args...)
+			clitest.ExpectFail(t, d, r, 2, "decrunch", before, "standard output is a terminal", "give -o OUTPUT.hprof")
+			if got := clitest.Pending(t, ptm); len(got) != 0 {
+				t.Errorf("%v: %d bytes written to the terminal", args, len(got))
+			}
+			clitest.ExpectFiles(t, d, before)
+		}
+	})
+}
+
+// TestMessages: each message says what is wrong, about the right file, and
+// what to do; an output name that asks for compression decrunch does not
+// do is a warning.
+func TestMessages(t *testing.T) {
+	fixtures(t)
+	t.Run("missing input before existing output", func(t *testing.T) {
+		d := clitest.NewDir(t)
+		d.Write(t, "existing.hprof", []byte("precious"))
+		before := d.Files(t)
+		r := d.Run(t, nil, decrunchBin, "nosuch.bmd", "-o", "existing.hprof")
+		clitest.ExpectFail(t, d, r, 1, "decrunch", before, "decrunch: nosuch.bmd: no such file")
+		if strings.Contains(r.Stderr, "--force") {
+			t.Errorf("stderr speaks of the output: %q", r.Stderr)
+		}
+	})
+	t.Run("compressed output name", func(t *testing.T) {
+		d := clitest.NewDir(t)
+		d.Write(t, "in.bmd", good)
+		before := d.Files(t)
+		r := d.Run(t, nil, decrunchBin, "in.bmd", "-o", "OUT.HPROF.GZ")
+		clitest.ExpectOK(t, r)
+		clitest.ExpectFiles(t, d, before, "OUT.HPROF.GZ")
+		if want := "decrunch: warning: OUT.HPROF.GZ: written uncompressed, although its name says gzip"; !strings.HasPrefix(r.Stderr, want) {
+			t.Errorf("stderr %q, want %q", r.Stderr, want)
+		}
+		isHPROF(t, d.Read(t, "OUT.HPROF.GZ"))
+		if r.Stdout != "" {
+			t.Errorf("stdout: %q", clitest.Head(r.Stdout))
+		}
+	})
 }
 
 // TestV1PrimitiveArrayNamesBuiltIn: the original 2014 cruncher hashed the

@@ -1,7 +1,8 @@
 // Package clitest runs the crunch and decrunch binaries in tests: it builds
 // them, runs them in a folder with a private TMPDIR, and checks what a
 // failure must look like (exit code, a message naming the file, no Go
-// panic trace, nothing left behind).
+// panic trace, nothing left behind). It also makes the special outputs the
+// tests write to: FIFOs, a null device, a pseudo-terminal.
 package clitest
 
 import (
@@ -195,5 +196,109 @@ func Copy(t testing.TB, dst, src string) {
 	}
 	if err := out.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// ExitCode returns the exit code of a finished command, failing the test if
+// it did not run.
+func ExitCode(t testing.TB, cmd *exec.Cmd, err error) int {
+	t.Helper()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatalf("%s: %v", filepath.Base(cmd.Path), err)
+	}
+	return cmd.ProcessState.ExitCode()
+}
+
+// WaitFor polls cond every millisecond until it holds, for at most 20 s
+// (then it fails the test), and reports true. exited, when not nil, closes
+// when the process being watched has ended: WaitFor then reports false.
+func WaitFor(t testing.TB, what string, cond func() bool, exited <-chan struct{}) bool {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		select {
+		case <-exited:
+			return false
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting until %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return true
+}
+
+// HasTemp reports whether the work folder or the TMPDIR holds a file whose
+// name contains part (".out.bmd.tmp-", "heapcrunch-spool-").
+func (d *Dir) HasTemp(part string) bool {
+	for _, p := range []string{d.Path, d.Tmp} {
+		ents, _ := os.ReadDir(p)
+		for _, e := range ents {
+			if strings.Contains(e.Name(), part) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// NullDevice returns a character device that discards what is written to
+// it, for tests of output to a device: as root, a private node of the null
+// device in the work folder (so that a regression that replaces it by a
+// file cannot replace the system's /dev/null); otherwise /dev/null, which
+// only root could replace.
+func NullDevice(t testing.TB, d *Dir) string {
+	t.Helper()
+	if os.Geteuid() == 0 {
+		if p, ok := privateNull(d.Path); ok {
+			return p
+		}
+		t.Logf("cannot make a private null device here: using /dev/null")
+	}
+	return "/dev/null"
+}
+
+// IsCharDevice fails the test unless path is (still) a character device.
+func IsCharDevice(t testing.TB, path string) {
+	t.Helper()
+	st, err := os.Lstat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode()&os.ModeCharDevice == 0 {
+		t.Fatalf("%s is no longer a character device: %v", path, st.Mode())
+	}
+}
+
+// RunTo runs bin like Run, with its standard output going to out (a
+// terminal, a device) instead of a pipe; Result.Stdout is then empty.
+func (d *Dir) RunTo(t testing.TB, out *os.File, bin string, args ...string) Result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := d.Command(ctx, bin, args...)
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = out, &stderr
+	err := cmd.Run()
+	r := Result{Code: ExitCode(t, cmd, err), Stderr: stderr.String()}
+	NoPanic(t, r)
+	return r
+}
+
+// ExpectFiles fails the test unless the work folder and TMPDIR list
+// exactly before plus added (names relative to the work folder, such as
+// "real.bmd"): nothing else made, no temporary or spool file left.
+func ExpectFiles(t testing.TB, d *Dir, before []string, added ...string) {
+	t.Helper()
+	want := slices.Clone(before)
+	for _, a := range added {
+		want = append(want, filepath.Join(filepath.Base(d.Path), a))
+	}
+	slices.Sort(want)
+	want = slices.Compact(want)
+	if after := d.Files(t); !slices.Equal(after, want) {
+		t.Errorf("files: %v\nwant:  %v", after, want)
 	}
 }

@@ -1,19 +1,16 @@
 // Package cliutil holds what the crunch and decrunch commands share: flags
-// after positional arguments, output written to a temporary file and renamed
-// only when complete, input spooling, exit codes and progress on stderr.
+// after positional arguments, outputs (a temporary file renamed only when
+// complete, or a device, FIFO or standard output written in place), input
+// spooling, termination signals, exit codes and progress on stderr.
 package cliutil
 
 import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
-	"os/signal"
-	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
-	"syscall"
 
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
@@ -89,151 +86,23 @@ func ValueFlags(flags []cli.Flag) map[string]bool {
 	return m
 }
 
-// Output is a file being written: a temporary file in the destination's
-// folder, renamed over the destination by Commit and removed by Abort (or
-// by an interrupt signal). The destination "-" means standard output.
-type Output struct {
-	*os.File
-	dest string
-	tmp  string
-	mu   sync.Mutex
-	done bool
-	stop func()
-}
-
-// CheckOutput reports, before any work is done, what CreateOutput would
-// refuse: writing over one of inputs, onto a directory, or over an
-// existing file without force.
-func CheckOutput(dest string, force bool, inputs ...string) error {
-	if dest == "-" {
+// CheckInput reports, before anything else is looked at, a named input
+// that is missing, unreadable or a folder, so that the first message is
+// about the input the user gave.
+func CheckInput(name string) error {
+	if name == "-" {
 		return nil
 	}
-	if st, err := os.Stat(dest); err == nil {
-		for _, in := range inputs {
-			if in == "-" {
-				continue
-			}
-			if ist, err := os.Stat(in); err == nil && os.SameFile(st, ist) {
-				return Usagef("output %s is the input file; refusing to overwrite it", dest)
-			}
-		}
-		if st.IsDir() {
-			return Usagef("output %s is a directory", dest)
-		}
-		if !force {
-			return Usagef("output %s exists; use --force to overwrite it", dest)
-		}
+	st, err := os.Stat(name)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%s: no such file", name)
+	case err != nil:
+		return fmt.Errorf("%s: %w", name, unwrapPath(err))
+	case st.IsDir():
+		return fmt.Errorf("%s: is a directory", name)
 	}
 	return nil
-}
-
-// CreateOutput opens a temporary file for dest. It refuses to overwrite an
-// existing dest unless force, and never writes over any of inputs.
-func CreateOutput(dest string, force bool, inputs ...string) (*Output, error) {
-	if dest == "-" {
-		return &Output{File: os.Stdout, dest: dest}, nil
-	}
-	if err := CheckOutput(dest, force, inputs...); err != nil {
-		return nil, err
-	}
-	dir := filepath.Dir(dest)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(dest)+".tmp-*")
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("cannot create %s: folder %s does not exist", dest, dir)
-		}
-		return nil, fmt.Errorf("cannot create output in %s: %w", dir, err)
-	}
-	f.Chmod(0o644)
-	o := &Output{File: f, dest: dest, tmp: f.Name()}
-	o.stop = OnInterrupt(o.Abort)
-	return o, nil
-}
-
-// Commit syncs, closes and renames the temporary file to its destination.
-func (o *Output) Commit() error {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.dest == "-" || o.done {
-		return nil
-	}
-	o.done = true
-	defer o.stop()
-	if err := o.File.Sync(); err != nil {
-		o.File.Close()
-		os.Remove(o.tmp)
-		return err
-	}
-	if err := o.File.Close(); err != nil {
-		os.Remove(o.tmp)
-		return err
-	}
-	if err := os.Rename(o.tmp, o.dest); err != nil {
-		os.Remove(o.tmp)
-		return err
-	}
-	return nil
-}
-
-// Abort closes and removes the temporary file; it is safe after Commit.
-func (o *Output) Abort() {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.dest == "-" || o.done {
-		return
-	}
-	o.done = true
-	o.File.Close()
-	os.Remove(o.tmp)
-	if o.stop != nil {
-		o.stop()
-	}
-}
-
-var interrupt struct {
-	sync.Mutex
-	once     sync.Once
-	next     int
-	cleanups map[int]func()
-	// started is set when a signal arrived: the handler is removing files
-	// and will exit with 130, whatever the work in progress then fails with.
-	started atomic.Bool
-}
-
-// OnInterrupt registers f to run if the process receives SIGINT or SIGTERM,
-// after which the process says so on stderr and exits with code 130. The
-// function returned unregisters f.
-func OnInterrupt(f func()) (cancel func()) {
-	interrupt.once.Do(func() {
-		interrupt.cleanups = map[int]func(){}
-		sig := make(chan os.Signal, 1)
-		signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-		go func() {
-			s := <-sig
-			interrupt.started.Store(true)
-			interrupt.Lock()
-			fs := make([]func(), 0, len(interrupt.cleanups))
-			for _, f := range interrupt.cleanups {
-				fs = append(fs, f)
-			}
-			interrupt.Unlock()
-			for _, f := range fs {
-				f()
-			}
-			fmt.Fprintf(os.Stderr, "interrupted (%v): no output written\n", s)
-			os.Exit(130)
-		}()
-	})
-	interrupt.Lock()
-	defer interrupt.Unlock()
-	id := interrupt.next
-	interrupt.next++
-	interrupt.cleanups[id] = f
-	return func() {
-		interrupt.Lock()
-		delete(interrupt.cleanups, id)
-		interrupt.Unlock()
-	}
 }
 
 // OpenInput opens a named input file, or standard input for "-", with a
@@ -242,12 +111,12 @@ func OpenInput(name string) (io.ReadCloser, error) {
 	if name == "-" {
 		return io.NopCloser(os.Stdin), nil
 	}
+	if err := CheckInput(name); err != nil {
+		return nil, err
+	}
 	f, err := os.Open(name)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("%s: no such file", name)
-		}
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, fmt.Errorf("%s: %w", name, unwrapPath(err))
 	}
 	if st, err := f.Stat(); err == nil && st.IsDir() {
 		f.Close()
@@ -294,25 +163,46 @@ func (p *Progress) Done() {
 	}
 }
 
+// Plural returns "1 argument", "2 arguments" and the like.
+func Plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
 // Run runs a cli.App with reordered arguments and maps errors to exit
-// codes and one-line messages prefixed with the command name.
+// codes and one-line messages prefixed with the command name: ExitUsage
+// for a UsageError or a bad flag, ExitBrokenPipe (141) for a broken pipe,
+// ExitInput for any other error. A termination signal ends the process
+// from its handler (see installHandler).
 func Run(app *cli.App, args []string) int {
 	app.ExitErrHandler = func(*cli.Context, error) {}
 	// A bad flag is reported in one line on stderr (below), not with the
 	// whole help text on standard output, which may be the output file.
 	app.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return &UsageError{err.Error()} }
-	OnInterrupt(func() {})() // handle Ctrl-C from the start: temporary files are registered as made
+	// Handle the signals from the start: temporary files are registered as
+	// they are made.
+	installHandler()
+	interrupt.Lock()
+	interrupt.name = app.Name
+	interrupt.Unlock()
 	err := app.Run(ReorderArgs(args, ValueFlags(app.Flags)))
 	if interrupt.started.Load() {
 		// The work failed or ended because the handler removed its files:
-		// the handler exits with 130 once it is done.
+		// the handler exits once it is done.
 		select {}
 	}
 	if err == nil {
 		return ExitOK
 	}
 	var ue *UsageError
-	if errors.As(err, &ue) || strings.Contains(err.Error(), "flag provided but not defined") || strings.Contains(err.Error(), "invalid value") {
+	var bp *BrokenPipeError
+	switch {
+	case errors.As(err, &bp):
+		fmt.Fprintf(os.Stderr, "%s: %v\n", app.Name, bp)
+		return ExitBrokenPipe
+	case errors.As(err, &ue) || strings.Contains(err.Error(), "flag provided but not defined") || strings.Contains(err.Error(), "invalid value"):
 		fmt.Fprintf(os.Stderr, "%s: %v\nRun '%s --help' for usage.\n", app.Name, err, app.Name)
 		return ExitUsage
 	}

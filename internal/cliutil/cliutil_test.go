@@ -1,11 +1,16 @@
 package cliutil
 
 import (
+	"errors"
+	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func TestReorderArgs(t *testing.T) {
@@ -68,7 +73,7 @@ func TestCheckOutput(t *testing.T) {
 	if err := CheckOutput(in, true, "-", in); err == nil || !strings.Contains(err.Error(), "is the input") {
 		t.Fatalf("output onto the input: %v", err)
 	}
-	if err := CheckOutput(d, true, in); err == nil || !strings.Contains(err.Error(), "directory") {
+	if err := CheckOutput(d, true, in); err == nil || !strings.Contains(err.Error(), "is a directory") {
 		t.Fatalf("output onto a folder: %v", err)
 	}
 	if err := CheckOutput("-", false, in); err != nil {
@@ -88,5 +93,173 @@ func TestCheckOutput(t *testing.T) {
 	}
 	if !slices.Equal(names, []string{"in.hprof", "out.bmd"}) {
 		t.Fatalf("after Abort: %v", names)
+	}
+}
+
+// TestOutputKinds: what CheckOutput and CreateOutput do with each kind of
+// destination, and that Commit and Abort leave only what they should.
+func TestOutputKinds(t *testing.T) {
+	d := t.TempDir()
+	in := filepath.Join(d, "in.hprof")
+	os.WriteFile(in, []byte("x"), 0o644)
+	os.WriteFile(filepath.Join(d, "existing.bmd"), []byte("y"), 0o600)
+	os.Symlink("existing.bmd", filepath.Join(d, "link-existing.bmd"))
+	os.Symlink("new.bmd", filepath.Join(d, "link-new.bmd"))
+	os.Symlink("in.hprof", filepath.Join(d, "link-in.bmd"))
+	os.Symlink("nowhere/new.bmd", filepath.Join(d, "link-nowhere.bmd"))
+	os.Symlink("loop2.bmd", filepath.Join(d, "loop1.bmd"))
+	os.Symlink("loop1.bmd", filepath.Join(d, "loop2.bmd"))
+	if err := syscall.Mkfifo(filepath.Join(d, "fifo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(d, "sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	for _, c := range []struct {
+		dest  string
+		force bool
+		want  string // "" for no error
+		usage bool
+	}{
+		{"new.bmd", false, "", false},
+		{"existing.bmd", false, "exists; use --force", true},
+		{"existing.bmd", true, "", false},
+		{"link-existing.bmd", false, "a symbolic link to " + filepath.Join(d, "existing.bmd"), true},
+		{"link-existing.bmd", true, "", false},
+		{"link-new.bmd", false, "", false},
+		{"link-in.bmd", true, "is the input file", true},
+		{"link-nowhere.bmd", false, "folder " + filepath.Join(d, "nowhere") + " does not exist", false},
+		{"loop1.bmd", true, "", false}, // reported when creating
+		{"fifo", false, "", false},
+		{"/dev/null", false, "", false},
+		{"sock", true, "is a socket", true},
+		{"in.hprof/x.bmd", true, "in.hprof is not a folder", false},
+		{"nowhere/x.bmd", true, "nowhere does not exist", false},
+		{".", true, "names a directory", true},
+		{"sub/", true, "names a directory", true},
+	} {
+		dest := c.dest
+		if !filepath.IsAbs(dest) {
+			dest = d + "/" + dest
+		}
+		err := CheckOutput(dest, c.force, in)
+		var ue *UsageError
+		switch {
+		case c.want == "" && c.dest == "loop1.bmd":
+			if err == nil {
+				t.Errorf("%s: no error for a loop of links", c.dest)
+			}
+		case c.want == "" && err != nil:
+			t.Errorf("%s (force %v): %v", c.dest, c.force, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s (force %v): %v, want %q", c.dest, c.force, err, c.want)
+		case c.want != "" && errors.As(err, &ue) != c.usage:
+			t.Errorf("%s: usage error %v, want %v", c.dest, !c.usage, c.usage)
+		}
+	}
+
+	// A replaced file keeps its permissions; the link stays a link.
+	o, err := CreateOutput(filepath.Join(d, "link-existing.bmd"), true, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Write([]byte("new content"))
+	if o.Written() != 11 || o.Name() != filepath.Join(d, "link-existing.bmd") {
+		t.Errorf("Written %d, Name %q", o.Written(), o.Name())
+	}
+	if err := o.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(d, "existing.bmd")); string(b) != "new content" {
+		t.Errorf("existing.bmd holds %q", b)
+	}
+	if st, _ := os.Lstat(filepath.Join(d, "link-existing.bmd")); st.Mode()&os.ModeSymlink == 0 {
+		t.Error("the link was replaced")
+	}
+	if st, _ := os.Stat(filepath.Join(d, "existing.bmd")); st.Mode().Perm() != 0o600 {
+		t.Errorf("the replaced file's mode is %v, want 0600", st.Mode().Perm())
+	}
+	if o.describe() != filepath.Join(d, "link-existing.bmd")+" had been written in full" || o.Incomplete() != "" {
+		t.Errorf("describe %q, Incomplete %q", o.describe(), o.Incomplete())
+	}
+
+	// A device is written in place, and what was written is incomplete if
+	// the run fails.
+	o, err = CreateOutput("/dev/null", false, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := o.describe(); d != "nothing written to /dev/null" {
+		t.Errorf("describe before writing: %q", d)
+	}
+	o.Write([]byte("abc"))
+	if got := o.Incomplete(); got != "; /dev/null is incomplete (3 bytes written)" {
+		t.Errorf("Incomplete: %q", got)
+	}
+	if got := o.describe(); got != "/dev/null is incomplete" {
+		t.Errorf("describe: %q", got)
+	}
+	o.Abort()
+	if st, err := os.Stat("/dev/null"); err != nil || st.Mode()&os.ModeCharDevice == 0 {
+		t.Fatalf("/dev/null is no longer a device: %v %v", st.Mode(), err)
+	}
+
+	ents, _ := os.ReadDir(d)
+	for _, e := range ents {
+		if strings.Contains(e.Name(), ".tmp-") {
+			t.Errorf("left behind: %s", e.Name())
+		}
+	}
+}
+
+// TestCreateError: the reasons a file cannot be made are told apart: the
+// folder is missing, or it exists and takes no new files (/proc).
+func TestCreateError(t *testing.T) {
+	d := t.TempDir()
+	err := createError("x/out.bmd", filepath.Join(d, "x"), fs.ErrNotExist)
+	if !strings.Contains(err.Error(), "does not exist") {
+		t.Errorf("missing folder: %v", err)
+	}
+	err = createError("out.bmd", d, &fs.PathError{Op: "open", Path: filepath.Join(d, ".out.bmd.tmp-1"), Err: syscall.ENOENT})
+	if !strings.Contains(err.Error(), "does not accept new files") || strings.Contains(err.Error(), ".tmp-") {
+		t.Errorf("existing folder: %v", err)
+	}
+	err = createError("out.bmd", d, &fs.PathError{Op: "open", Path: filepath.Join(d, ".out.bmd.tmp-1"), Err: syscall.EACCES})
+	if !strings.Contains(err.Error(), "no permission to create files in folder") {
+		t.Errorf("permission: %v", err)
+	}
+}
+
+func TestPlural(t *testing.T) {
+	for n, want := range map[int]string{0: "0 arguments", 1: "1 argument", 2: "2 arguments"} {
+		if got := Plural(n, "argument"); got != want {
+			t.Errorf("Plural(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+// TestSniffFile: a folder is named as one, and a FIFO is not read (its
+// bytes would be lost to the real reading).
+func TestSniffFile(t *testing.T) {
+	d := t.TempDir()
+	if got := SniffFile(d); got != "a folder" {
+		t.Errorf("folder: %q", got)
+	}
+	fifo := filepath.Join(d, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan string, 1)
+	go func() { done <- SniffFile(fifo) }()
+	select {
+	case got := <-done:
+		if got != "" {
+			t.Errorf("FIFO: %q", got)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("SniffFile waits on a FIFO")
 	}
 }

@@ -67,9 +67,19 @@ func isBMD(head []byte) bool {
 	return bytes.HasPrefix(meta, []byte("JAVA PROFILE"))
 }
 
-// SniffFile is Sniff on the first bytes of a file, or "" if it cannot be
-// read.
+// SniffFile is Sniff on the first bytes of a regular file, "a folder" for
+// a folder, and "" for anything else or a file that cannot be read (a pipe
+// or FIFO is not read: its bytes would be lost for the real reading).
 func SniffFile(path string) string {
+	st, err := os.Stat(path)
+	switch {
+	case err != nil:
+		return ""
+	case st.IsDir():
+		return "a folder"
+	case !st.Mode().IsRegular():
+		return ""
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return ""

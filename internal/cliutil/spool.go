@@ -4,14 +4,16 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/heapcrunch/heapcrunch/internal/compress"
 )
 
 // SeekableInput returns the decompressed content of the named input (or of
 // standard input for "-") as a seekable file, for tools that read their
-// input twice. A plain file is used as it is; standard input and compressed
-// files are spooled to a temporary file, which cleanup removes.
+// input twice. A plain regular file is used as it is; standard input,
+// pipes, FIFOs, devices and compressed files are spooled to a temporary
+// file, which cleanup removes (as does a termination signal).
 func SeekableInput(name string) (f io.ReadSeeker, size int64, kind compress.Kind, cleanup func(), err error) {
 	in, err := OpenInput(name)
 	if err != nil {
@@ -26,25 +28,37 @@ func SeekableInput(name string) (f io.ReadSeeker, size int64, kind compress.Kind
 		st, err := file.Stat()
 		if err != nil {
 			file.Close()
-			return nil, 0, kind, nil, err
+			return nil, 0, kind, nil, fmt.Errorf("%s: %w", name, unwrapPath(err))
 		}
-		if _, err := file.Seek(0, io.SeekStart); err != nil {
-			file.Close()
-			return nil, 0, kind, nil, err
+		if st.Mode().IsRegular() {
+			if _, err := file.Seek(0, io.SeekStart); err != nil {
+				file.Close()
+				return nil, 0, kind, nil, fmt.Errorf("%s: %w", name, unwrapPath(err))
+			}
+			return file, st.Size(), kind, func() { file.Close() }, nil
 		}
-		return file, st.Size(), kind, func() { file.Close() }, nil
+		// A pipe (<(zcat dump.gz)) or a device cannot be read twice: the
+		// bytes already read by the detection are in dec, spooled below.
 	}
-	tmp, err := os.CreateTemp("", "heapcrunch-spool-*")
+	var remove func()
+	tmp, cancel, err := createTemp("", "heapcrunch-spool-*", nil, func(f *os.File) func() {
+		remove = func() { f.Close(); os.Remove(f.Name()) }
+		return remove
+	})
 	if err != nil {
+		dec.Close()
 		in.Close()
-		return nil, 0, kind, nil, err
+		return nil, 0, kind, nil, fmt.Errorf("%s: cannot make a temporary copy to read it twice (set TMPDIR to a folder with room): %w", name, err)
 	}
-	remove := func() { tmp.Close(); os.Remove(tmp.Name()) }
-	cancel := OnInterrupt(remove)
 	clean := func() { cancel(); remove() }
-	n, err := io.Copy(tmp, dec)
+	sw := &spoolWriter{f: tmp}
+	n, err := io.Copy(sw, dec)
 	dec.Close()
 	in.Close()
+	if sw.err != nil {
+		clean()
+		return nil, 0, kind, nil, fmt.Errorf("%s: cannot make a temporary copy to read it twice: writing %s: %v (set TMPDIR to a folder with room)", name, filepath.Dir(tmp.Name()), unwrapPath(sw.err))
+	}
 	if err != nil {
 		clean()
 		if kind == compress.None {
@@ -57,4 +71,19 @@ func SeekableInput(name string) (f io.ReadSeeker, size int64, kind compress.Kind
 		return nil, 0, kind, nil, err
 	}
 	return tmp, n, kind, clean, nil
+}
+
+// spoolWriter keeps the error of writing the spool file, to tell it from
+// an error reading the input.
+type spoolWriter struct {
+	f   *os.File
+	err error
+}
+
+func (w *spoolWriter) Write(p []byte) (int, error) {
+	n, err := w.f.Write(p)
+	if err != nil && w.err == nil {
+		w.err = err
+	}
+	return n, err
 }
