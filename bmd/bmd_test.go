@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -634,7 +635,7 @@ func TestMetadataRoundTrip(t *testing.T) {
 	} {
 		b := bmd.AppendMetadata(nil, &m)
 		got, err := bmd.ParseMetadata(b)
-		if err != nil || got != m {
+		if err != nil || !reflect.DeepEqual(got, m) {
 			t.Errorf("ParseMetadata(AppendMetadata(%+v)) = %+v, %v", m, got, err)
 		}
 		if placed := bytes.Contains(b, []byte{0x50, 0x01}); placed != m.ClassesPlaced {
@@ -652,7 +653,7 @@ func TestMetadataRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r.Metadata() != m {
+		if !reflect.DeepEqual(r.Metadata(), m) {
 			t.Errorf("read metadata %+v, want %+v", r.Metadata(), m)
 		}
 	}
@@ -686,7 +687,7 @@ func TestMetadataRoundTrip(t *testing.T) {
 	b = protowire.AppendTag(b, 1000, protowire.BytesType)
 	b = protowire.AppendString(b, "a field of the future")
 	want := bmd.Metadata{HPROFVersion: "JAVA PROFILE 1.0.1", IDSize: 4, Objects: 1, ClassesPlaced: true}
-	if got, err := bmd.ParseMetadata(b); err != nil || got != want {
+	if got, err := bmd.ParseMetadata(b); err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("ParseMetadata with unknown fields = %+v, %v; want %+v", got, err, want)
 	}
 	// The same as a file: one object record and END.
@@ -694,7 +695,7 @@ func TestMetadataRoundTrip(t *testing.T) {
 	file = append(file, b...)
 	file = append(file, 0x0d, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x16, 0x01, 0x15, 0x01, 0x00)
 	meta, recs := rtRead(t, bytes.NewReader(file))
-	if meta != want || len(recs) != 3 || recs[1] != "PLACE CLASSES first=1 n=1" {
+	if !reflect.DeepEqual(meta, want) || len(recs) != 3 || recs[1] != "PLACE CLASSES first=1 n=1" {
 		t.Errorf("file with unknown metadata fields: %+v %q", meta, recs)
 	}
 	// classes_placed written as 0 is false.

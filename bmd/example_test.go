@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -468,7 +469,7 @@ func TestSpecExamplesRead(t *testing.T) {
 	meta, recs := exReadAll(t, file1)
 	wantMeta := bmd.Metadata{HPROFVersion: "JAVA PROFILE 1.0.3", IDSize: 4, Timestamp: 1700000000000,
 		Hash: bmd.HashXX64, Tool: "heapcrunch 0.1.0", Objects: 3, Classes: 1, Strings: 2, ClassesPlaced: true}
-	if meta != wantMeta {
+	if !reflect.DeepEqual(meta, wantMeta) {
 		t.Errorf("file 1 metadata %+v, want %+v", meta, wantMeta)
 	}
 	exCompare(t, recs, []string{
@@ -490,7 +491,7 @@ func TestSpecExamplesRead(t *testing.T) {
 
 	file2, _ := exFile2(t)
 	meta, recs = exReadAll(t, file2)
-	if want := (bmd.Metadata{IDSize: 8, Objects: 6, Classes: 2, Strings: 7}); meta != want {
+	if want := (bmd.Metadata{IDSize: 8, Objects: 6, Classes: 2, Strings: 7}); !reflect.DeepEqual(meta, want) {
 		t.Errorf("file 2 metadata %+v, want %+v", meta, want)
 	}
 	exCompare(t, recs, []string{

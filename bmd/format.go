@@ -9,6 +9,9 @@ package bmd
 
 import (
 	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -44,7 +47,8 @@ const (
 	KindEnd             Kind = 21 // the last record: object and string counts
 	KindPlaceClasses    Kind = 22 // the next class definitions were dumped here, among the objects
 	KindArrayName       Kind = 23 // an array class name, made of its element name
-	maxKind                  = 23
+	KindObjectID        Kind = 24 // sets the ID of the next object record (files with several heap dumps)
+	maxKind                  = 24
 )
 
 var kindNames = [...]string{
@@ -54,7 +58,7 @@ var kindNames = [...]string{
 	KindTime: "TIME", KindHeapDump: "HEAP DUMP", KindHeapDumpEnd: "HEAP DUMP END", KindClass: "CLASS",
 	KindInstance: "INSTANCE", KindObjectArray: "OBJECT ARRAY", KindPrimitiveArray: "PRIMITIVE ARRAY",
 	KindPrimitiveNoData: "PRIMITIVE ARRAY NODATA", KindRoot: "ROOT", KindHeapInfo: "HEAP INFO",
-	KindTrace: "TRACE", KindEnd: "END", KindPlaceClasses: "PLACE CLASSES", KindArrayName: "ARRAY NAME",
+	KindTrace: "TRACE", KindEnd: "END", KindPlaceClasses: "PLACE CLASSES", KindArrayName: "ARRAY NAME", KindObjectID: "OBJECT ID",
 }
 
 // String returns the record kind's name.
@@ -90,6 +94,82 @@ type Metadata struct {
 	// spaces the IDs it makes up so that MAT infers the same.
 	Alignment        uint32
 	UncompressedRefs bool
+	// Blocks says that the records follow the header in checksummed
+	// blocks (spec/bmd.md §3.1). Every file this package writes sets it;
+	// the Reader refuses a file without it (a development version).
+	Blocks bool
+	// Labels are the caller's key=value pairs, in order: which app,
+	// version and build a dump came from (crunch --label).
+	Labels []string
+}
+
+// MaxLabels and MaxLabelSize bound the labels of a file.
+const (
+	MaxLabels    = 64
+	MaxLabelSize = 1024
+)
+
+// CheckLabel reports what is wrong with a label, or nil: it must be
+// key=value, the key made of letters, digits, '.', '_' and '-' (1 to 64 of
+// them), the value printable UTF-8 without control characters, the whole at
+// most MaxLabelSize bytes.
+func CheckLabel(l string) error {
+	k, v, ok := strings.Cut(l, "=")
+	switch {
+	case !ok:
+		return fmt.Errorf("label %q is not key=value", l)
+	case len(l) > MaxLabelSize:
+		return fmt.Errorf("label of %d bytes (at most %d)", len(l), MaxLabelSize)
+	case k == "" || len(k) > 64:
+		return fmt.Errorf("label %q: the key must have 1 to 64 characters", l)
+	case !utf8.ValidString(v):
+		return fmt.Errorf("label %q: the value is not UTF-8", l)
+	}
+	for _, c := range k {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return fmt.Errorf("label %q: the key may hold only letters, digits, '.', '_' and '-'", l)
+		}
+	}
+	for _, c := range v {
+		if unicode.IsControl(c) {
+			return fmt.Errorf("label %q: the value holds a control character", l)
+		}
+	}
+	return nil
+}
+
+// Label returns the value of the last label with that key.
+func (m *Metadata) Label(key string) (string, bool) {
+	for i := len(m.Labels) - 1; i >= 0; i-- {
+		if k, v, _ := strings.Cut(m.Labels[i], "="); k == key {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// check reports metadata that a reader must refuse.
+func (m *Metadata) check() error {
+	if m.IDSize != 4 && m.IDSize != 8 {
+		return fmt.Errorf("identifier size %d in metadata (must be 4 or 8)", m.IDSize)
+	}
+	if a := m.Alignment; a != 0 && (a < 8 || a > 256 || a&(a-1) != 0) {
+		return fmt.Errorf("alignment %d in metadata (must be a power of two from 8 to 256)", a)
+	}
+	// The HPROF header text goes into the HPROF file decrunch writes: it
+	// must be one an HPROF reader accepts.
+	if v := m.HPROFVersion; v != "" && (!strings.HasPrefix(v, "JAVA PROFILE ") || strings.IndexByte(v, 0) >= 0 || len(v) > 50) {
+		return fmt.Errorf("HPROF version %q in metadata is not \"JAVA PROFILE …\"", v)
+	}
+	if len(m.Labels) > MaxLabels {
+		return fmt.Errorf("%d labels in metadata (at most %d)", len(m.Labels), MaxLabels)
+	}
+	for _, l := range m.Labels {
+		if err := CheckLabel(l); err != nil {
+			return fmt.Errorf("metadata: %v", err)
+		}
+	}
+	return nil
 }
 
 // HashXX64 names the string hash of version 2.
@@ -108,6 +188,8 @@ const (
 	metaPlaced       = 10
 	metaAlignment    = 11
 	metaUncompressed = 12
+	metaBlocks       = 13
+	metaLabel        = 14
 )
 
 // AppendMetadata appends m in protobuf wire format.
@@ -139,6 +221,13 @@ func AppendMetadata(b []byte, m *Metadata) []byte {
 	}
 	if m.UncompressedRefs {
 		num(metaUncompressed, 1)
+	}
+	if m.Blocks {
+		num(metaBlocks, 1)
+	}
+	for _, l := range m.Labels {
+		b = protowire.AppendTag(b, metaLabel, protowire.BytesType)
+		b = protowire.AppendString(b, l)
 	}
 	return b
 }
@@ -177,6 +266,8 @@ func ParseMetadata(b []byte) (Metadata, error) {
 				m.Alignment = uint32(min(v, 1<<31))
 			case metaUncompressed:
 				m.UncompressedRefs = v != 0
+			case metaBlocks:
+				m.Blocks = v != 0
 			}
 		case protowire.BytesType:
 			v, k := protowire.ConsumeBytes(b)
@@ -193,6 +284,8 @@ func ParseMetadata(b []byte) (Metadata, error) {
 				m.Options = string(v)
 			case metaTool:
 				m.Tool = string(v)
+			case metaLabel:
+				m.Labels = append(m.Labels, string(v))
 			}
 		default:
 			k := protowire.ConsumeFieldValue(n, t, b)
@@ -282,10 +375,14 @@ type Constant struct {
 	Value uint64
 }
 
-// Class is a class definition. Its object ID is its Index: classes are
-// numbered 1, 2, … in the order of their records, before all other objects.
+// Class is a class definition. Its object ID is its Index, from 1 to the
+// metadata's class count; the other objects are numbered after the classes.
 type Class struct {
-	Index            uint64
+	Index uint64
+	// Redump marks another dump of a class defined before, in a file with
+	// several heap dumps: its statics may differ, not its layout, and its
+	// CLASS DUMP goes where the record is.
+	Redump           bool
 	StackTrace       uint32
 	Super            uint64 // dense object IDs, 0 for none
 	Loader           uint64

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"runtime/metrics"
 	"sort"
 	"strings"
@@ -308,7 +309,7 @@ func FuzzRoundTrip(f *testing.F) {
 		if !ok {
 			t.Fatal("the Writer's output does not read back whole")
 		}
-		if *meta2 != *meta {
+		if !reflect.DeepEqual(*meta2, *meta) {
 			t.Fatalf("metadata %+v read back as %+v", *meta, *meta2)
 		}
 		if !complete {

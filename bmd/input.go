@@ -2,6 +2,7 @@ package bmd
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 )
@@ -97,6 +98,10 @@ func (in *input) uvarint() (v uint64, n int) {
 // source's own error if reading failed, else a FormatError.
 func (in *input) formatError(at int64, record, msg string, err error) error {
 	if in.srcErr != nil && in.srcErr != io.EOF {
+		var fe *FormatError
+		if errors.As(in.srcErr, &fe) {
+			return in.srcErr // a damaged or cut block: where it is
+		}
 		return fmt.Errorf("reading at offset %d: %w", in.off(), in.srcErr)
 	}
 	return &FormatError{Offset: at, Record: record, Msg: msg, Err: err}

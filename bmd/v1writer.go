@@ -210,6 +210,26 @@ func (w *V1Writer) Instance(id, class uint32, values []uint64) error {
 	return w.end(V1InstanceDump, s)
 }
 
+// ids ends a record that started at s with a count and a list of IDs,
+// flushing as the buffer fills (a list can be long); the bytes flushed
+// count for the record.
+func (w *V1Writer) ids(t V1Tag, s int, ids []uint32) error {
+	w.i32(uint32(len(ids)))
+	flushed := 0
+	for _, id := range ids {
+		w.i32(id)
+		if len(w.buf) >= 1<<16 {
+			flushed += len(w.buf) - s
+			s = 0
+			if err := w.Flush(); err != nil {
+				return err
+			}
+		}
+	}
+	w.Bytes[t] += uint64(flushed)
+	return w.end(t, s)
+}
+
 // ObjectArray writes an OBJECT ARRAY: ID, array class ID, count, elements.
 func (w *V1Writer) ObjectArray(id, class uint32, elems []uint32) error {
 	if w.err != nil {
@@ -221,16 +241,7 @@ func (w *V1Writer) ObjectArray(id, class uint32, elems []uint32) error {
 	s := w.begin(V1ObjectArray)
 	w.i32(id)
 	w.i32(class)
-	w.i32(uint32(len(elems)))
-	for _, e := range elems {
-		w.i32(e)
-		if len(w.buf) >= 1<<16 {
-			if err := w.Flush(); err != nil {
-				return err
-			}
-		}
-	}
-	return w.end(V1ObjectArray, s)
+	return w.ids(V1ObjectArray, s, elems)
 }
 
 // PrimitiveArray writes a PRIMITIVE ARRAY PLACEHOLDER: ID, element type,
@@ -263,16 +274,7 @@ func (w *V1Writer) RootObjects(ids []uint32) error {
 		return w.fail(V1RootObjects, "%d roots", len(ids))
 	}
 	s := w.begin(V1RootObjects)
-	w.i32(uint32(len(ids)))
-	for _, id := range ids {
-		w.i32(id)
-		if len(w.buf) >= 1<<16 {
-			if err := w.Flush(); err != nil {
-				return err
-			}
-		}
-	}
-	return w.end(V1RootObjects, s)
+	return w.ids(V1RootObjects, s, ids)
 }
 
 // Legacy writes a LEGACY HPROF RECORD: the HPROF tag, the body's length and

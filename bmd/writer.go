@@ -3,27 +3,33 @@ package bmd
 import (
 	"cmp"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"math"
 	"slices"
 
+	"github.com/cespare/xxhash/v2"
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // Writer writes a BMD version 2 file. Each method appends one record; IDs
-// that the format implies by record order (strings, stack frames, classes,
-// objects) are returned to the caller. Records are buffered: call Flush at
-// the end. The first error sticks and is returned by every later call.
+// that the format implies by record order (strings, stack frames, objects)
+// are returned to the caller. Records are buffered and written in
+// checksummed blocks of BlockSize bytes: call Close at the end. The first
+// error sticks and is returned by every later call.
 type Writer struct {
-	w   io.Writer
-	buf []byte
-	err error
+	w       io.Writer
+	buf     []byte // records not yet written in a block
+	out     []byte // blocks not yet written to w
+	err     error
+	written int64 // bytes written to w
+	header  int   // bytes of the header
 
-	strings, frames  uint64
-	classes, objects uint64 // objects counts every object record, classes included
-	objectsStarted   bool
+	classes         uint64 // the metadata's class count: object IDs start after it
+	strings, frames uint64
+	records         uint64 // object records written (classes included), for END
+	nextID, maxID   uint64 // the ID of the next object record; the largest taken
+	lastClass       uint64 // index of the last CLASS record
 
 	lastText          []byte // the text of the last STRING
 	time, trace       uint32
@@ -47,34 +53,66 @@ type Writer struct {
 	Bytes [maxKind + 1]uint64
 }
 
-// NewWriter writes the version 2 header with metadata m and returns a Writer.
+// NewWriter writes the version 2 header with metadata m (which sets
+// Blocks) and returns a Writer. m.Classes must count the class records
+// the file will define: objects are numbered after them.
 func NewWriter(w io.Writer, m *Metadata) (*Writer, error) {
-	bw := &Writer{w: w, buf: make([]byte, 0, 1<<17)}
-	meta := AppendMetadata(nil, m)
-	bw.buf = protowire.AppendVarint(bw.buf, Version2)
-	bw.buf = protowire.AppendVarint(bw.buf, uint64(len(meta)))
-	bw.buf = append(bw.buf, meta...)
+	if err := m.check(); err != nil {
+		return nil, fmt.Errorf("bmd: %v", err)
+	}
+	mm := *m
+	mm.Blocks = true
+	bw := &Writer{w: w, buf: make([]byte, 0, 2*BlockSize), classes: m.Classes, nextID: m.Classes + 1, maxID: m.Classes}
+	meta := AppendMetadata(nil, &mm)
+	h := protowire.AppendVarint(nil, Version2)
+	h = protowire.AppendVarint(h, uint64(len(meta)))
+	h = append(h, meta...)
+	h = binary.LittleEndian.AppendUint64(h, xxhash.Sum64(h))
+	bw.header = len(h)
+	bw.out = append(bw.out, h...)
 	return bw, bw.flushIf()
 }
 
+// flushIf cuts full blocks out of the buffered records, and writes them
+// when there are enough.
 func (w *Writer) flushIf() error {
-	if len(w.buf) >= 1<<16 {
-		return w.Flush()
+	for len(w.buf) >= BlockSize && w.err == nil {
+		w.out = appendBlock(w.out, w.buf[:BlockSize])
+		w.buf = append(w.buf[:0], w.buf[BlockSize:]...)
+	}
+	if len(w.out) >= 4*BlockSize {
+		w.writeOut()
 	}
 	return w.err
 }
 
-// Flush writes buffered records to the underlying writer.
-func (w *Writer) Flush() error {
-	if w.err != nil {
-		return w.err
+func (w *Writer) writeOut() {
+	if w.err == nil && len(w.out) > 0 {
+		var n int
+		n, w.err = w.w.Write(w.out)
+		w.written += int64(n)
+		w.out = w.out[:0]
 	}
-	if len(w.buf) > 0 {
-		_, w.err = w.w.Write(w.buf)
+}
+
+// Flush writes what is buffered to the underlying writer, the records not
+// yet in a block as a shorter block. (Close does it; flushing more often
+// makes more blocks.)
+func (w *Writer) Flush() error {
+	if w.runCount > 0 {
+		w.flushRun()
+	}
+	w.flushIf()
+	if len(w.buf) > 0 && w.err == nil {
+		w.out = appendBlock(w.out, w.buf)
 		w.buf = w.buf[:0]
 	}
+	w.writeOut()
 	return w.err
 }
+
+// Written returns the bytes written to the underlying writer so far.
+func (w *Writer) Written() int64 { return w.written }
 
 // Err returns the first error the Writer met.
 func (w *Writer) Err() error { return w.err }
@@ -310,8 +348,6 @@ func (w *Writer) Trace(serial uint32) error {
 	return w.end(KindTrace, s)
 }
 
-var errClassAfterObjects = errors.New("bmd: class record after other object records")
-
 func (w *Writer) value(t Type, v uint64) {
 	switch t {
 	case Boolean, Byte, Char, Short:
@@ -335,15 +371,30 @@ func typeKept(t Type, kept bool) uint64 {
 	return uint64(t)<<1 | k
 }
 
-// Class writes a class definition and returns its class index, which is
-// also its object ID. Every class must be written before any other object.
+// Class writes a class definition of class c.Index (from 1 to the
+// metadata's class count), which is also its object ID, and returns it.
+// Classes may be defined in any order, anywhere in the file, but before
+// their instances and their place (PlaceClasses); a class of the chain of
+// an instance must be defined before it. With c.Redump, the record is
+// another dump of a class already defined (a file with several heap
+// dumps), with the same super class and instance fields.
 func (w *Writer) Class(c *Class) (uint64, error) {
-	if w.objectsStarted {
-		w.err = errClassAfterObjects
-		return 0, w.err
+	switch {
+	case c.Index == 0 || c.Index > w.classes:
+		return 0, w.fail(fmt.Errorf("bmd: class index %d (the metadata counts %d classes)", c.Index, w.classes))
+	case c.Redump && !w.lay.same(c):
+		return 0, w.fail(fmt.Errorf("bmd: another dump of class %d, not defined or with another layout", c.Index))
+	case !c.Redump && w.lay.defined(c.Index):
+		return 0, w.fail(fmt.Errorf("bmd: class %d defined twice", c.Index))
 	}
 	s := w.begin(KindClass)
-	self := w.classes + 1
+	self := c.Index
+	flag := uint64(0)
+	if c.Redump {
+		flag = 1
+	}
+	w.uv(zigzag(int64(c.Index-w.lastClass))<<1 | flag)
+	w.lastClass = c.Index
 	w.uv(uint64(c.StackTrace))
 	w.ref(c.Super, self)
 	for i, r := range [...]uint64{c.Loader, c.Signers, c.ProtectionDomain, c.Reserved1, c.Reserved2} {
@@ -355,53 +406,94 @@ func (w *Writer) Class(c *Class) (uint64, error) {
 	for _, k := range c.Constants {
 		w.uv(uint64(k.Index))
 		w.uv(typeKept(k.Type, k.Kept))
-		if k.Type == Object {
-			w.ref(k.Value, self)
-		} else if k.Kept {
-			w.value(k.Type, k.Value)
-		}
+		w.fieldValue(k.Type, k.Kept, k.Value, self)
 	}
 	w.uv(uint64(len(c.Statics)))
 	for _, f := range c.Statics {
 		w.name(f.Name)
 		w.uv(typeKept(f.Type, f.Kept))
-		if f.Type == Object {
-			w.ref(f.Value, self)
-		} else if f.Kept {
-			w.value(f.Type, f.Value)
-		}
+		w.fieldValue(f.Type, f.Kept, f.Value, self)
 	}
 	w.uv(uint64(len(c.Fields)))
 	for _, f := range c.Fields {
 		w.name(f.Name)
 		w.uv(typeKept(f.Type, f.Kept))
 	}
-	w.classes++
-	w.objects++
-	w.lay.add(c)
+	w.records++
+	if !c.Redump {
+		w.lay.add(c)
+	}
 	return self, w.end(KindClass, s)
 }
 
+// fieldValue writes the value of a constant or static: a reference for an
+// object, the value if kept, else nothing.
+func (w *Writer) fieldValue(t Type, kept bool, v, self uint64) {
+	if t == Object {
+		w.ref(v, self)
+	} else if kept {
+		w.value(t, v)
+	}
+}
+
+func (w *Writer) fail(err error) error {
+	if w.err == nil {
+		w.err = err
+	}
+	return w.err
+}
+
+// Defined reports whether class idx is defined.
+func (w *Writer) Defined(idx uint64) bool { return w.lay.defined(idx) }
+
 // Layout returns the instance fields of class idx and of its superclasses,
 // in the order INSTANCE values are given.
-func (w *Writer) Layout(idx uint64) ([]Field, bool) { return w.lay.chain(idx) }
+func (w *Writer) Layout(idx uint64) ([]Field, bool) {
+	f, ok, missing := w.lay.chain(idx, w.classes)
+	return f, ok && missing == 0
+}
+
+// ObjectID sets the ID of the next object record: another dump of an
+// object written before (a file with several heap dumps), or the next new
+// object. It writes an OBJECT ID record only when id is not the ID the
+// next record would take anyway.
+func (w *Writer) ObjectID(id uint64) error {
+	if id == w.nextID {
+		return w.err
+	}
+	if id <= w.classes || id > w.maxID+1 {
+		return w.fail(fmt.Errorf("bmd: object ID %d (objects are %d to %d)", id, w.classes+1, w.maxID+1))
+	}
+	s := w.begin(KindObjectID)
+	w.uv(zigzag(int64(id - w.nextID)))
+	w.nextID = id
+	return w.end(KindObjectID, s)
+}
+
+// object gives the next object record its ID.
+func (w *Writer) object() uint64 {
+	id := w.nextID
+	w.nextID++
+	w.maxID = max(w.maxID, id)
+	w.records++
+	return id
+}
 
 // Instance writes an INSTANCE DUMP of the given class and returns its object
 // ID. values holds one value per field of Layout(class): object IDs for
 // object fields, value bits for primitives (ignored when not kept).
 func (w *Writer) Instance(class uint64, values []uint64) (uint64, error) {
-	ch, ok := w.lay.chain(class)
-	if !ok {
-		w.err = fmt.Errorf("bmd: instance of undefined class %d", class)
-		return 0, w.err
+	ch, ok, missing := w.lay.chain(class, w.classes)
+	switch {
+	case missing != 0:
+		return 0, w.fail(fmt.Errorf("bmd: instance of class %d, whose super class %d is not defined", class, missing))
+	case !ok:
+		return 0, w.fail(fmt.Errorf("bmd: instance of undefined class %d", class))
+	case len(values) != len(ch):
+		return 0, w.fail(fmt.Errorf("bmd: instance of class %d has %d values for %d fields", class, len(values), len(ch)))
 	}
-	if len(values) != len(ch) {
-		w.err = fmt.Errorf("bmd: instance of class %d has %d values for %d fields", class, len(values), len(ch))
-		return 0, w.err
-	}
-	w.objectsStarted = true
 	s := w.begin(KindInstance)
-	self := w.objects + 1
+	self := w.object()
 	w.uv(class)
 	for i, f := range ch {
 		if f.Type == Object {
@@ -410,17 +502,15 @@ func (w *Writer) Instance(class uint64, values []uint64) (uint64, error) {
 			w.value(f.Type, values[i])
 		}
 	}
-	w.objects++
 	return self, w.end(KindInstance, s)
 }
 
 // ObjectArray writes an OBJECT ARRAY DUMP and returns its object ID. class
 // is the dense object ID of the array class.
 func (w *Writer) ObjectArray(class uint64, elems []uint64) (uint64, error) {
-	w.objectsStarted = true
 	s := w.begin(KindObjectArray)
-	self := w.objects + 1
-	if class != 0 && class <= w.classes {
+	self := w.object()
+	if class != 0 && w.lay.defined(class) {
 		w.uv(class)
 	} else {
 		w.uv(0)
@@ -430,7 +520,6 @@ func (w *Writer) ObjectArray(class uint64, elems []uint64) (uint64, error) {
 	for _, e := range elems {
 		w.ref(e, self)
 	}
-	w.objects++
 	return self, w.end(KindObjectArray, s)
 }
 
@@ -438,16 +527,15 @@ func (w *Writer) ObjectArray(class uint64, elems []uint64) (uint64, error) {
 // PRIMITIVE ARRAY NODATA) as its element type and length, and returns its
 // object ID.
 func (w *Writer) PrimitiveArray(t Type, length uint32, noData bool) (uint64, error) {
-	w.objectsStarted = true
 	k := KindPrimitiveArray
 	if noData {
 		k = KindPrimitiveNoData
 	}
 	s := w.begin(k)
+	id := w.object()
 	w.buf = append(w.buf, byte(t))
 	w.uv(uint64(length))
-	w.objects++
-	return w.objects, w.end(k, s)
+	return id, w.end(k, s)
 }
 
 // Root writes a GC root of the given HPROF kind (or UNREACHABLE). thread,
@@ -502,16 +590,21 @@ func (w *Writer) encodeRoots() {
 	w.roots = rs[:0]
 }
 
-// PlaceClasses records that the next n class definitions (in the order
-// they were written) were dumped at this point among the other heap
-// records. A file whose metadata sets ClassesPlaced places every class.
+// PlaceClasses records that the next n classes in index order (the first
+// n not yet placed) were dumped at this point among the other heap
+// records; they must be defined. A file whose metadata sets ClassesPlaced
+// places every class.
 func (w *Writer) PlaceClasses(n uint64) error {
 	if n == 0 {
 		return w.err
 	}
 	if w.placed+n > w.classes {
-		w.err = fmt.Errorf("bmd: %d classes placed, %d defined", w.placed+n, w.classes)
-		return w.err
+		return w.fail(fmt.Errorf("bmd: %d classes placed, %d in the file", w.placed+n, w.classes))
+	}
+	for i := w.placed + 1; i <= w.placed+n; i++ {
+		if !w.lay.defined(i) {
+			return w.fail(fmt.Errorf("bmd: class %d placed before it is defined", i))
+		}
 	}
 	s := w.begin(KindPlaceClasses)
 	w.uv(n)
@@ -532,11 +625,11 @@ func (w *Writer) HeapInfo(heapType uint32, name uint64) error {
 // and flushes. It does not close the underlying writer.
 func (w *Writer) Close() error {
 	s := w.begin(KindEnd)
-	w.uv(w.objects)
+	w.uv(w.records)
 	w.uv(w.strings)
 	w.end(KindEnd, s)
 	return w.Flush()
 }
 
 // Objects returns the number of object records written (classes included).
-func (w *Writer) Objects() uint64 { return w.objects }
+func (w *Writer) Objects() uint64 { return w.records }

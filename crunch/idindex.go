@@ -29,7 +29,7 @@ type idIndex struct {
 
 // newIDIndex builds an index over ids, where ids[i] gets ordinal i. It takes
 // ownership of ids (reusing its memory). Duplicate IDs resolve to one of
-// their ordinals.
+// their ordinals; newDedupedIDIndex makes them share one.
 func newIDIndex(ids []uint64) *idIndex {
 	x := &idIndex{}
 	n := len(ids)
@@ -222,4 +222,87 @@ func sortKeys(a []uint64) {
 	}()
 	slices.Sort(a[i:])
 	wg.Wait()
+}
+
+// newDedupedIDIndex builds an index over ids in which each distinct ID
+// gets the rank of its first occurrence among the distinct IDs: the
+// ordinal of a file with several dumps of one object (several heap dumps)
+// is the same for every dump, and ordinals stay dense. It returns the index
+// and how many entries were repeats. Like newIDIndex, it owns ids.
+func newDedupedIDIndex(ids []uint64) (*idIndex, int) {
+	x := newIDIndex(ids)
+	n := x.len()
+	if n == 0 {
+		return x, 0
+	}
+	// Entries are sorted by ID, then by ordinal: the first of a run of
+	// equal IDs has the smallest ordinal. Mark the other ordinals.
+	removed := make([]uint64, (n+63)/64)
+	dups := 0
+	id := func(i int) uint64 {
+		if x.keys != nil {
+			return x.keys[i] >> x.ordBits
+		}
+		return x.ids[i]
+	}
+	ord := func(i int) uint64 {
+		if x.keys != nil {
+			return x.keys[i] & (1<<x.ordBits - 1)
+		}
+		return uint64(x.ords[i])
+	}
+	if x.ids != nil {
+		// pairSorter does not order equal IDs by ordinal: do it.
+		for i := 0; i < n; {
+			j := i + 1
+			for j < n && x.ids[j] == x.ids[i] {
+				j++
+			}
+			if j-i > 1 {
+				slices.Sort(x.ords[i:j])
+			}
+			i = j
+		}
+	}
+	for i := 1; i < n; i++ {
+		if id(i) == id(i-1) {
+			o := ord(i)
+			removed[o/64] |= 1 << (o % 64)
+			dups++
+		}
+	}
+	if dups == 0 {
+		return x, 0
+	}
+	// rank(o) = o - (removed ordinals below o).
+	before := make([]uint32, len(removed))
+	c := uint32(0)
+	for w, bitsW := range removed {
+		before[w] = c
+		c += uint32(bits.OnesCount64(bitsW))
+	}
+	rank := func(o uint64) uint64 {
+		w := o / 64
+		return o - uint64(before[w]) - uint64(bits.OnesCount64(removed[w]&(1<<(o%64)-1)))
+	}
+	k := 0
+	for i := 0; i < n; i++ {
+		if i > 0 && id(i) == id(i-1) {
+			continue
+		}
+		if x.keys != nil {
+			x.keys[k] = x.keys[i]>>x.ordBits<<x.ordBits | rank(ord(i))
+		} else {
+			x.ids[k], x.ords[k] = x.ids[i], uint32(rank(ord(i)))
+		}
+		k++
+	}
+	if x.keys != nil {
+		x.keys = x.keys[:k]
+		x.buildBuckets((x.keys[k-1]>>x.ordBits)+1, func(i int) uint64 { return x.keys[i] >> x.ordBits })
+	} else {
+		x.ids, x.ords = x.ids[:k], x.ords[:k]
+		x.buildBuckets((x.ids[k-1]-x.min)>>x.shift+1, func(i int) uint64 { return (x.ids[i] - x.min) >> x.shift })
+	}
+	return x, dups
 }

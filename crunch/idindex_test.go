@@ -98,3 +98,27 @@ func TestSortKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestDedupedIDIndex: repeated IDs share the rank of their first
+// occurrence, and ranks stay dense.
+func TestDedupedIDIndex(t *testing.T) {
+	for _, wide := range []bool{false, true} {
+		ids := []uint64{0x100, 0x200, 0x100, 0x300, 0x200, 0x400}
+		if wide {
+			ids = []uint64{0x100, 1 << 62, 0x100, 3, 1 << 62, 0x400} // too wide to pack
+		}
+		want := map[uint64]uint32{ids[0]: 0, ids[1]: 1, ids[3]: 2, ids[5]: 3}
+		x, dups := newDedupedIDIndex(append([]uint64(nil), ids...))
+		if dups != 2 || x.len() != 4 {
+			t.Fatalf("wide %v: %d repeats, %d entries", wide, dups, x.len())
+		}
+		for id, r := range want {
+			if got, ok := x.lookup(id); !ok || got != r {
+				t.Errorf("wide %v: lookup(%#x) = %d %v, want %d", wide, id, got, ok, r)
+			}
+		}
+		if _, ok := x.lookup(0x500); ok {
+			t.Errorf("wide %v: 0x500 found", wide)
+		}
+	}
+}

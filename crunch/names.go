@@ -27,12 +27,14 @@ var analyzerFieldNames = map[string]bool{
 }
 
 // KeepInClear reports whether a name stays readable in a BMD file written
-// with default options: primitive type names and their array classes in
-// every VM spelling, java.lang and java/lang class names (subpackages and
-// arrays included), "V", and the JDK field names analyzers rely on.
+// with default options, whatever it names: the empty name (a hashed name
+// is never empty, so a hashed entry of length 0 can mean "length not
+// known"), primitive type names and their array classes in every VM
+// spelling, java.lang and java/lang class names (subpackages and arrays
+// included), "V", and the JDK field names analyzers rely on.
 func KeepInClear(name []byte) bool {
 	s := string(name) // the compiler does not allocate for map lookups and comparisons below
-	if s == "V" || primitiveNames[s] || analyzerFieldNames[s] {
+	if s == "" || s == "V" || primitiveNames[s] || analyzerFieldNames[s] {
 		return true
 	}
 	// Array spellings: "int[][]", "java.lang.String[]".

@@ -1,13 +1,10 @@
 package crunch
 
 import (
-	"cmp"
-	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/cespare/xxhash/v2"
-
-	"github.com/heapcrunch/heapcrunch/bmd"
 )
 
 // stringInfo is what crunch keeps of a STRING record between the passes.
@@ -21,10 +18,11 @@ type stringInfo struct {
 	hash    uint64 // hashed: the hash of the text
 	dense   uint64 // string ID in the BMD (0: not written)
 
-	referenced bool // a class, field, method, signature, source file, thread or heap name
-	className  bool // the name of a LOAD CLASS
-	platform   bool // a name of the platform (§7.1 of the spec): clear by default
-	clear      bool
+	referenced  bool // a class, field, method, signature, source file, thread or heap name
+	className   bool // the name of a LOAD CLASS
+	platform    bool // a name of the platform (§7.1 of the spec): clear by default
+	clear       bool
+	placeholder bool // decrunch's unknown$<hash> for a name it did not recover: its hash is kept
 
 	// An array class name whose element name is hashed is written as an
 	// ARRAY NAME of its element name: base is the element name's index in
@@ -136,7 +134,8 @@ func (st *state) classifyStrings() {
 	for i := range n {
 		s := &st.strs[i]
 		if s.referenced {
-			s.clear = s.platform || st.clearByText(st.text(i))
+			s.placeholder = isPlaceholder(st.text(i))
+			s.clear = !s.placeholder && (s.platform || st.clearByText(st.text(i)))
 			if s.className {
 				classNames[string(st.text(i))] = i
 			}
@@ -145,30 +144,41 @@ func (st *state) classifyStrings() {
 	if st.opt.hashName == nil { // version 1 has no ARRAY NAME
 		for i := range n {
 			s := &st.strs[i]
-			if !s.referenced || s.clear || !s.className {
+			if !s.referenced || !s.className {
 				continue
 			}
 			start, length, dims, desc, ok := splitArrayName(st.text(i))
 			if !ok {
 				continue
 			}
-			base, found := classNames[string(st.text(i)[start:start+length])]
+			elem := st.text(i)[start : start+length]
+			if s.clear && !isPlaceholder(elem) {
+				continue
+			}
+			s.clear = false
+			base, found := classNames[string(elem)]
 			if !found {
 				base = len(st.strs)
-				e := stringInfo{off: s.off + start, length: length, referenced: true, base: -1}
+				e := stringInfo{off: s.off + start, length: length, referenced: true, base: -1, placeholder: isPlaceholder(elem)}
+				e.clear = !e.placeholder && st.clearByText(elem)
 				st.strs = append(st.strs, e)
-				st.strs[base].clear = st.clearByText(st.text(base))
 				s = &st.strs[i]
 			}
 			s.base, s.dims, s.desc = int64(base), dims, desc
 		}
 	}
 	arena := make([]byte, 0, 1<<12)
+	st.nStrings = 0
 	for i := range st.strs {
 		s := &st.strs[i]
+		if s.referenced {
+			st.nStrings++
+		}
 		switch {
 		case !s.referenced:
 			st.stats.Unreferenced++
+		case s.placeholder:
+			s.length, s.hash = 0, placeholderHash(st.text(i))
 		case s.clear:
 			t := st.text(i)
 			s.off = len(arena)
@@ -208,79 +218,61 @@ func splitArrayName(t []byte) (start, length int, dims uint8, desc bool, ok bool
 	return 0, len(base), uint8(k), false, true
 }
 
-// numberStrings gives the strings the dump refers to their BMD IDs in the
-// order of first use: the names of LOAD CLASS records sorted by class,
-// then the static and instance field names class by class, then every
-// other referenced string in dump order (an array name's element name just
-// before the array name). Names then follow each other in the records that
-// use them, and their deltas are 1; the LOAD CLASS records are sorted the
-// same way. Strings nothing refers to get no ID and are not written.
-func (st *state) numberStrings() {
-	for i := range st.loads {
-		st.loads[i].dense = st.obj(st.loads[i].class)
+// sid returns the BMD string ID of the HPROF string ID hid, writing the
+// string first if it is not written yet (and, for an ARRAY NAME, its
+// element name before it): strings are written where they are first used,
+// so they are numbered in the order of use. A reference to an HPROF string
+// ID that has no STRING record is 0.
+func (p *pass2) sid(hid uint64) (uint64, error) {
+	i, ok := p.strings[hid]
+	if !ok || hid == 0 {
+		return 0, nil
 	}
-	slices.SortStableFunc(st.loads, func(a, b loadInfo) int { return cmp.Compare(a.dense, b.dense) })
-	var use func(i int)
-	use = func(i int) {
-		s := &st.strs[i]
-		if s.dense != 0 || !s.referenced {
-			return
-		}
-		if s.base >= 0 {
-			use(int(s.base))
-		}
-		st.nStrings++
-		s.dense = st.nStrings
-	}
-	useID := func(hid uint64) {
-		if i, ok := st.strings[hid]; ok {
-			use(int(i))
-		}
-	}
-	for _, l := range st.loads {
-		useID(l.name)
-	}
-	for _, ci := range st.classes {
-		for _, f := range ci.dump.Statics {
-			useID(f.Name)
-		}
-		for _, f := range ci.dump.Fields {
-			useID(f.Name)
-		}
-	}
-	for i := range st.strs {
-		use(i)
-	}
-	for i := range st.strs {
-		if s := &st.strs[i]; s.base >= 0 {
-			s.base = int64(st.strs[s.base].dense)
-		}
-	}
-	for hid, i := range st.strings {
-		st.strings[hid] = st.strs[i].dense
-	}
-	st.strs = slices.DeleteFunc(st.strs, func(s stringInfo) bool { return s.dense == 0 })
-	slices.SortFunc(st.strs, func(a, b stringInfo) int { return cmp.Compare(a.dense, b.dense) })
+	return p.writeString(int(i))
 }
 
-// writeStrings writes every string record, in BMD ID order.
-func (st *state) writeStrings(w *bmd.Writer) error {
-	for _, si := range st.strs {
-		var err error
-		switch {
-		case si.base >= 0:
-			_, err = w.ArrayName(uint64(si.base), si.dims, si.desc)
-			st.stats.ArrayNames++
-		case si.clear:
-			_, err = w.String(st.arena[si.off : si.off+si.length])
-		default:
-			_, err = w.HashedString(uint64(si.length), si.hash)
-			st.stats.Hashed++
+// writeString writes string i if it is not written yet, and returns its ID.
+func (p *pass2) writeString(i int) (uint64, error) {
+	s := &p.strs[i]
+	if s.dense != 0 {
+		return s.dense, nil
+	}
+	var err error
+	switch {
+	case s.base >= 0:
+		var elem uint64
+		if elem, err = p.writeString(int(s.base)); err == nil {
+			s.dense, err = p.w.ArrayName(elem, s.dims, s.desc)
+			p.stats.ArrayNames++
 		}
-		if err != nil {
-			return err
+	case s.clear:
+		s.dense, err = p.w.String(p.arena[s.off : s.off+s.length])
+	default:
+		s.dense, err = p.w.HashedString(uint64(s.length), s.hash)
+		p.stats.Hashed++
+	}
+	p.nStrings++
+	return s.dense, err
+}
+
+// isPlaceholder reports whether t is the name decrunch writes for a hashed
+// name it did not recover (decrunch.Placeholder): "unknown$" and 16
+// lower-case hex digits of the name's hash.
+func isPlaceholder(t []byte) bool {
+	const prefix = "unknown$"
+	if len(t) != len(prefix)+16 || string(t[:len(prefix)]) != prefix {
+		return false
+	}
+	for _, c := range t[len(prefix):] {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
 		}
 	}
-	st.strs, st.arena = nil, nil
-	return nil
+	return true
+}
+
+// placeholderHash returns the hash a placeholder carries.
+func placeholderHash(t []byte) uint64 {
+	h, _ := strconv.ParseUint(string(t[len("unknown$"):]), 16, 64)
+	return h
 }

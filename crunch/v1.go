@@ -99,6 +99,8 @@ type transcoder struct {
 	heapInfos   uint64
 	noData      uint64
 	traced      uint64 // objects with a stack trace serial
+	redumps     uint64 // class and object records of a later heap dump, left out
+	maxID       uint64 // the largest object ID written
 	timed       bool   // records with a non-zero time
 	noName      uint64 // classes without LOAD CLASS
 	superless   uint64 // classes whose super class has no CLASS record
@@ -203,7 +205,42 @@ func (t *transcoder) record(r *bmd.Reader, rec *bmd.Record, trace *uint32) error
 		// dumps among the objects: the original decruncher writes one
 		// HEAP DUMP, classes first
 	case bmd.KindClass:
+		if rec.Def.Redump {
+			t.redumps++
+			return nil
+		}
 		return t.class(rec)
+	case bmd.KindObjectID:
+	case bmd.KindInstance, bmd.KindObjectArray, bmd.KindPrimitiveArray, bmd.KindPrimitiveNoData:
+		if rec.ID <= t.maxID {
+			t.redumps++ // another dump of an object: version 1 keeps one
+			return nil
+		}
+		t.maxID = rec.ID
+		return t.object(r, rec, *trace)
+	case bmd.KindRoot:
+		t.rootKinds[rec.Tag]++
+		id, err := t.id(rec.Object)
+		if err != nil {
+			return err
+		}
+		t.roots = append(t.roots, id)
+	default:
+		return fmt.Errorf("crunch: BMD v1: no conversion for %s records", rec.Kind)
+	}
+	return nil
+}
+
+func (t *transcoder) countTrace(trace uint32) {
+	if trace != 0 {
+		t.traced++
+	}
+}
+
+// object converts an INSTANCE, OBJECT ARRAY or PRIMITIVE ARRAY.
+func (t *transcoder) object(r *bmd.Reader, rec *bmd.Record, trace uint32) error {
+	w := t.w
+	switch rec.Kind {
 	case bmd.KindInstance:
 		lay, _ := r.Layout(rec.Class)
 		t.vals = t.vals[:0]
@@ -222,7 +259,7 @@ func (t *transcoder) record(r *bmd.Reader, rec *bmd.Record, trace *uint32) error
 		if err != nil {
 			return err
 		}
-		t.object(*trace)
+		t.countTrace(trace)
 		return w.Instance(id, uint32(rec.Class), t.vals)
 	case bmd.KindObjectArray:
 		t.elems = t.elems[:0]
@@ -241,35 +278,18 @@ func (t *transcoder) record(r *bmd.Reader, rec *bmd.Record, trace *uint32) error
 		if err != nil {
 			return err
 		}
-		t.object(*trace)
+		t.countTrace(trace)
 		return w.ObjectArray(id, class, t.elems)
-	case bmd.KindPrimitiveArray, bmd.KindPrimitiveNoData:
-		if rec.Kind == bmd.KindPrimitiveNoData {
-			t.noData++
-		}
-		id, err := t.id(rec.ID)
-		if err != nil {
-			return err
-		}
-		t.object(*trace)
-		return w.PrimitiveArray(id, rec.Type, rec.Count)
-	case bmd.KindRoot:
-		t.rootKinds[rec.Tag]++
-		id, err := t.id(rec.Object)
-		if err != nil {
-			return err
-		}
-		t.roots = append(t.roots, id)
-	default:
-		return fmt.Errorf("crunch: BMD v1: no conversion for %s records", rec.Kind)
 	}
-	return nil
-}
-
-func (t *transcoder) object(trace uint32) {
-	if trace != 0 {
-		t.traced++
+	if rec.Kind == bmd.KindPrimitiveNoData {
+		t.noData++
 	}
+	id, err := t.id(rec.ID)
+	if err != nil {
+		return err
+	}
+	t.countTrace(trace)
+	return w.PrimitiveArray(id, rec.Type, rec.Count)
 }
 
 func (t *transcoder) class(rec *bmd.Record) error {
@@ -351,6 +371,9 @@ func (t *transcoder) warnings() []string {
 		}
 		sort.Strings(tags)
 		out = append(out, fmt.Sprintf("top-level records that may hold IDs of the dump dropped: %s", strings.Join(tags, ", ")))
+	}
+	if t.redumps > 0 {
+		out = append(out, fmt.Sprintf("%d records of classes and objects dumped again in a later heap dump left out: version 1 keeps one dump of each", t.redumps))
 	}
 	if t.traced > 0 {
 		out = append(out, fmt.Sprintf("stack trace serials of %d objects dropped", t.traced))

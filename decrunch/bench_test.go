@@ -6,7 +6,6 @@ import (
 	"os"
 	"testing"
 
-	"github.com/heapcrunch/heapcrunch/bmd"
 	"github.com/heapcrunch/heapcrunch/crunch"
 	"github.com/heapcrunch/heapcrunch/internal/testutil"
 )
@@ -32,11 +31,7 @@ func BenchmarkDecrunch(b *testing.B) {
 	b.SetBytes(int64(len(src)))
 	b.ReportAllocs()
 	for b.Loop() {
-		r, err := bmd.NewReader(bytes.NewReader(bm.Bytes()))
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := Decrunch(r, io.Discard, Options{}); err != nil {
+		if _, err := Decrunch(bytes.NewReader(bm.Bytes()), io.Discard, Options{}); err != nil {
 			b.Fatal(err)
 		}
 	}

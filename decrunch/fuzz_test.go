@@ -55,8 +55,7 @@ func FuzzDecrunch(f *testing.F) {
 			add(n)
 		}
 		for _, salvage := range []bool{false, true} {
-			r, err := bmd.NewReader(bytes.NewReader(data))
-			if err != nil {
+			if _, err := bmd.NewReader(bytes.NewReader(data)); err != nil {
 				var fe *bmd.FormatError
 				if !errors.As(err, &fe) && !errors.Is(err, bmd.ErrVersion1) {
 					t.Fatalf("NewReader: error %T is not a *bmd.FormatError: %v", err, err)
@@ -64,7 +63,7 @@ func FuzzDecrunch(f *testing.F) {
 				return
 			}
 			out := &limitWriter{max: 16 << 20}
-			st, err := decrunch.Decrunch(r, out, decrunch.Options{Names: names, Salvage: salvage, Rename: strings.ToUpper})
+			st, err := decrunch.Decrunch(bytes.NewReader(data), out, decrunch.Options{Names: names, Salvage: salvage, Rename: strings.ToUpper})
 			if err != nil {
 				if salvage && !errors.Is(err, errTooBig) {
 					t.Fatalf("salvage failed: %v", err)

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/heapcrunch/heapcrunch/bmd"
 	"github.com/heapcrunch/heapcrunch/crunch"
 	"github.com/heapcrunch/heapcrunch/internal/heapstat"
 	"github.com/heapcrunch/heapcrunch/internal/testutil"
@@ -24,12 +23,8 @@ func crunchBytes(t testing.TB, src []byte, opt crunch.Options) []byte {
 
 func decrunchBytes(t testing.TB, b []byte, opt Options) ([]byte, *Stats) {
 	t.Helper()
-	r, err := bmd.NewReader(bytes.NewReader(b))
-	if err != nil {
-		t.Fatalf("bmd header: %v", err)
-	}
 	var out bytes.Buffer
-	st, err := Decrunch(r, &out, opt)
+	st, err := Decrunch(bytes.NewReader(b), &out, opt)
 	if err != nil {
 		t.Fatalf("decrunch: %v", err)
 	}

@@ -6,7 +6,6 @@ import (
 	"io"
 	"testing"
 
-	"github.com/heapcrunch/heapcrunch/bmd"
 	"github.com/heapcrunch/heapcrunch/crunch"
 	"github.com/heapcrunch/heapcrunch/internal/heapstat"
 	"github.com/heapcrunch/heapcrunch/internal/testutil"
@@ -23,16 +22,11 @@ func TestSalvage(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, cut := range []int{len(full) * 9 / 10, len(full) - 1} {
-		r, err := bmd.NewReader(bytes.NewReader(full[:cut]))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := Decrunch(r, io.Discard, Options{}); !errors.Is(err, io.ErrUnexpectedEOF) {
+		if _, err := Decrunch(bytes.NewReader(full[:cut]), io.Discard, Options{}); !errors.Is(err, io.ErrUnexpectedEOF) {
 			t.Fatalf("cut at %d without salvage: got %v, want a truncation error", cut, err)
 		}
-		r, _ = bmd.NewReader(bytes.NewReader(full[:cut]))
 		var out bytes.Buffer
-		st, err := Decrunch(r, &out, Options{Salvage: true})
+		st, err := Decrunch(bytes.NewReader(full[:cut]), &out, Options{Salvage: true})
 		if err != nil {
 			t.Fatalf("cut at %d: %v", cut, err)
 		}

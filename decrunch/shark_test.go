@@ -28,13 +28,13 @@ func sharkSummary(t *testing.T, tool, dump string) string {
 }
 
 // sharkComparable drops the lines of a Shark report that may differ after
-// a round trip: the file name, and the metadata Shark reads from String
-// contents (the process name and Build.MANUFACTURER), which no crunch
-// keeps.
+// a round trip: the file's name and size (decrunch may cut the heap dump
+// into other segments), and the metadata Shark reads from String contents
+// (the process name and Build.MANUFACTURER), which no crunch keeps.
 func sharkComparable(report string) string {
 	var keep []string
 	for _, l := range strings.Split(report, "\n") {
-		if strings.HasPrefix(l, "file.name=") || strings.HasPrefix(l, "metadata.App process name=") ||
+		if strings.HasPrefix(l, "file.name=") || strings.HasPrefix(l, "file.bytes=") || strings.HasPrefix(l, "metadata.App process name=") ||
 			strings.HasPrefix(l, "metadata.Build.MANUFACTURER=") {
 			continue
 		}

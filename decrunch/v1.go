@@ -542,21 +542,3 @@ func countList(m map[string]uint64) string {
 	return strings.Join(l, ", ")
 }
 
-// DecrunchV1 decrunches the version 1 file in r: Decrunch of a V1Source.
-// A *NameTable given as opt.Names is searched with Java's hash. The
-// returned Stats list in Warnings what version 1 did not carry.
-func DecrunchV1(r io.Reader, out io.Writer, opt Options) (*Stats, error) {
-	src, err := NewV1Source(r)
-	if err != nil {
-		return nil, err
-	}
-	if t, ok := opt.Names.(*NameTable); ok {
-		opt.Names = t.ForHash(bmd.HashJava)
-	}
-	st, err := Decrunch(src, out, opt)
-	if err != nil {
-		return nil, err
-	}
-	st.Warnings = append(st.Warnings, src.Warnings()...)
-	return st, nil
-}

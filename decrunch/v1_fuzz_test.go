@@ -51,7 +51,7 @@ func FuzzDecrunchV1(f *testing.F) {
 		}
 		for _, salvage := range []bool{false, true} {
 			out := &limitWriter{max: 16 << 20}
-			st, err := decrunch.DecrunchV1(bytes.NewReader(data), out, decrunch.Options{Names: names, Salvage: salvage})
+			st, err := decrunch.Decrunch(bytes.NewReader(data), out, decrunch.Options{Names: names, Salvage: salvage})
 			if err != nil {
 				var fe *bmd.FormatError
 				if !errors.As(err, &fe) && !errors.Is(err, errTooBig) && !errors.Is(err, bmd.ErrNotBMD) {

@@ -31,7 +31,7 @@ func crunchV1Bytes(t testing.TB, src []byte, opt crunch.Options) []byte {
 func decrunchV1Bytes(t testing.TB, b []byte, opt Options) ([]byte, *Stats) {
 	t.Helper()
 	var out bytes.Buffer
-	st, err := DecrunchV1(bytes.NewReader(b), &out, opt)
+	st, err := Decrunch(bytes.NewReader(b), &out, opt)
 	if err != nil {
 		t.Fatalf("decrunch v1: %v", err)
 	}
@@ -358,13 +358,13 @@ func TestV1BadInput(t *testing.T) {
 		{"unknown tag", append(append([]byte{}, good...), 0x09), "unknown record tag 9"},
 		{"corrupt varint", append(append([]byte{}, good...), 0x01, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01), "corrupt varint"},
 	} {
-		_, err := DecrunchV1(bytes.NewReader(c.in), io.Discard, Options{})
+		_, err := Decrunch(bytes.NewReader(c.in), io.Discard, Options{})
 		var fe *bmd.FormatError
 		if err == nil || !errors.As(err, &fe) || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "at offset") {
 			t.Errorf("%s: %v", c.name, err)
 		}
 		var out bytes.Buffer
-		st, err := DecrunchV1(bytes.NewReader(c.in), &out, Options{Salvage: true})
+		st, err := Decrunch(bytes.NewReader(c.in), &out, Options{Salvage: true})
 		if err != nil || st.Salvaged == nil {
 			t.Errorf("%s salvage: %v %v", c.name, st, err)
 			continue
@@ -377,7 +377,7 @@ func TestV1BadInput(t *testing.T) {
 	src := testutil.ReadAll(t, testutil.Fixture("sample32.hprof.gz"))
 	b := crunchV1Bytes(t, src, crunch.Options{})
 	for n := 0; n < len(b); n += 1 + len(b)/200 {
-		DecrunchV1(bytes.NewReader(b[:n]), io.Discard, Options{})
+		Decrunch(bytes.NewReader(b[:n]), io.Discard, Options{})
 	}
 }
 

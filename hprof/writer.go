@@ -82,12 +82,15 @@ func (w *Writer) recordHeader(tag Tag, time uint32, n uint64) {
 }
 
 // WriteRecord writes a top-level record. If a heap dump is open, what it has
-// buffered is written first and the dump stays open.
+// buffered is written first and the dump stays open: a HEAP DUMP (0x0C) is
+// then written as HEAP DUMP SEGMENTs closed by a HEAP DUMP END, since one
+// heap dump cannot have top-level records inside it.
 func (w *Writer) WriteRecord(tag Tag, time uint32, body []byte) error {
 	if uint64(len(body)) > 0xFFFFFFFF {
 		return errors.New("hprof: record body over 4 GiB")
 	}
 	if w.inHeap {
+		w.split = true
 		w.flushSegment()
 	}
 	w.recordHeader(tag, time, uint64(len(body)))

@@ -4,7 +4,6 @@ package main
 
 import (
 	"archive/zip"
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -288,31 +287,41 @@ func run(c *cli.Context) error {
 		}
 		opt.Mapping = m
 	}
-	in, err := cliutil.OpenInput(inName)
+	// Decrunch reads its input twice (the names first): a compressed input
+	// or standard input is decompressed to a temporary file. With
+	// --salvage, what decompresses before damage is kept.
+	src, _, kind, cleanup, damage, err := cliutil.SeekableInputPartial(inName)
 	if err != nil {
 		return err
 	}
-	defer in.Close()
-	dec, kind, err := compress.NewReader(in)
-	if err != nil {
-		return fmt.Errorf("%s: %w", inName, err)
+	defer cleanup()
+	if damage != nil && !c.Bool("salvage") {
+		return fmt.Errorf("%w (--salvage writes what precedes the damage)", damage)
 	}
-	defer dec.Close()
-	br := bufio.NewReaderSize(dec, 1<<20)
-	head, _ := br.Peek(64)
-	var r decrunch.Source
-	var v1 *decrunch.V1Source
-	if len(head) > 0 && head[0] == bmd.Version1 {
+	head := make([]byte, 64)
+	nh, _ := io.ReadFull(src, head)
+	head = head[:nh]
+	if _, err := src.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	v1 := len(head) > 0 && head[0] == bmd.Version1
+	var meta bmd.Metadata
+	if v1 {
 		// BMD version 1, from the original 2014 tools (or crunch --format v1)
-		v1, err = decrunch.NewV1Source(br)
-		r = v1
+		var r *decrunch.V1Source
+		if r, err = decrunch.NewV1Source(src); err == nil {
+			meta = r.Metadata()
+		}
 	} else {
-		r, err = bmd.NewReader(br)
+		var r *bmd.Reader
+		if r, err = bmd.NewReader(src); err == nil {
+			meta = r.Metadata()
+		}
 	}
 	if err == nil {
-		opt.Names = names.ForHash(r.Metadata().Hash)
+		opt.Names = names.ForHash(meta.Hash)
 		if opt.Names == nil && !quiet {
-			fmt.Fprintf(os.Stderr, "decrunch: warning: %s: names hashed with %q, which this decrunch does not know: none recovered\n", inName, r.Metadata().Hash)
+			fmt.Fprintf(os.Stderr, "decrunch: warning: %s: names hashed with %q, which this decrunch does not know: none recovered\n", inName, meta.Hash)
 		}
 	}
 	if err != nil {
@@ -322,6 +331,9 @@ func run(c *cli.Context) error {
 			}
 			err = fmt.Errorf("not a BMD file: it is %s", what)
 		}
+		if damage != nil {
+			return damage
+		}
 		return fmt.Errorf("%s: %w", inName, err)
 	}
 	out, err := cliutil.CreateOutput(outName, c.Bool("force"), inName)
@@ -329,7 +341,7 @@ func run(c *cli.Context) error {
 		return err
 	}
 	defer out.Abort() // after Commit, does nothing
-	st, err := decrunch.Decrunch(r, out, opt)
+	st, err := decrunch.Decrunch(src, out, opt)
 	if werr := out.Err(); werr != nil {
 		// Writing failed (disk full, reader gone): the conversion's error
 		// is only a consequence.
@@ -347,9 +359,6 @@ func run(c *cli.Context) error {
 			err = fmt.Errorf("truncated or damaged %s data: %w", kind, err)
 		}
 		return fmt.Errorf("%s: %w%s", inName, err, out.Incomplete())
-	}
-	if v1 != nil {
-		st.Warnings = append(st.Warnings, v1.Warnings()...)
 	}
 	if !quiet {
 		for _, w := range st.Warnings {
@@ -370,17 +379,13 @@ func run(c *cli.Context) error {
 		for _, k := range keys {
 			fmt.Fprintf(os.Stderr, "  recovered from %s: %d\n", k, from[k])
 		}
-		if v1 != nil {
+		if v1 {
 			fmt.Fprintf(os.Stderr, "candidates: %d distinct, %d Java hash collisions (same hash and length) between different candidates\n", names.Len(), names.JavaCollisions)
 		} else {
 			fmt.Fprintf(os.Stderr, "candidates: %d distinct, %d hash collisions between different candidates\n", names.Len(), names.Collisions)
 		}
 		if c.String("mapping") != "" {
-			fmt.Fprintf(os.Stderr, "mapping: renamed %d class, %d field and %d method name uses", st.RenamedClasses, st.RenamedFields, st.RenamedMethods)
-			if st.RenameMissed > 0 {
-				fmt.Fprintf(os.Stderr, " (%d field names could not be renamed: the class definitions came inside a heap dump)", st.RenameMissed)
-			}
-			fmt.Fprintln(os.Stderr)
+			fmt.Fprintf(os.Stderr, "mapping: renamed %d class, %d field and %d method name uses\n", st.RenamedClasses, st.RenamedFields, st.RenamedMethods)
 		}
 		fmt.Fprintf(os.Stderr, "objects: %d, roots: %d, HPROF bytes: %d\n", st.Objects, st.Roots, st.OutBytes)
 	}

@@ -156,6 +156,10 @@ func TestBadInput(t *testing.T) {
 	corrupt := bytes.Clone(bigBMD)
 	at := recordOffset(t, corrupt, 2000)
 	corrupt[at] = 0x7F
+	var noEnd bytes.Buffer // whole blocks, no END record
+	if w, err := bmd.NewWriter(&noEnd, &bmd.Metadata{IDSize: 4}); err != nil || w.HeapDump(true) != nil || w.Flush() != nil {
+		t.Fatal(err)
+	}
 	var gz bytes.Buffer
 	zw := gzip.NewWriter(&gz)
 	zw.Write(src)
@@ -170,11 +174,12 @@ func TestBadInput(t *testing.T) {
 		{"missing", "missing.bmd", nil, []string{"missing.bmd", "no such file"}},
 		{"empty", "empty.bmd", []byte{}, []string{"empty.bmd", "empty file"}},
 		{"truncated", "cut.bmd", bigBMD[:len(bigBMD)/2], []string{"cut.bmd", "truncated", "offset"}},
-		{"truncated before END", "noend.bmd", good[:len(good)-3], []string{"noend.bmd", "truncated", "END", "offset"}},
+		{"truncated before END", "noend.bmd", noEnd.Bytes(), []string{"noend.bmd", "truncated", "END", "offset"}},
+		{"truncated in a block", "cutblock.bmd", good[:len(good)-3], []string{"cutblock.bmd", "truncated", "block", "cut short", "offset"}},
 		{"truncated header", "cut-header.bmd", good[:3], []string{"cut-header.bmd", "truncated", "offset"}},
-		{"corrupt", "corrupt.bmd", corrupt, []string{"corrupt.bmd", "unknown record tag 127", fmt.Sprintf("offset %d", at)}},
+		{"corrupt", "corrupt.bmd", corrupt, []string{"corrupt.bmd", "checksum mismatch", "damaged", "offset"}},
 		{"unknown version", "v99.bmd", []byte{99, 0}, []string{"v99.bmd", "version 99"}},
-		{"truncated zstd", "cut.bmd.zst", zst[:len(zst)/2], []string{"cut.bmd.zst", "offset"}},
+		{"truncated zstd", "cut.bmd.zst", zst[:len(zst)/2], []string{"cut.bmd.zst", "truncated or damaged zstd data", "--salvage"}},
 		{"HPROF", "dump.hprof", src, []string{"dump.hprof", "not a BMD file", "HPROF heap dump", "crunch"}},
 		{"gzip HPROF", "dump.hprof.gz", gz.Bytes(), []string{"dump.hprof.gz", "not a BMD file", "HPROF heap dump"}},
 		{"PNG", "picture.png", pngBytes(), []string{"picture.png", "not a BMD file", "PNG image"}},
@@ -473,11 +478,12 @@ func TestSuccess(t *testing.T) {
 	})
 }
 
-// TestSignals: each termination signal, while decrunch writes its output
-// (its input, standard input, is held open halfway), removes the temporary
-// output and exits with 128 plus the signal's number, saying so with the
-// command's name; with standard output as the output, the message says
-// whether anything was written to it.
+// TestSignals: each termination signal removes decrunch's temporary files
+// and exits with 128 plus the signal's number, saying so with the
+// command's name: while it copies its standard input to a temporary file
+// (it reads its input twice, names first), and while it writes to a
+// standard output nobody reads. (crunch's TestSignals covers a temporary
+// output file: the commands share that code.)
 func TestSignals(t *testing.T) {
 	fixtures(t)
 	for _, sig := range []struct {
@@ -490,46 +496,60 @@ func TestSignals(t *testing.T) {
 		{syscall.SIGHUP, "SIGHUP", 129},
 		{syscall.SIGQUIT, "SIGQUIT", 131},
 	} {
-		for _, out := range []string{"out.hprof", "-"} {
-			t.Run(sig.name+" "+out, func(t *testing.T) {
-				d := clitest.NewDir(t)
-				before := d.Files(t)
-				cmd := d.Command(t.Context(), decrunchBin, "-", "-o", out)
-				pw, err := cmd.StdinPipe()
-				if err != nil {
-					t.Fatal(err)
-				}
-				var stdout, stderr bytes.Buffer
-				cmd.Stdout, cmd.Stderr = &stdout, &stderr
-				if err := cmd.Start(); err != nil {
-					t.Fatal(err)
-				}
-				exited := make(chan struct{})
-				var werr error
-				go func() { werr = cmd.Wait(); close(exited) }()
-				if _, err := pw.Write(bigBMD[:len(bigBMD)/2]); err != nil { // and keep the pipe open
-					t.Fatalf("writing decrunch's input: %v (stderr %q)", err, stderr.String())
-				}
-				if out == "-" {
-					time.Sleep(200 * time.Millisecond) // let it convert what it has
-				} else if !clitest.WaitFor(t, "the temporary output exists", func() bool { return d.HasTemp(".out.hprof.tmp-") }, exited) {
-					t.Fatalf("decrunch ended (%v) before it made its temporary output: stderr %q", werr, stderr.String())
-				}
-				cmd.Process.Signal(sig.sig)
-				<-exited
-				pw.Close()
-				r := clitest.Result{Code: clitest.ExitCode(t, cmd, werr), Stderr: stderr.String()}
-				clitest.NoPanic(t, r)
-				want := "decrunch: interrupted (" + sig.name + "): out.hprof not written"
-				if out == "-" {
-					want = "decrunch: interrupted (" + sig.name + "): nothing written to standard output"
-					if stdout.Len() > 0 {
-						want = "decrunch: interrupted (" + sig.name + "): standard output is incomplete"
-					}
-				}
-				clitest.ExpectFail(t, d, r, sig.code, "decrunch", before, want)
-			})
-		}
+		t.Run(sig.name+" spooling", func(t *testing.T) {
+			d := clitest.NewDir(t)
+			before := d.Files(t)
+			cmd := d.Command(t.Context(), decrunchBin, "-", "-o", "out.hprof")
+			pw, err := cmd.StdinPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			exited := make(chan struct{})
+			var werr error
+			go func() { werr = cmd.Wait(); close(exited) }()
+			if _, err := pw.Write(bigBMD[:len(bigBMD)/2]); err != nil { // and keep the pipe open
+				t.Fatalf("writing decrunch's input: %v (stderr %q)", err, stderr.String())
+			}
+			if !clitest.WaitFor(t, "the spool file exists", func() bool { return d.HasTemp("heapcrunch-spool-") }, exited) {
+				t.Fatalf("decrunch ended (%v) before it made its spool file: stderr %q", werr, stderr.String())
+			}
+			cmd.Process.Signal(sig.sig)
+			<-exited
+			pw.Close()
+			r := clitest.Result{Code: clitest.ExitCode(t, cmd, werr), Stderr: stderr.String()}
+			clitest.NoPanic(t, r)
+			clitest.ExpectFail(t, d, r, sig.code, "decrunch", before, "decrunch: interrupted ("+sig.name+"): no output written")
+		})
+		t.Run(sig.name+" writing", func(t *testing.T) {
+			d := clitest.NewDir(t)
+			d.Write(t, "big.bmd", bigBMD)
+			before := d.Files(t)
+			cmd := d.Command(t.Context(), decrunchBin, "big.bmd")
+			pr, err := cmd.StdoutPipe() // never read: decrunch blocks writing
+			if err != nil {
+				t.Fatal(err)
+			}
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := io.ReadFull(pr, make([]byte, 1)); err != nil { // it writes, and will fill the pipe
+				t.Fatalf("reading decrunch's output: %v (stderr %q)", err, stderr.String())
+			}
+			time.Sleep(100 * time.Millisecond)
+			cmd.Process.Signal(sig.sig)
+			werr := cmd.Wait()
+			pr.Close()
+			r := clitest.Result{Code: clitest.ExitCode(t, cmd, werr), Stderr: stderr.String()}
+			clitest.NoPanic(t, r)
+			clitest.ExpectFail(t, d, r, sig.code, "decrunch", before, "decrunch: interrupted ("+sig.name+"): standard output is incomplete")
+		})
 	}
 }
 

@@ -15,27 +15,40 @@ import (
 // pipes, FIFOs, devices and compressed files are spooled to a temporary
 // file, which cleanup removes (as does a termination signal).
 func SeekableInput(name string) (f io.ReadSeeker, size int64, kind compress.Kind, cleanup func(), err error) {
+	f, size, kind, cleanup, _, err = seekableInput(name, false)
+	return f, size, kind, cleanup, err
+}
+
+// SeekableInputPartial is SeekableInput for a reader that can use what
+// precedes damage (decrunch --salvage): an input whose compressed data is
+// truncated or damaged gives the bytes decompressed before the damage, and
+// the damage as a separate error.
+func SeekableInputPartial(name string) (f io.ReadSeeker, size int64, kind compress.Kind, cleanup func(), damage, err error) {
+	return seekableInput(name, true)
+}
+
+func seekableInput(name string, partial bool) (f io.ReadSeeker, size int64, kind compress.Kind, cleanup func(), damage, err error) {
 	in, err := OpenInput(name)
 	if err != nil {
-		return nil, 0, "", nil, err
+		return nil, 0, "", nil, nil, err
 	}
 	dec, kind, err := compress.NewReader(in)
 	if err != nil {
 		in.Close()
-		return nil, 0, kind, nil, fmt.Errorf("%s: %w", name, err)
+		return nil, 0, kind, nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if file, ok := in.(*os.File); ok && kind == compress.None && name != "-" {
 		st, err := file.Stat()
 		if err != nil {
 			file.Close()
-			return nil, 0, kind, nil, fmt.Errorf("%s: %w", name, unwrapPath(err))
+			return nil, 0, kind, nil, nil, fmt.Errorf("%s: %w", name, unwrapPath(err))
 		}
 		if st.Mode().IsRegular() {
 			if _, err := file.Seek(0, io.SeekStart); err != nil {
 				file.Close()
-				return nil, 0, kind, nil, fmt.Errorf("%s: %w", name, unwrapPath(err))
+				return nil, 0, kind, nil, nil, fmt.Errorf("%s: %w", name, unwrapPath(err))
 			}
-			return file, st.Size(), kind, func() { file.Close() }, nil
+			return file, st.Size(), kind, func() { file.Close() }, nil, nil
 		}
 		// A pipe (<(zcat dump.gz)) or a device cannot be read twice: the
 		// bytes already read by the detection are in dec, spooled below.
@@ -48,7 +61,7 @@ func SeekableInput(name string) (f io.ReadSeeker, size int64, kind compress.Kind
 	if err != nil {
 		dec.Close()
 		in.Close()
-		return nil, 0, kind, nil, fmt.Errorf("%s: cannot make a temporary copy to read it twice (set TMPDIR to a folder with room): %w", name, err)
+		return nil, 0, kind, nil, nil, fmt.Errorf("%s: cannot make a temporary copy to read it twice (set TMPDIR to a folder with room): %w", name, err)
 	}
 	clean := func() { cancel(); remove() }
 	sw := &spoolWriter{f: tmp}
@@ -57,20 +70,24 @@ func SeekableInput(name string) (f io.ReadSeeker, size int64, kind compress.Kind
 	in.Close()
 	if sw.err != nil {
 		clean()
-		return nil, 0, kind, nil, fmt.Errorf("%s: cannot make a temporary copy to read it twice: writing %s: %v (set TMPDIR to a folder with room)", name, filepath.Dir(tmp.Name()), unwrapPath(sw.err))
+		return nil, 0, kind, nil, nil, fmt.Errorf("%s: cannot make a temporary copy to read it twice: writing %s: %v (set TMPDIR to a folder with room)", name, filepath.Dir(tmp.Name()), unwrapPath(sw.err))
 	}
 	if err != nil {
-		clean()
 		if kind == compress.None {
-			return nil, 0, kind, nil, fmt.Errorf("%s: reading at offset %d: %w", name, n, err)
+			damage = fmt.Errorf("%s: reading at offset %d: %w", name, n, err)
+		} else {
+			damage = fmt.Errorf("%s: truncated or damaged %s data after %d uncompressed bytes: %w", name, kind, n, err)
 		}
-		return nil, 0, kind, nil, fmt.Errorf("%s: truncated or damaged %s data after %d uncompressed bytes: %w", name, kind, n, err)
+		if !partial {
+			clean()
+			return nil, 0, kind, nil, nil, damage
+		}
 	}
 	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
 		clean()
-		return nil, 0, kind, nil, err
+		return nil, 0, kind, nil, nil, err
 	}
-	return tmp, n, kind, clean, nil
+	return tmp, n, kind, clean, damage, nil
 }
 
 // spoolWriter keeps the error of writing the spool file, to tell it from

@@ -102,7 +102,7 @@ func NewWriter(w io.Writer, k Kind) (io.WriteCloser, error) {
 	case Gzip:
 		return gzip.NewWriterLevel(w, gzip.BestCompression)
 	case Zstd:
-		return zstd.NewWriter(w, zstd.WithEncoderLevel(zstd.SpeedBestCompression), zstd.WithWindowSize(8<<20))
+		return newZstdFrames(w)
 	case None:
 		return nopWriteCloser{w}, nil
 	}

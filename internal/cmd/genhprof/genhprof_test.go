@@ -127,12 +127,8 @@ func TestRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatalf("idsize %d: crunch: %v", id, err)
 		}
-		r, err := bmd.NewReader(&z)
-		if err != nil {
-			t.Fatal(err)
-		}
 		var out bytes.Buffer
-		if _, err := decrunch.Decrunch(r, &out, decrunch.Options{SegmentSize: 100 << 10}); err != nil {
+		if _, err := decrunch.Decrunch(bytes.NewReader(z.Bytes()), &out, decrunch.Options{SegmentSize: 100 << 10}); err != nil {
 			t.Fatalf("idsize %d: decrunch: %v", id, err)
 		}
 		q := filepath.Join(t.TempDir(), "out.hprof")
@@ -206,7 +202,7 @@ func TestDecrunchOver4GiB(t *testing.T) {
 		}
 	}
 	must(0, w.HeapDump(true))
-	must(w.Class(&bmd.Class{}))                          // 1
+	must(w.Class(&bmd.Class{Index: 1}))                  // 1
 	must(w.PrimitiveArray(bmd.Long, 300_000_000, false)) // 2: 2.4 GB
 	must(w.PrimitiveArray(bmd.Long, 300_000_000, false)) // 3: 2.4 GB, ends past 4 GiB
 	must(w.PrimitiveArray(bmd.Byte, 1000, false))        // 4
@@ -216,14 +212,10 @@ func TestDecrunchOver4GiB(t *testing.T) {
 	must(0, w.HeapDumpEnd())
 	must(0, w.Close())
 
-	r, err := bmd.NewReader(&z)
-	if err != nil {
-		t.Fatal(err)
-	}
 	pr, pw := io.Pipe()
 	done := make(chan *decrunch.Stats, 1)
 	go func() {
-		st, err := decrunch.Decrunch(r, pw, decrunch.Options{})
+		st, err := decrunch.Decrunch(bytes.NewReader(z.Bytes()), pw, decrunch.Options{})
 		pw.CloseWithError(err)
 		done <- st
 	}()

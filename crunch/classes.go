@@ -1,0 +1,328 @@
+package crunch
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/heapcrunch/heapcrunch/bmd"
+	"github.com/heapcrunch/heapcrunch/hprof"
+)
+
+// classInfo is what crunch knows of a class with a CLASS DUMP. Its index
+// in state.classes is its dense object ID minus one.
+type classInfo struct {
+	dump        *hprof.ClassDump // its first dump
+	keepAll     bool             // preserve-class or keep-primitives
+	keepFields  map[uint64]bool  // HPROF field and static name IDs kept by a profile
+	keepStatics map[uint64]bool  // HPROF static-name string IDs kept as platform facts
+	chain       []hprof.BasicType
+	chainSize   int
+	chunk       uint32 // the chunk before which pass 2 defines it
+	defined     bool   // pass 2: its CLASS record is written
+	placed      bool   // pass 2: its first dump is placed
+	loads       []int  // its LOAD CLASS records (indexes in state.loads)
+}
+
+// noChunk marks a class no chunk needs yet.
+const noChunk = math.MaxUint32
+
+func (ci *classInfo) fieldKept(f hprof.Field) bool {
+	return f.Type == hprof.Object || ci.keepAll || ci.keepFields[f.Name]
+}
+
+// super returns the index of class k's super class among the classes, or
+// -1 (none, or a class without CLASS DUMP).
+func (st *state) super(k int) int {
+	c := st.classes[k].dump
+	if c.Super == 0 {
+		return -1
+	}
+	j, ok := st.classIdx[c.Super]
+	if !ok {
+		return -1
+	}
+	return j
+}
+
+// hierarchy computes instance sizes: the field bytes of each class and of
+// its superclasses, and for each class the nearest class at or above it
+// that has fields (up), so that building a layout visits only those. A
+// class met twice on the way up is a superclass loop, which no VM writes:
+// an error, not a walk that never ends. Layouts themselves are built at a
+// class's first instance (layout), whose data bounds them.
+func (st *state) hierarchy() error {
+	const (
+		unseen = iota
+		onPath
+		done
+	)
+	nc := len(st.classes)
+	state := make([]uint8, nc)
+	st.up = make([]int32, nc)
+	var path []int
+	for i := range st.classes {
+		path = path[:0]
+		k := i
+		for k >= 0 && state[k] == unseen {
+			state[k] = onPath
+			path = append(path, k)
+			next := st.super(k)
+			if next >= 0 && state[next] == onPath {
+				return fmt.Errorf("crunch: class 0x%x: its superclass chain loops back to class 0x%x", st.classes[i].dump.ID, st.classes[k].dump.Super)
+			}
+			k = next
+		}
+		// Resolve the path from the top down: k is -1 or a done class.
+		size, up := 0, int32(-1)
+		if k >= 0 {
+			size, up = st.classes[k].chainSize, st.up[k]
+		}
+		for j := len(path) - 1; j >= 0; j-- {
+			ci := st.classes[path[j]]
+			for _, f := range ci.dump.Fields {
+				size += f.Type.Size(st.idSize)
+			}
+			if len(ci.dump.Fields) > 0 {
+				up = int32(path[j])
+			}
+			ci.chainSize, st.up[path[j]] = size, up
+			state[path[j]] = done
+		}
+	}
+	return nil
+}
+
+// planDefinitions decides where pass 2 defines each class: before the
+// chunk of its first need (its place, or an instance of it or of a
+// subclass, which needs the whole chain), and lists the LOAD CLASS records
+// it writes with it: those of its serial unless a STACK FRAME names it.
+func (st *state) planDefinitions() {
+	for id, c := range st.firstNeed {
+		if k, ok := st.classIdx[id]; ok {
+			st.classes[k].chunk = min(st.classes[k].chunk, c)
+		}
+	}
+	st.firstNeed = nil
+	// A super class is needed wherever a subclass is: classes in the
+	// order of their chunks, each walk up stops at a super already as
+	// early, so each class is lowered once.
+	order := make([]int, len(st.classes))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(st.classes[a].chunk, st.classes[b].chunk) })
+	for _, k := range order {
+		c := st.classes[k].chunk
+		for j := st.super(k); j >= 0 && st.classes[j].chunk > c; j = st.super(j) {
+			st.classes[j].chunk = c
+		}
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(st.classes[a].chunk, st.classes[b].chunk) })
+	st.defOrder = order
+	frameClasses := map[uint32]bool{}
+	for _, f := range st.frameNames {
+		frameClasses[f.class] = true
+	}
+	for i := range st.loads {
+		l := &st.loads[i]
+		if k, ok := st.classIdx[l.class]; ok && !frameClasses[l.serial] {
+			l.deferred = true
+			st.classes[k].loads = append(st.classes[k].loads, i)
+		}
+	}
+}
+
+// layout returns the field types of an instance of class k, its own fields
+// first, then each superclass's. It is built once, at the first instance,
+// after the instance's data length has been checked against chainSize, so
+// its size is bounded by bytes of the dump; only classes with fields are
+// visited.
+func (st *state) layout(k int) []hprof.BasicType {
+	ci := st.classes[k]
+	if ci.chain == nil && ci.chainSize > 0 {
+		for j := st.up[k]; j >= 0; {
+			c := st.classes[j].dump
+			for _, f := range c.Fields {
+				ci.chain = append(ci.chain, f.Type)
+			}
+			next := st.super(int(j))
+			if next < 0 {
+				break
+			}
+			j = st.up[next]
+		}
+	}
+	return ci.chain
+}
+
+// keptValues decides which primitive values each class keeps: all with
+// --keep-primitives or --preserve-class, the fields of the profile, and
+// the platform facts of boot classes.
+func (st *state) keptValues() {
+	for _, ci := range st.classes {
+		ci.keepAll = st.opt.KeepPrimitives
+		name := st.textOf(st.classNames[ci.dump.ID])
+		if name == "" {
+			continue
+		}
+		ci.keepAll = ci.keepAll || st.preserveNames[name]
+		if fields := st.profileClass[name]; fields != nil {
+			ci.keepFields = map[uint64]bool{}
+			for _, f := range ci.dump.Fields {
+				if slices.Contains(fields, st.textOf(f.Name)) {
+					ci.keepFields[f.Name] = true
+				}
+			}
+			for _, f := range ci.dump.Statics {
+				if slices.Contains(fields, st.textOf(f.Name)) {
+					ci.keepFields[f.Name] = true
+				}
+			}
+		}
+		if fields := st.factClass[name]; fields != nil && ci.dump.Loader == 0 {
+			ci.keepStatics = map[uint64]bool{}
+			for _, f := range ci.dump.Statics {
+				if slices.Contains(fields, st.textOf(f.Name)) {
+					ci.keepStatics[f.Name] = true
+				}
+			}
+		}
+	}
+}
+
+// optionWarnings lists the options that have nothing to act on in this
+// dump.
+func (st *state) optionWarnings() {
+	w := &st.stats.Warnings
+	for _, h := range st.opt.DropHeaps {
+		if t, _ := ParseHeapName(h); !st.heapsSeen[t] {
+			*w = append(*w, fmt.Sprintf("--drop-heap %s: the dump has no %s heap (no HEAP DUMP INFO names it): nothing dropped", h, h))
+		}
+	}
+	names := map[string]bool{}
+	for _, l := range st.loads {
+		names[st.textOf(l.name)] = true
+	}
+	for _, c := range st.opt.PreserveClasses {
+		found := false
+		for _, s := range classNameSpellings(c) {
+			found = found || names[s]
+		}
+		if !found {
+			*w = append(*w, fmt.Sprintf("--preserve-class %s: no class of that name in the dump: nothing preserved", c))
+		}
+	}
+}
+
+// bmdClass converts a class dump of class k (its first dump, or another
+// one) to a BMD class definition, writing the names it uses first.
+func (p *pass2) bmdClass(k int, d *hprof.ClassDump) (*bmd.Class, error) {
+	ci := p.classes[k]
+	c := &p.class
+	*c = bmd.Class{Index: uint64(k) + 1, StackTrace: d.StackTrace, Super: p.obj(d.Super), Loader: p.obj(d.Loader),
+		Signers: p.obj(d.Signers), ProtectionDomain: p.obj(d.ProtectionDomain),
+		Reserved1: p.obj(d.Reserved1), Reserved2: p.obj(d.Reserved2), InstanceSize: d.InstanceSize,
+		Constants: c.Constants[:0], Statics: c.Statics[:0], Fields: c.Fields[:0]}
+	for _, k := range d.Constants {
+		v := k.Value
+		if k.Type == hprof.Object {
+			v = p.obj(v)
+		}
+		c.Constants = append(c.Constants, bmd.Constant{Index: k.Index, Type: bmd.Type(k.Type), Kept: ci.keepAll, Value: v})
+	}
+	for _, f := range d.Statics {
+		name, err := p.sid(f.Name)
+		if err != nil {
+			return nil, err
+		}
+		v := f.Value
+		if f.Type == hprof.Object {
+			v = p.obj(v)
+		}
+		kept := ci.keepAll || ci.keepFields[f.Name] || ci.keepStatics[f.Name]
+		if !kept && f.Type != hprof.Object {
+			v = 0
+		}
+		c.Statics = append(c.Statics, bmd.Static{Name: name, Type: bmd.Type(f.Type), Kept: kept, Value: v})
+	}
+	for _, f := range d.Fields {
+		name, err := p.sid(f.Name)
+		if err != nil {
+			return nil, err
+		}
+		c.Fields = append(c.Fields, bmd.Field{Name: name, Type: bmd.Type(f.Type), Kept: ci.fieldKept(f)})
+	}
+	return c, nil
+}
+
+// define writes the definition of class k: its LOAD CLASS records, the
+// names they and its fields use, and its CLASS record.
+func (p *pass2) define(k int) error {
+	return p.defineGroup([]int{k})
+}
+
+// defineGroup defines the classes ks that are not defined yet, as runs of
+// records of one kind, which compress best: the names of the classes,
+// then the names of their statics and fields (each name written where it
+// is first used, so that names used one after the other share prefixes
+// and have consecutive IDs), then their LOAD CLASS records, then their
+// CLASS records.
+func (p *pass2) defineGroup(ks []int) error {
+	todo := p.group[:0]
+	for _, k := range ks {
+		if !p.classes[k].defined {
+			p.classes[k].defined = true
+			todo = append(todo, k)
+		}
+	}
+	p.group = todo
+	for _, k := range todo {
+		for _, i := range p.classes[k].loads {
+			if _, err := p.sid(p.loads[i].name); err != nil {
+				return err
+			}
+		}
+	}
+	for _, k := range todo {
+		d := p.classes[k].dump
+		for _, f := range d.Statics {
+			if _, err := p.sid(f.Name); err != nil {
+				return err
+			}
+		}
+		for _, f := range d.Fields {
+			if _, err := p.sid(f.Name); err != nil {
+				return err
+			}
+		}
+	}
+	for _, k := range todo {
+		for _, i := range p.classes[k].loads {
+			if err := p.writeLoad(&p.loads[i]); err != nil {
+				return err
+			}
+		}
+	}
+	for _, k := range todo {
+		c, err := p.bmdClass(k, p.classes[k].dump)
+		if err != nil {
+			return err
+		}
+		if _, err := p.w.Class(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// defineChunk defines the classes first needed in chunk c (and every
+// earlier chunk, for a chunk pass 2 skipped).
+func (p *pass2) defineChunk(c uint32) error {
+	start := p.nextDef
+	for p.nextDef < len(p.defOrder) && p.classes[p.defOrder[p.nextDef]].chunk <= c {
+		p.nextDef++
+	}
+	return p.defineGroup(p.defOrder[start:p.nextDef])
+}

@@ -1,0 +1,522 @@
+package decrunch
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+
+	"github.com/heapcrunch/heapcrunch/bmd"
+	"github.com/heapcrunch/heapcrunch/hprof"
+)
+
+// Decrunch reads the BMD file in src (version 2, or version 1 of the
+// original tools, told apart by the header) and writes the HPROF dump to
+// out. It reads src twice from its start. In the first pass it writes the
+// names (STRING records) and LOAD CLASS records: a BMD file has them just
+// before the objects that need them, so that a truncated file keeps what
+// precedes the cut, while an HPROF reader needs them before the heap dump
+// (Eclipse MAT names classes and fields as it reads their class dumps;
+// VisualVM's library takes everything from the first heap dump segment to
+// HEAP DUMP END for sub-records). In the second pass it writes everything
+// else.
+func Decrunch(src io.ReadSeeker, out io.Writer, opt Options) (*Stats, error) {
+	c := &converter{opt: opt, src: src, unplaced: map[uint64]*hprof.ClassDump{}, texts: []string{""}}
+	first, err := c.open()
+	if err != nil {
+		return nil, err
+	}
+	c.meta = first.Metadata()
+	c.st = &Stats{Metadata: c.meta}
+	version := c.meta.HPROFVersion
+	if version == "" {
+		version = hprof.Version102
+	}
+	c.out = &countWriter{w: out}
+	if c.w, err = hprof.NewWriter(c.out, hprof.Header{Version: version, IDSize: c.meta.IDSize, Timestamp: c.meta.Timestamp}); err != nil {
+		return nil, err
+	}
+	c.w.SegmentSize = opt.SegmentSize
+	c.enc = c.w.Encoder()
+	c.ids = newObjectIDs(&c.meta)
+	if opt.Mapping != nil {
+		c.rn = newRenamer()
+	}
+	errA := c.run(first, c.names)
+	if errA != nil && !opt.Salvage {
+		return nil, errA
+	}
+	second, err := c.open()
+	if err != nil {
+		return nil, err
+	}
+	errB := c.run(second, c.rest)
+	if v1, ok := second.(*V1Source); ok {
+		c.st.Warnings = append(c.st.Warnings, v1.Warnings()...)
+	}
+	return c.finish(cmpErr(errA, errB))
+}
+
+// cmpErr returns the error that ended the reading: the second pass meets
+// the damage the first met, unless the first pass failed on its own.
+func cmpErr(a, b error) error {
+	if b != nil {
+		return b
+	}
+	return a
+}
+
+// converter writes the HPROF of one BMD file.
+type converter struct {
+	opt  Options
+	src  io.ReadSeeker
+	meta bmd.Metadata
+	st   *Stats
+	out  *countWriter
+	w    *hprof.Writer
+	enc  hprof.BodyEncoder
+	ids  objectIDs
+	rn   *renamer
+
+	source     Source // the one being read
+	idOverflow bool
+	time       uint32
+	texts      []string // string ID -> name as written
+	body       []byte
+	s          hprof.SubRecord
+	inHeap     bool
+	heapSeg    bool
+	unplaced   map[uint64]*hprof.ClassDump // class dumps waiting for PLACE CLASSES, by class index
+	stringsOut int                         // STRING records written by the first pass
+}
+
+// open returns a Source reading src from its start.
+func (c *converter) open() (Source, error) {
+	if _, err := c.src.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	var head [1]byte
+	n, _ := io.ReadFull(c.src, head[:])
+	if _, err := c.src.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	if n == 1 && head[0] == 1 {
+		v1, err := NewV1Source(c.src)
+		if err != nil {
+			return nil, err
+		}
+		if t, ok := c.opt.Names.(*NameTable); ok {
+			c.opt.Names = t.ForHash(bmd.HashJava)
+		}
+		return v1, nil
+	}
+	return bmd.NewReader(c.src)
+}
+
+// run reads the records of r, giving each to handle, until the end or the
+// first error.
+func (c *converter) run(r Source, handle func(*bmd.Record) error) error {
+	c.source = r
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if c.idOverflow {
+			return fmt.Errorf("decrunch: too many objects for a dump with %d-byte identifiers", c.meta.IDSize)
+		}
+		if rec.Kind == bmd.KindTime {
+			c.time = rec.Time
+			continue
+		}
+		if err := handle(rec); err != nil {
+			return err
+		}
+	}
+}
+
+// names handles a record of the first pass: names, LOAD CLASS records,
+// and the names a mapping gives class members.
+func (c *converter) names(rec *bmd.Record) error {
+	switch rec.Kind {
+	case bmd.KindString, bmd.KindHashedString, bmd.KindArrayName:
+		return c.name(rec)
+	case bmd.KindLoadClass:
+		return c.loadClass(rec)
+	case bmd.KindClass:
+		if c.rn != nil {
+			return c.renameMembers(&rec.Def, nil)
+		}
+	}
+	return nil
+}
+
+// rest handles a record of the second pass.
+func (c *converter) rest(rec *bmd.Record) error {
+	switch rec.Kind {
+	case bmd.KindString, bmd.KindHashedString, bmd.KindArrayName, bmd.KindLoadClass:
+		return nil // written by the first pass
+	case bmd.KindUnloadClass:
+		return c.w.WriteRecord(hprof.TagUnloadClass, c.time, c.enc.Serial(c.body[:0], rec.Serial))
+	case bmd.KindEndThread:
+		return c.w.WriteRecord(hprof.TagEndThread, c.time, c.enc.Serial(c.body[:0], rec.Serial))
+	case bmd.KindStackFrame:
+		return c.stackFrame(rec)
+	case bmd.KindStackTrace:
+		for i, f := range rec.Frames {
+			rec.Frames[i] = frameID(f)
+		}
+		c.body = c.enc.StackTrace(c.body[:0], hprof.StackTrace{Serial: rec.Serial, Thread: rec.Thread, Frames: rec.Frames})
+		return c.w.WriteRecord(hprof.TagStackTrace, c.time, c.body)
+	case bmd.KindStartThread:
+		c.body = c.enc.StartThread(c.body[:0], hprof.StartThread{Serial: rec.Serial, Object: c.obj(rec.Object), StackTrace: rec.Trace,
+			Name: str(rec.Name), Group: str(rec.Group), ParentGroup: str(rec.Parent)})
+		return c.w.WriteRecord(hprof.TagStartThread, c.time, c.body)
+	case bmd.KindRawRecord:
+		return c.w.WriteRecord(hprof.Tag(rec.Tag), c.time, rec.Text)
+	case bmd.KindHeapDump:
+		return c.heapDump(rec)
+	case bmd.KindHeapDumpEnd:
+		c.inHeap = false
+		if err := c.w.EndHeapDump(); err != nil {
+			return err
+		}
+		return c.w.WriteRecord(hprof.TagHeapDumpEnd, c.time, nil)
+	case bmd.KindTrace, bmd.KindEnd, bmd.KindObjectID:
+		return nil // state the reader applies
+	case bmd.KindHeapInfo:
+		c.s = hprof.SubRecord{Tag: hprof.HeapDumpInfoTag, HeapType: rec.HeapType, HeapName: str(rec.Name),
+			Elements: c.s.Elements, Data: c.s.Data[:0], Class: c.s.Class}
+		return c.sub(&c.s)
+	case bmd.KindRoot:
+		return c.root(rec)
+	case bmd.KindClass:
+		return c.class(rec)
+	case bmd.KindPlaceClasses:
+		return c.placeClasses(rec)
+	case bmd.KindInstance:
+		return c.instance(rec)
+	case bmd.KindObjectArray:
+		return c.objectArray(rec)
+	case bmd.KindPrimitiveArray, bmd.KindPrimitiveNoData:
+		return c.primitiveArray(rec)
+	}
+	return fmt.Errorf("decrunch: unexpected %s record", rec.Kind)
+}
+
+// obj returns the HPROF ID of a dense object ID.
+func (c *converter) obj(d uint64) uint64 {
+	v, ok := c.ids.id(d)
+	if !ok {
+		c.idOverflow = true
+	}
+	return v
+}
+
+func str(d uint64) uint64 {
+	if d == 0 {
+		return 0
+	}
+	return strID(d)
+}
+
+// sub writes a heap sub-record.
+func (c *converter) sub(s *hprof.SubRecord) error {
+	if !c.inHeap {
+		return fmt.Errorf("decrunch: %s outside a heap dump", s.Tag)
+	}
+	return c.w.WriteSub(s)
+}
+
+// name writes the STRING record of a clear name, a hashed name (recovered
+// or as its placeholder) or an array name.
+func (c *converter) name(rec *bmd.Record) error {
+	st := c.st
+	st.Strings++
+	var text []byte
+	switch rec.Kind {
+	case bmd.KindString:
+		st.Clear++
+		text = rec.Text
+	case bmd.KindArrayName:
+		st.ArrayNames++
+		text = bmd.ArrayName([]byte(c.texts[rec.Name]), int(rec.Dims), rec.Descriptor)
+	default:
+		if name, ok := lookup(c.opt.Names, rec.Hash, rec.Length); ok {
+			st.Recovered++
+			text = []byte(name)
+		} else {
+			st.Missing++
+			text = []byte(Placeholder(rec.Hash))
+		}
+	}
+	if c.opt.Rename != nil && rec.Kind != bmd.KindArrayName {
+		text = []byte(c.opt.Rename(string(text)))
+	}
+	c.texts = append(c.texts, string(text))
+	if c.rn != nil {
+		c.rn.texts[rec.ID] = string(text)
+	}
+	c.body = c.enc.String(c.body[:0], strID(rec.ID), text)
+	return c.w.WriteRecord(hprof.TagString, c.time, c.body)
+}
+
+func (c *converter) loadClass(rec *bmd.Record) error {
+	name := str(rec.Name)
+	if c.rn != nil {
+		cls := c.rn.texts[rec.Name]
+		c.rn.classBy[rec.Class], c.rn.serials[rec.Serial] = cls, cls
+		orig, ok := c.opt.Mapping.Class(cls)
+		var err error
+		if name, err = c.rename(rec.Name, orig, ok, &c.st.RenamedClasses); err != nil {
+			return err
+		}
+	}
+	c.body = c.enc.LoadClass(c.body[:0], hprof.LoadClass{Serial: rec.Serial, ClassID: c.obj(rec.Class), StackTrace: rec.Trace, Name: name})
+	return c.w.WriteRecord(hprof.TagLoadClass, c.time, c.body)
+}
+
+func (c *converter) stackFrame(rec *bmd.Record) error {
+	method := str(rec.Method)
+	if c.rn != nil {
+		orig, ok := c.opt.Mapping.Method(c.rn.serials[rec.ClassSerial], c.rn.texts[rec.Method])
+		var err error
+		if method, err = c.rename(rec.Method, orig, ok, &c.st.RenamedMethods); err != nil {
+			return err
+		}
+	}
+	c.body = c.enc.StackFrame(c.body[:0], hprof.StackFrame{ID: frameID(rec.ID), Method: method, Signature: str(rec.Signature),
+		SourceFile: str(rec.Source), Class: rec.ClassSerial, Line: rec.Line})
+	return c.w.WriteRecord(hprof.TagStackFrame, c.time, c.body)
+}
+
+// rename returns the HPROF string ID to write for a use of string sid
+// whose original name is orig (ok: mapped), writing its STRING record
+// first when it needs one of its own; count, when not nil, counts the
+// renamed use.
+func (c *converter) rename(sid uint64, orig string, ok bool, count *uint64) (uint64, error) {
+	if sid == 0 {
+		return 0, nil
+	}
+	id, write, changed := c.rn.use(sid, orig, ok)
+	if !changed {
+		return str(sid), nil
+	}
+	if write {
+		b := c.enc.String(nil, id, []byte(orig))
+		if err := c.w.WriteRecord(hprof.TagString, c.time, b); err != nil {
+			return 0, err
+		}
+	}
+	if count != nil {
+		*count++
+	}
+	return id, nil
+}
+
+// renameMembers renames the statics and fields of a class definition by
+// the mapping, in the context of its class: in the first pass (cd nil)
+// it writes the STRING records the renamed names need; in the second it
+// sets their IDs in cd and counts them.
+func (c *converter) renameMembers(d *bmd.Class, cd *hprof.ClassDump) error {
+	cls := c.rn.classBy[d.Index]
+	var count *uint64
+	if cd != nil {
+		count = &c.st.RenamedFields
+	}
+	for i, f := range d.Statics {
+		orig, ok := c.opt.Mapping.Field(cls, c.rn.texts[f.Name])
+		id, err := c.rename(f.Name, orig, ok, count)
+		if err != nil {
+			return err
+		}
+		if cd != nil {
+			cd.Statics[i].Name = id
+		}
+	}
+	for i, f := range d.Fields {
+		orig, ok := c.opt.Mapping.Field(cls, c.rn.texts[f.Name])
+		id, err := c.rename(f.Name, orig, ok, count)
+		if err != nil {
+			return err
+		}
+		if cd != nil {
+			cd.Fields[i].Name = id
+		}
+	}
+	return nil
+}
+
+func (c *converter) heapDump(rec *bmd.Record) error {
+	tag := hprof.TagHeapDump
+	if rec.Segment {
+		tag = hprof.TagHeapDumpSegment
+	}
+	c.inHeap, c.heapSeg = true, rec.Segment
+	return c.w.BeginHeapDump(tag, c.time)
+}
+
+func (c *converter) root(rec *bmd.Record) error {
+	c.st.Roots++
+	c.s = hprof.SubRecord{Tag: hprof.SubTag(rec.Tag), ID: c.obj(rec.Object), Thread: rec.Thread, Frame: rec.Frame,
+		JNIRef: rec.JNIRef, StackTrace: rec.Trace, Elements: c.s.Elements, Data: c.s.Data[:0], Class: c.s.Class}
+	return c.sub(&c.s)
+}
+
+// class converts a class definition. In a file whose classes are placed,
+// its CLASS DUMP is held until a PLACE CLASSES record says where it was,
+// but for another dump of a class (several heap dumps), which goes here.
+func (c *converter) class(rec *bmd.Record) error {
+	c.st.Objects++
+	d := &rec.Def
+	cd := &c.s.Class
+	c.s.Tag = hprof.ClassDumpTag
+	cd.ID, cd.StackTrace = c.obj(rec.ID), d.StackTrace
+	cd.Super, cd.Loader, cd.Signers, cd.ProtectionDomain = c.obj(d.Super), c.obj(d.Loader), c.obj(d.Signers), c.obj(d.ProtectionDomain)
+	cd.Reserved1, cd.Reserved2, cd.InstanceSize = c.obj(d.Reserved1), c.obj(d.Reserved2), d.InstanceSize
+	cd.Constants = cd.Constants[:0]
+	for _, k := range d.Constants {
+		cd.Constants = append(cd.Constants, hprof.Constant{Index: k.Index, Type: hprof.BasicType(k.Type), Value: c.value(k.Type, k.Value)})
+	}
+	cd.Statics = cd.Statics[:0]
+	for _, f := range d.Statics {
+		cd.Statics = append(cd.Statics, hprof.StaticField{Name: str(f.Name), Type: hprof.BasicType(f.Type), Value: c.value(f.Type, f.Value)})
+	}
+	cd.Fields = cd.Fields[:0]
+	for _, f := range d.Fields {
+		cd.Fields = append(cd.Fields, hprof.Field{Name: str(f.Name), Type: hprof.BasicType(f.Type)})
+	}
+	if c.rn != nil {
+		if err := c.renameMembers(d, cd); err != nil {
+			return err
+		}
+	}
+	if c.meta.ClassesPlaced && !d.Redump {
+		c.unplaced[rec.ID] = cd.Clone()
+		return nil
+	}
+	return c.sub(&c.s)
+}
+
+// value converts a constant or static value: an object ID, or the value.
+func (c *converter) value(t bmd.Type, v uint64) uint64 {
+	if t == bmd.Object {
+		return c.obj(v)
+	}
+	return v
+}
+
+// placeClasses writes the held CLASS DUMPs of the classes a PLACE CLASSES
+// record places.
+func (c *converter) placeClasses(rec *bmd.Record) error {
+	held := c.s.Class
+	defer func() { c.s.Class = held }()
+	c.s.Tag = hprof.ClassDumpTag
+	for i := rec.ID; i < rec.ID+rec.Length; i++ {
+		cd, ok := c.unplaced[i]
+		if !ok {
+			return fmt.Errorf("decrunch: PLACE CLASSES at offset %d places class %d, which no CLASS record defined before", rec.Offset, i)
+		}
+		c.s.Class = *cd
+		delete(c.unplaced, i)
+		if err := c.sub(&c.s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *converter) instance(rec *bmd.Record) error {
+	c.st.Objects++
+	lay, _ := c.source.Layout(rec.Class)
+	data := c.s.Data[:0]
+	for i, f := range lay {
+		v := rec.Values[i]
+		if f.Type == bmd.Object {
+			data = c.enc.AppendID(data, c.obj(v))
+			continue
+		}
+		switch f.Type.Size() {
+		case 1:
+			data = append(data, byte(v))
+		case 2:
+			data = binary.BigEndian.AppendUint16(data, uint16(v))
+		case 4:
+			data = binary.BigEndian.AppendUint32(data, uint32(v))
+		case 8:
+			data = binary.BigEndian.AppendUint64(data, v)
+		}
+	}
+	c.s.Tag, c.s.ID, c.s.StackTrace, c.s.ClassID, c.s.Data = hprof.InstanceDumpTag, c.obj(rec.ID), rec.Trace, c.obj(rec.Class), data
+	return c.sub(&c.s)
+}
+
+func (c *converter) objectArray(rec *bmd.Record) error {
+	c.st.Objects++
+	for i, e := range rec.Elements {
+		rec.Elements[i] = c.obj(e)
+	}
+	c.s.Tag, c.s.ID, c.s.StackTrace, c.s.ClassID, c.s.Elements = hprof.ObjectArrayDumpTag, c.obj(rec.ID), rec.Trace, c.obj(rec.Class), rec.Elements
+	return c.sub(&c.s)
+}
+
+func (c *converter) primitiveArray(rec *bmd.Record) error {
+	c.st.Objects++
+	c.s.Tag = hprof.PrimitiveArrayTag
+	if rec.Kind == bmd.KindPrimitiveNoData {
+		c.s.Tag = hprof.PrimitiveArrayNoData
+	}
+	data := c.s.Data
+	c.s.ID, c.s.StackTrace, c.s.Length, c.s.ElemType, c.s.Data = c.obj(rec.ID), rec.Trace, rec.Count, hprof.BasicType(rec.Type), nil
+	err := c.sub(&c.s)
+	c.s.Data = data[:0]
+	return err
+}
+
+// finish ends the HPROF: with Salvage, what the damage cut off is closed
+// so that readers accept the file; without, a damaged file is an error.
+func (c *converter) finish(loopErr error) (*Stats, error) {
+	if loopErr == nil && len(c.unplaced) > 0 {
+		loopErr = fmt.Errorf("decrunch: %d class definitions never placed in the heap dump", len(c.unplaced))
+	}
+	if loopErr != nil {
+		if !c.opt.Salvage {
+			return nil, loopErr
+		}
+		c.st.Salvaged = loopErr
+		c.salvage()
+	}
+	if err := c.w.Flush(); err != nil {
+		return nil, err
+	}
+	c.st.OutBytes = c.out.n
+	return c.st, nil
+}
+
+// salvage closes a heap dump cut off by damage: objects written may be
+// instances of classes not yet placed, so every class definition read goes
+// in, and an open run of segments gets its HEAP DUMP END.
+func (c *converter) salvage() {
+	if len(c.unplaced) > 0 && !c.inHeap {
+		if c.w.BeginHeapDump(hprof.TagHeapDumpSegment, c.time) == nil {
+			c.inHeap, c.heapSeg = true, true
+		}
+	}
+	c.s.Tag = hprof.ClassDumpTag
+	for _, i := range slices.Sorted(maps.Keys(c.unplaced)) {
+		c.s.Class = *c.unplaced[i]
+		if !c.inHeap || c.w.WriteSub(&c.s) != nil {
+			break
+		}
+	}
+	if c.inHeap {
+		c.w.EndHeapDump()
+		if c.heapSeg {
+			c.w.WriteRecord(hprof.TagHeapDumpEnd, c.time, nil)
+		}
+	}
+}
