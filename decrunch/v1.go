@@ -541,4 +541,3 @@ func countList(m map[string]uint64) string {
 	sort.Strings(l)
 	return strings.Join(l, ", ")
 }
-
