@@ -3,10 +3,17 @@ package decrunch
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
+	"path/filepath"
+	"strings"
 	"testing"
 
+	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/heapcrunch/heapcrunch/bmd"
 	"github.com/heapcrunch/heapcrunch/crunch"
+	"github.com/heapcrunch/heapcrunch/internal/compress"
 	"github.com/heapcrunch/heapcrunch/internal/heapstat"
 	"github.com/heapcrunch/heapcrunch/internal/testutil"
 )
@@ -39,6 +46,182 @@ func TestSalvage(t *testing.T) {
 		}
 		if got.Objects == 0 || got.Objects > want.Objects || int64(st.Objects) < got.Objects {
 			t.Fatalf("cut at %d: salvaged %d objects (reported %d) of %d", cut, got.Objects, st.Objects, want.Objects)
+		}
+	}
+}
+
+// objectEnds returns the file offset at which each object record of a BMD
+// file (instances and arrays, the records decrunch writes as objects) ends,
+// and the file offsets at which its blocks start.
+func objectEnds(t *testing.T, file []byte) (ends, blocks []int64) {
+	t.Helper()
+	r, err := bmd.NewReader(bytes.NewReader(file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch rec.Kind {
+		case bmd.KindInstance, bmd.KindObjectArray, bmd.KindPrimitiveArray, bmd.KindPrimitiveNoData:
+			ends = append(ends, r.Offset())
+		}
+	}
+	// The blocks follow the header: walk their lengths.
+	pos := int64(headerSize(t, file))
+	for pos < int64(len(file)) {
+		blocks = append(blocks, pos)
+		n, k := protowire.ConsumeVarint(file[pos:])
+		pos += int64(k) + int64(n) + 8
+	}
+	return ends, blocks
+}
+
+// headerSize returns the size of a BMD file's header.
+func headerSize(t *testing.T, file []byte) int {
+	t.Helper()
+	_, k := protowire.ConsumeVarint(file)
+	n, m := protowire.ConsumeVarint(file[k:])
+	return k + m + int(n) + 8
+}
+
+// wholeBefore returns how many object records end in the blocks that lie
+// wholly before offset cut: what a salvage of the file cut there must keep.
+// A record's end is the offset of the byte after it: for a record that
+// ends with its block, the first payload byte of the next block, just
+// after that block's length.
+func wholeBefore(file []byte, ends, blocks []int64, cut int64) int64 {
+	limit := cut
+	for _, b := range blocks {
+		if b <= cut {
+			limit = b // the block that holds the cut, or starts at it
+		}
+	}
+	if limit < int64(len(file)) {
+		_, k := protowire.ConsumeVarint(file[limit:])
+		limit += int64(k)
+	}
+	n := int64(0)
+	for _, e := range ends {
+		if e <= limit {
+			n++
+		}
+	}
+	return n
+}
+
+// TestSalvageCuts: a BMD cut at any of ten points, plain or zstd (what a
+// phone uploads, cut short), salvages exactly the objects of the blocks
+// before the cut: crunch writes names and class definitions just before
+// the objects that need them, and decrunch keeps every whole block. On
+// the dialer dump, the share of objects restored is logged: it follows
+// where the object records are, after the definitions they need.
+func TestSalvageCuts(t *testing.T) {
+	for _, in := range []string{testutil.Fixture("sample.hprof.gz"),
+		filepath.Join(testutil.CorpusDir(t), "android-dalvik-kitkat-dialer.android-hprof")} {
+		src := testutil.ReadAll(t, in)
+		full := crunchBytes(t, src, crunch.Options{})
+		ends, blocks := objectEnds(t, full)
+		var z bytes.Buffer
+		zw, err := compress.NewWriter(&z, compress.Zstd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		zw.Write(full)
+		if err := zw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		for _, zst := range []bool{false, true} {
+			var shares []string
+			for i := 1; i <= 10; i++ {
+				var cut []byte
+				if zst {
+					zr, _, err := compress.NewReader(bytes.NewReader(z.Bytes()[:z.Len()*i/10]))
+					if err != nil {
+						t.Fatal(err)
+					}
+					cut, _ = io.ReadAll(zr) // what decompresses before the cut
+					if i < 10 && len(cut) >= len(full) {
+						t.Fatalf("%s: zstd cut at %d0%% decompresses whole", filepath.Base(in), i)
+					}
+				} else {
+					cut = full[:len(full)*i/10]
+				}
+				var out bytes.Buffer
+				st, err := Decrunch(bytes.NewReader(cut), &out, Options{Salvage: true})
+				if err != nil {
+					t.Fatalf("%s zstd=%v cut %d0%%: %v", filepath.Base(in), zst, i, err)
+				}
+				if (st.Salvaged != nil) != (i < 10) {
+					t.Errorf("%s zstd=%v cut %d0%%: salvage reports damage %v", filepath.Base(in), zst, i, st.Salvaged)
+				}
+				got, err := heapstat.Summarize(out.Bytes())
+				if err != nil {
+					t.Fatalf("%s zstd=%v cut %d0%%: the salvaged HPROF does not read back: %v", filepath.Base(in), zst, i, err)
+				}
+				want := int64(len(ends))
+				if i < 10 {
+					want = wholeBefore(full, ends, blocks, int64(len(cut)))
+				}
+				if got.Objects != want {
+					t.Errorf("%s zstd=%v cut %d0%% (%d bytes): %d objects salvaged, %d in the whole blocks before the cut",
+						filepath.Base(in), zst, i, len(cut), got.Objects, want)
+				}
+				shares = append(shares, fmt.Sprintf("%d0%%:%.0f%%", i, 100*float64(got.Objects)/float64(len(ends))))
+			}
+			t.Logf("%s zstd=%v: objects restored at each cut: %s", filepath.Base(in), zst, strings.Join(shares, " "))
+		}
+	}
+}
+
+// TestDamage: a byte changed at any of 20 places of a BMD makes decrunch
+// fail with an error that says the file is damaged and where; with
+// Salvage, the HPROF holds exactly the objects of the whole blocks before
+// the damaged one.
+func TestDamage(t *testing.T) {
+	src := testutil.ReadAll(t, testutil.Fixture("sample.hprof.gz"))
+	full := crunchBytes(t, src, crunch.Options{})
+	ends, blocks := objectEnds(t, full)
+	for i := range 20 {
+		at := int64(len(full)) * int64(i) / 20
+		if i == 0 {
+			at = 5 // in the header's metadata
+		}
+		bad := bytes.Clone(full)
+		bad[at] ^= 0x5A
+		_, err := Decrunch(bytes.NewReader(bad), io.Discard, Options{})
+		var fe *bmd.FormatError
+		if !errors.As(err, &fe) {
+			t.Fatalf("byte %d changed: error %v, want a *bmd.FormatError", at, err)
+		}
+		if !errors.Is(err, bmd.ErrChecksum) && !errors.Is(err, io.ErrUnexpectedEOF) && fe.Record != "block" {
+			t.Errorf("byte %d changed: %v: not a checksum, block or truncation error", at, err)
+		}
+		if at < int64(headerSize(t, full)) {
+			if fe.Record != "header" {
+				t.Errorf("byte %d of the header changed: %v", at, err)
+			}
+			continue // no salvage of a damaged header
+		}
+		if fe.Offset > at {
+			t.Errorf("byte %d changed: the error is at offset %d, after it", at, fe.Offset)
+		}
+		var out bytes.Buffer
+		st, err := Decrunch(bytes.NewReader(bad), &out, Options{Salvage: true})
+		if err != nil || st.Salvaged == nil {
+			t.Fatalf("byte %d changed: salvage: %v, %v", at, err, st)
+		}
+		got, err := heapstat.Summarize(out.Bytes())
+		if err != nil {
+			t.Fatalf("byte %d changed: the salvaged HPROF does not read back: %v", at, err)
+		}
+		if want := wholeBefore(full, ends, blocks, at); got.Objects != want {
+			t.Errorf("byte %d changed: %d objects salvaged, %d in the whole blocks before", at, got.Objects, want)
 		}
 	}
 }

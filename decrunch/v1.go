@@ -66,6 +66,8 @@ type V1Source struct {
 	dec     hprof.BodyDecoder
 
 	inHeap, eof, fillerOut bool
+	placeAmong             bool     // Android: classes placed among the objects
+	toPlace                []uint64 // classes defined, to place after the next object
 	loaded                 map[uint32]bool // classes with a LOAD CLASS given out
 	synth                  map[uint32]bool // classes given a made-up LOAD CLASS
 	sizes                  map[uint32]int  // instance data size per class
@@ -95,6 +97,12 @@ func NewV1Source(r io.Reader) (*V1Source, error) {
 	if !plausibleVersion(vr.Metadata()) {
 		s.meta.HPROFVersion, s.badVersion = hprof.Version102, true
 	}
+	// Android VMs dump their class objects among the other objects,
+	// where analyzers (VisualVM) count them as instances of
+	// java.lang.Class; version 1 has no place for them: they go after
+	// the first object that follows their definitions.
+	s.placeAmong = s.meta.HPROFVersion == hprof.Version103
+	s.meta.ClassesPlaced = s.placeAmong
 	first, err := vr.Next()
 	switch {
 	case err == io.EOF:
@@ -228,6 +236,7 @@ func (s *V1Source) Next() (*bmd.Record, error) {
 			if err == io.EOF {
 				s.eof = true
 				s.flushClasses()
+				s.place()
 				if s.inHeap {
 					s.push(bmd.Record{Kind: bmd.KindHeapDumpEnd})
 				}
@@ -250,6 +259,10 @@ func (s *V1Source) Next() (*bmd.Record, error) {
 		if rec, err := s.convert(v); err != nil {
 			return nil, err
 		} else if rec != nil {
+			switch rec.Kind {
+			case bmd.KindInstance, bmd.KindObjectArray, bmd.KindPrimitiveArray:
+				s.place() // given out after rec
+			}
 			return rec, nil
 		}
 	}
@@ -300,8 +313,20 @@ func (s *V1Source) flushClasses() {
 		// fields of the class and of its super classes, as HotSpot counts.
 		d.InstanceSize = uint32(min(s.instanceSize(c.ID), maxV1Instance))
 		s.push(bmd.Record{Kind: bmd.KindClass, ID: uint64(c.ID), Def: d})
+		if s.placeAmong {
+			s.toPlace = append(s.toPlace, uint64(c.ID))
+		}
 	}
 	s.pending = s.pending[:0]
+}
+
+// place queues the PLACE CLASSES records of the classes defined since the
+// last object (Android files only).
+func (s *V1Source) place() {
+	for _, id := range s.toPlace {
+		s.push(bmd.Record{Kind: bmd.KindPlaceClasses, ID: id, Length: 1})
+	}
+	s.toPlace = s.toPlace[:0]
 }
 
 // instanceSize returns the size of the data of an instance of class id:

@@ -91,5 +91,27 @@ for d in "${dumps[@]}"; do
   echo "ok   $name ($(grep '^instances:' "$work/a.txt"), $(grep '^gc_roots:' "$work/a.txt"))"
   pass=$((pass+1))
 done
+# BMD version 1 as the original 2014 cruncher wrote it (testdata/v1, made
+# from the corpus dialer dump): decrunched with only the built-in names, it
+# must give every object of the original, and the class dumps among them
+# that VisualVM counts as instances of java.lang.Class.
+v1="$root/testdata/v1/dialer-orig.bmd.gz"
+dialer="$root/../shared/corpus/android-dalvik-kitkat-dialer.android-hprof"
+if [[ -f "$v1" && -f "$dialer" ]]; then
+  cp "$dialer" "$work/orig.hprof"
+  "$work/decrunch" -q -f "$v1" -o "$work/v1.hprof"
+  "$hs" "$work/orig.hprof" > "$work/a.txt" 2> "$work/a.err"
+  if ! "$hs" "$work/v1.hprof" > "$work/b.txt" 2> "$work/b.err"; then
+    echo "FAIL dialer-orig.bmd (version 1): VisualVM does not load the output"; tail -3 "$work/b.err"; fail=$((fail+1))
+  else
+    ok=1
+    for key in '^instances:' '^instances.plain:' '^instances.object_arrays:' '^instances.primitive_arrays:' '^classes:' '^class java.lang.Class '; do
+      va=$(grep -E "$key" "$work/a.txt" | sed -E 's/ shallow=[0-9]+//' | head -1); vb=$(grep -E "$key" "$work/b.txt" | sed -E 's/ shallow=[0-9]+//' | head -1)
+      va=${va%% refs=*}; vb=${vb%% refs=*}
+      if [[ "$va" != "$vb" ]]; then echo "FAIL dialer-orig.bmd (version 1): '$va' vs '$vb'"; ok=0; fi
+    done
+    if [[ $ok == 1 ]]; then echo "ok   dialer-orig.bmd (version 1, the original tool's file: $(grep '^instances:' "$work/b.txt"), $(grep '^class java.lang.Class ' "$work/b.txt" | cut -d' ' -f2-4))"; pass=$((pass+1)); else fail=$((fail+1)); fi
+  fi
+fi
 echo "roundtrip: $pass passed, $fail failed, $gaps known gaps"
 [[ $fail -eq 0 ]]

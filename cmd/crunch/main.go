@@ -13,6 +13,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/heapcrunch/heapcrunch/bmd"
 	"github.com/heapcrunch/heapcrunch/crunch"
 	"github.com/heapcrunch/heapcrunch/hprof"
 	"github.com/heapcrunch/heapcrunch/internal/cliutil"
@@ -61,6 +62,7 @@ func app() *cli.App {
 			&cli.StringSliceFlag{Name: "preserve-class", Usage: "keep this class's name and all its field values (repeatable)"},
 			&cli.StringFlag{Name: "profile", Usage: "keep the fields a profile needs: leak (what LeakCanary's Shark reads)"},
 			&cli.StringFlag{Name: "drop-heap", Usage: "leave out the objects of these Android heaps, comma-separated: zygote, image, app, default"},
+			&cli.StringSliceFlag{Name: "label", Usage: "store key=value in the file's metadata (repeatable): app id, version, build id, mapping id; decrunch --info prints them"},
 			&cli.StringFlag{Name: "compress", Usage: "compress the output: none, zstd or gzip (default: by output name, .zst, .zstd or .gz in any case)"},
 			&cli.StringFlag{Name: "format", Value: "v2", Usage: "BMD version to write: v2 (this project's) or v1 (the 2014 tools')"},
 			&cli.BoolFlag{Name: "stats", Usage: "print records and bytes per kind, in and out, on stderr"},
@@ -89,6 +91,15 @@ func run(c *cli.Context) error {
 	opt := crunch.Options{KeepStrings: c.Bool("keep-strings"), KeepPrimitives: c.Bool("keep-primitives"),
 		PreserveClasses: c.StringSlice("preserve-class"), Profile: c.String("profile"), Tool: version.Tool,
 		HashPlatformNames: c.Bool("hash-platform-names")}
+	for _, l := range c.StringSlice("label") {
+		if err := bmd.CheckLabel(l); err != nil {
+			return cliutil.Usagef("--label: %v", err)
+		}
+		opt.Labels = append(opt.Labels, l)
+	}
+	if len(opt.Labels) > bmd.MaxLabels {
+		return cliutil.Usagef("--label: %d labels (at most %d)", len(opt.Labels), bmd.MaxLabels)
+	}
 	if opt.Profile != "" && opt.Profile != "leak" {
 		return cliutil.Usagef("unknown --profile %q (the only profile is leak)", opt.Profile)
 	}

@@ -4,6 +4,7 @@ package main
 
 import (
 	"archive/zip"
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -45,10 +47,17 @@ Name sources: --apk takes an APK (classes*.dex inside), --dex a DEX file,
 given with the wrong flag (a JAR with --apk) is a usage error that names
 the right flag.
 
-Exit codes: 0 done; 1 bad input or failed conversion (no output file is
-left behind); 2 usage error; 128+N ended by signal N, after removing temporary
-files: 130 SIGINT, 143 SIGTERM, 129 SIGHUP, 131 SIGQUIT; 141 the output's
-reader (pipe or FIFO) went away before the end.`
+With --salvage, a truncated or damaged BMD (plain or compressed) gives an
+HPROF of everything before the damage: every block of the BMD whose checksum
+holds, with the names and class definitions its objects need.
+
+Exit codes: 0 done, the input was whole; 1 bad input or failed conversion
+(no output file is left behind), with --salvage also when nothing of the
+heap came before the damage; 2 usage error; 3 --salvage wrote a partial
+output (the message says what it holds and where the damage is); 128+N
+ended by signal N, after removing temporary files: 130 SIGINT, 143 SIGTERM,
+129 SIGHUP, 131 SIGQUIT; 141 the output's reader (pipe or FIFO) went away
+before the end.`
 
 func main() { os.Exit(cliutil.Run(app(), os.Args)) }
 
@@ -69,6 +78,7 @@ func app() *cli.App {
 			&cli.StringFlag{Name: "mapping", Usage: "ProGuard/R8 mapping.txt: write the original class, field and method names for obfuscated ones"},
 			&cli.BoolFlag{Name: "salvage", Usage: "from a truncated or damaged BMD, write every complete record before the damage"},
 			&cli.BoolFlag{Name: "stats", Usage: "print how many names were recovered, from which source, and collisions"},
+			&cli.BoolFlag{Name: "info", Usage: "print the file's metadata (labels, counts, the dump's header) and exit, without converting: decrunch --info FILE"},
 			&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "replace an existing output file (a FIFO or character device needs none)"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress or warnings"},
 		},
@@ -258,6 +268,9 @@ func run(c *cli.Context) error {
 	if err := cliutil.CheckInput(inName); err != nil {
 		return err
 	}
+	if c.Bool("info") {
+		return info(inName, os.Stdout)
+	}
 	if cliutil.IsStdout(outName) && cliutil.IsTerminal(os.Stdout) {
 		return cliutil.Usagef("standard output is a terminal; decrunch writes a binary HPROF file: give -o OUTPUT.hprof or redirect (decrunch %s > OUTPUT.hprof)", inName)
 	}
@@ -347,6 +360,10 @@ func run(c *cli.Context) error {
 		// is only a consequence.
 		return werr
 	}
+	if err == nil && st.Salvaged != nil && st.Objects == 0 && st.Roots == 0 {
+		// Nothing of the heap came before the damage: no output.
+		return fmt.Errorf("%s: nothing of the heap dump before the damage, no output written: %v", inName, st.Salvaged)
+	}
 	if err == nil {
 		err = out.Commit()
 		if err != nil {
@@ -365,8 +382,13 @@ func run(c *cli.Context) error {
 			fmt.Fprintf(os.Stderr, "decrunch: %s: BMD v1: %s\n", inName, w)
 		}
 	}
-	if st.Salvaged != nil && !quiet {
-		fmt.Fprintf(os.Stderr, "decrunch: %s: salvaged %d objects and %d roots before the damage: %v\n", inName, st.Objects, st.Roots, st.Salvaged)
+	var partial error
+	switch {
+	case st.Salvaged != nil:
+		partial = &cliutil.PartialError{Msg: fmt.Sprintf("%s: damaged: partial output %s: %d objects (classes included) and %d roots from before the damage: %v",
+			inName, outName, st.Objects, st.Roots, st.Salvaged)}
+	case damage != nil:
+		partial = &cliutil.PartialError{Msg: fmt.Sprintf("%s: the BMD inside is whole, but %v", inName, damage)}
 	}
 	if c.Bool("stats") {
 		fmt.Fprintf(os.Stderr, "strings: %d (%d in the clear, %d recovered, %d not recovered, %d array names made of their element name)\n", st.Strings, st.Clear, st.Recovered, st.Missing, st.ArrayNames)
@@ -389,5 +411,74 @@ func run(c *cli.Context) error {
 		}
 		fmt.Fprintf(os.Stderr, "objects: %d, roots: %d, HPROF bytes: %d\n", st.Objects, st.Roots, st.OutBytes)
 	}
+	return partial
+}
+
+// info prints what the header of a BMD file says, reading nothing else:
+// the format version, the original dump's header, the options and tool
+// that wrote it, its labels and its counts.
+func info(inName string, w io.Writer) error {
+	in, err := cliutil.OpenInput(inName)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	dec, kind, err := compress.NewReader(in)
+	if err != nil {
+		return fmt.Errorf("%s: %w", inName, err)
+	}
+	defer dec.Close()
+	br := bufio.NewReaderSize(dec, 64<<10)
+	head, _ := br.Peek(64)
+	fmt.Fprintf(w, "file: %s\n", inName)
+	if kind != compress.None {
+		fmt.Fprintf(w, "compression: %s\n", kind)
+	}
+	if len(head) > 0 && head[0] == bmd.Version1 {
+		v1, err := decrunch.NewV1Source(br)
+		if err != nil {
+			return fmt.Errorf("%s: %w", inName, err)
+		}
+		m := v1.Metadata()
+		fmt.Fprintf(w, "format: BMD version 1 (the original 2014 tools)\n")
+		printMeta(w, &m)
+		return nil
+	}
+	r, err := bmd.NewReader(br)
+	if err != nil {
+		if what := cliutil.Sniff(head); errors.Is(err, bmd.ErrNotBMD) && what != "" && what != "a BMD file" {
+			err = fmt.Errorf("not a BMD file: it is %s", what)
+		}
+		return fmt.Errorf("%s: %w", inName, err)
+	}
+	m := r.Metadata()
+	fmt.Fprintf(w, "format: BMD version %d\n", bmd.Version2)
+	printMeta(w, &m)
 	return nil
+}
+
+func printMeta(w io.Writer, m *bmd.Metadata) {
+	line := func(k, v string) {
+		if v != "" {
+			fmt.Fprintf(w, "%s: %s\n", k, v)
+		}
+	}
+	line("hprof_version", m.HPROFVersion)
+	fmt.Fprintf(w, "id_size: %d\n", m.IDSize)
+	if m.Timestamp != 0 {
+		fmt.Fprintf(w, "timestamp: %d (%s)\n", m.Timestamp, time.UnixMilli(int64(m.Timestamp)).UTC().Format(time.RFC3339))
+	}
+	line("hash", m.Hash)
+	line("options", m.Options)
+	line("tool", m.Tool)
+	for _, l := range m.Labels {
+		line("label", l)
+	}
+	fmt.Fprintf(w, "objects: %d\nclasses: %d\nstrings: %d\n", m.Objects, m.Classes, m.Strings)
+	if m.Alignment != 0 {
+		fmt.Fprintf(w, "alignment: %d\n", m.Alignment)
+	}
+	if m.UncompressedRefs {
+		fmt.Fprintf(w, "uncompressed_refs: true\n")
+	}
 }

@@ -447,18 +447,36 @@ func TestSuccess(t *testing.T) {
 		isHPROF(t, d.Read(t, "apk.hprof"))
 	})
 	t.Run("salvage", func(t *testing.T) {
+		// A file cut at three quarters: exit 3, a partial HPROF, and a
+		// message that says so, also with --quiet.
 		d.Write(t, "cut.bmd", bigBMD[:len(bigBMD)*3/4])
-		r := d.Run(t, nil, decrunchBin, "--salvage", "cut.bmd", "-o", "salvaged.hprof")
-		clitest.ExpectOK(t, r)
-		if !strings.Contains(r.Stderr, "salvaged") || !strings.Contains(r.Stderr, "cut.bmd") {
-			t.Fatalf("salvage does not say what was lost: %q", r.Stderr)
+		for i, quiet := range []bool{false, true} {
+			out := fmt.Sprintf("salvaged%d.hprof", i)
+			args := []string{"--salvage", "cut.bmd", "-o", out}
+			if quiet {
+				args = append(args, "--quiet")
+			}
+			r := d.Run(t, nil, decrunchBin, args...)
+			if r.Code != 3 || !strings.Contains(r.Stderr, "partial output "+out) || !strings.Contains(r.Stderr, "cut.bmd") || !strings.Contains(r.Stderr, "objects") {
+				t.Fatalf("salvage of a cut file (quiet %v): exit %d, %q", quiet, r.Code, r.Stderr)
+			}
+			isHPROF(t, d.Read(t, out))
 		}
-		isHPROF(t, d.Read(t, "salvaged.hprof"))
-		r = d.Run(t, nil, decrunchBin, "--salvage", "--quiet", "cut.bmd", "-o", "salvaged2.hprof")
-		clitest.ExpectOK(t, r)
-		if r.Stderr != "" {
-			t.Fatalf("--quiet printed %q", r.Stderr)
+		// A whole file: exit 0.
+		clitest.ExpectOK(t, d.Run(t, nil, decrunchBin, "--salvage", "in.bmd", "-o", "whole.hprof"))
+		// A zstd file cut at nine tenths: what decompresses is salvaged.
+		zst := compressed(t, compress.Zstd, bigBMD)
+		d.Write(t, "cut.bmd.zst", zst[:len(zst)*9/10])
+		r := d.Run(t, nil, decrunchBin, "--salvage", "cut.bmd.zst", "-o", "zsalvaged.hprof")
+		if r.Code != 3 || !strings.Contains(r.Stderr, "partial output") {
+			t.Fatalf("salvage of a cut zstd file: exit %d, %q", r.Code, r.Stderr)
 		}
+		isHPROF(t, d.Read(t, "zsalvaged.hprof"))
+		// Cut before any of the heap: exit 1, nothing written.
+		d.Write(t, "early.bmd", bigBMD[:200])
+		before := d.Files(t)
+		r = d.Run(t, nil, decrunchBin, "--salvage", "early.bmd", "-o", "early.hprof")
+		clitest.ExpectFail(t, d, r, 1, "decrunch", before, "early.bmd", "nothing of the heap dump before the damage")
 	})
 	t.Run("help", func(t *testing.T) {
 		r := d.Run(t, nil, decrunchBin, "--help")

@@ -18,10 +18,17 @@ import (
 
 // Exit codes shared by the commands.
 const (
-	ExitOK    = 0
-	ExitInput = 1 // bad input or failed conversion
-	ExitUsage = 2
+	ExitOK      = 0
+	ExitInput   = 1 // bad input or failed conversion
+	ExitUsage   = 2
+	ExitPartial = 3 // a partial output was written (decrunch --salvage of a damaged file)
 )
+
+// PartialError reports that the command wrote a partial output on
+// purpose: Run prints it and returns ExitPartial.
+type PartialError struct{ Msg string }
+
+func (e *PartialError) Error() string { return e.Msg }
 
 // UsageError marks an error in how the command was called.
 type UsageError struct{ Msg string }
@@ -198,7 +205,11 @@ func Run(app *cli.App, args []string) int {
 	}
 	var ue *UsageError
 	var bp *BrokenPipeError
+	var pe *PartialError
 	switch {
+	case errors.As(err, &pe):
+		fmt.Fprintf(os.Stderr, "%s: %v\n", app.Name, pe)
+		return ExitPartial
 	case errors.As(err, &bp):
 		fmt.Fprintf(os.Stderr, "%s: %v\n", app.Name, bp)
 		return ExitBrokenPipe
