@@ -30,7 +30,10 @@ go build -o "$work/unhash" "$root/internal/cmd/unhash"
 
 dumps=("$@")
 if [[ ${#dumps[@]} -eq 0 ]]; then
-  dumps=("$root"/testdata/*.hprof.gz "$root"/testdata/libuser/*.hprof.gz)
+  # A file with three heap dumps (classes and objects dumped again), as
+  # the old -agentlib:hprof agent wrote one per dump request.
+  go run "$root/internal/cmd/multidump" "$work/multidump.hprof"
+  dumps=("$root"/testdata/*.hprof.gz "$root"/testdata/libuser/*.hprof.gz "$work/multidump.hprof")
   for f in "$root"/../shared/corpus/*; do
     case "$f" in *hprof*|*.bin) [[ -f "$f" ]] && dumps+=("$f") ;; esac
   done

@@ -358,3 +358,142 @@ func MATLayout(data []byte) (compressedRefs bool, alignment uint64, err error) {
 	}
 	return compressedRefs, max(min(align, 256), 8), err
 }
+
+// Canonical renders every heap sub-record of a dump as a line that names
+// objects by their canonical number (the order in which the records that
+// define them first appear: class dumps, instances, arrays), classes and
+// fields by name, and keeps every reference, array length and root kind,
+// but no primitive value. Lines are grouped by heap dump (a HEAP DUMP END,
+// or the end of a HEAP DUMP record, ends one) and sorted within it. Two
+// dumps with the same lines have the same heap dumps, with the same
+// objects dumped in each, up to the numbering of IDs. It holds the dump in
+// memory: it is for tests on small dumps.
+func Canonical(data []byte) ([]string, error) {
+	strs := map[uint64]string{}
+	names := map[uint64]uint64{}
+	classes := map[uint64]*hprof.ClassDump{}
+	canon := map[uint64]int{}
+	var idSize int
+	own := func(id uint64) {
+		if _, ok := canon[id]; !ok && id != 0 {
+			canon[id] = len(canon) + 1
+		}
+	}
+	err := walk(data, func(rec hprof.Record, r *hprof.Reader, s *hprof.SubRecord) error {
+		idSize = r.IDSize()
+		dec := hprof.BodyDecoder{IDSize: idSize}
+		switch {
+		case s == nil && rec.Tag == hprof.TagString:
+			b, err := r.Body()
+			if err != nil {
+				return err
+			}
+			id, t, err := dec.String(rec, b)
+			if err != nil {
+				return err
+			}
+			strs[id] = string(t)
+		case s == nil && rec.Tag == hprof.TagLoadClass:
+			b, err := r.Body()
+			if err != nil {
+				return err
+			}
+			lc, err := dec.LoadClass(rec, b)
+			if err != nil {
+				return err
+			}
+			names[lc.ClassID] = lc.Name
+		case s != nil && s.Tag == hprof.ClassDumpTag:
+			if _, ok := classes[s.ID]; !ok {
+				classes[s.ID] = s.Class.Clone()
+			}
+			own(s.ID)
+		case s != nil && (s.Tag == hprof.InstanceDumpTag || s.Tag == hprof.ObjectArrayDumpTag || s.Tag == hprof.PrimitiveArrayTag || s.Tag == hprof.PrimitiveArrayNoData):
+			own(s.ID)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	ref := func(id uint64) string {
+		if id == 0 {
+			return "null"
+		}
+		if n, ok := canon[id]; ok {
+			return fmt.Sprint("#", n)
+		}
+		return "missing"
+	}
+	name := func(sid uint64) string { return strs[sid] }
+	var out, dump []string
+	dumps := 0
+	end := func() {
+		sort.Strings(dump)
+		dumps++
+		out = append(out, fmt.Sprintf("heap dump %d: %d records", dumps, len(dump)))
+		out = append(out, dump...)
+		dump = nil
+	}
+	lastHeap := hprof.Tag(0)
+	err = walk(data, func(rec hprof.Record, r *hprof.Reader, s *hprof.SubRecord) error {
+		if s == nil {
+			if rec.Tag == hprof.TagHeapDumpEnd || (lastHeap == hprof.TagHeapDump && dump != nil) {
+				end()
+			}
+			lastHeap = rec.Tag
+			return nil
+		}
+		lastHeap = rec.Tag
+		var l string
+		switch {
+		case s.Tag.IsRoot():
+			l = fmt.Sprintf("%s %s thread=%d frame=%d", s.Tag, ref(s.ID), s.Thread, s.Frame)
+		case s.Tag == hprof.ClassDumpTag:
+			c := &s.Class
+			l = fmt.Sprintf("class %s %s super=%s loader=%s size=%d", ref(s.ID), name(names[s.ID]), ref(c.Super), ref(c.Loader), c.InstanceSize)
+			for _, f := range c.Statics {
+				l += " static " + name(f.Name) + ":" + f.Type.String()
+				if f.Type == hprof.Object {
+					l += "=" + ref(f.Value)
+				}
+			}
+			for _, f := range c.Fields {
+				l += " field " + name(f.Name) + ":" + f.Type.String()
+			}
+		case s.Tag == hprof.InstanceDumpTag:
+			l = fmt.Sprintf("instance %s of %s, %d bytes:", ref(s.ID), ref(s.ClassID), len(s.Data))
+			p := 0
+			for c := classes[s.ClassID]; c != nil; c = classes[c.Super] {
+				for _, f := range c.Fields {
+					if f.Type == hprof.Object && p+idSize <= len(s.Data) {
+						v := uint64(binary.BigEndian.Uint32(s.Data[p:]))
+						if idSize == 8 {
+							v = binary.BigEndian.Uint64(s.Data[p:])
+						}
+						l += " " + name(f.Name) + "=" + ref(v)
+					}
+					p += f.Type.Size(idSize)
+				}
+				if c.Super == 0 {
+					break
+				}
+			}
+		case s.Tag == hprof.ObjectArrayDumpTag:
+			l = fmt.Sprintf("object array %s of %s, %d:", ref(s.ID), ref(s.ClassID), s.Length)
+			for _, e := range s.Elements {
+				l += " " + ref(e)
+			}
+		case s.Tag == hprof.PrimitiveArrayTag, s.Tag == hprof.PrimitiveArrayNoData:
+			l = fmt.Sprintf("%s %s %s[%d]", s.Tag, ref(s.ID), s.ElemType, s.Length)
+		default:
+			l = s.Tag.String()
+		}
+		dump = append(dump, l)
+		return nil
+	})
+	if dump != nil {
+		end()
+	}
+	return out, err
+}
