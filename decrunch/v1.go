@@ -66,8 +66,8 @@ type V1Source struct {
 	dec     hprof.BodyDecoder
 
 	inHeap, eof, fillerOut bool
-	placeAmong             bool     // Android: classes placed among the objects
-	toPlace                []uint64 // classes defined, to place after the next object
+	placeAmong             bool            // Android: classes placed among the objects
+	toPlace                []uint64        // classes defined, to place after the next object
 	loaded                 map[uint32]bool // classes with a LOAD CLASS given out
 	synth                  map[uint32]bool // classes given a made-up LOAD CLASS
 	sizes                  map[uint32]int  // instance data size per class
