@@ -88,10 +88,13 @@ func (t *NameTable) javaIndex() map[uint64]entry {
 // Len returns the number of distinct candidates.
 func (t *NameTable) Len() int { return len(t.byHash) }
 
-// Lookup implements Names for version 2 files (xxhash64).
+// Lookup implements Names for version 2 files (xxhash64). A length of 0
+// means the length is not known (a name crunched from an unknown$<hash>
+// placeholder, which kept its hash; no hashed name is empty): the hash
+// alone must match.
 func (t *NameTable) Lookup(hash, length uint64) (string, bool) {
 	e, ok := t.byHash[hash]
-	if !ok || uint64(len(e.text)) != length {
+	if !ok || (length != 0 && uint64(len(e.text)) != length) {
 		return "", false
 	}
 	t.used[e.source]++
