@@ -103,6 +103,12 @@ type Metadata struct {
 	Labels []string
 }
 
+// MaxSharedPrefix bounds the prefix a STRING shares with the previous
+// one: names share tens of bytes, and a bound keeps a few bytes of input
+// from standing for a long text (each STRING's text costs at most this
+// many bytes more than the record's own).
+const MaxSharedPrefix = 255
+
 // MaxLabels and MaxLabelSize bound the labels of a file.
 const (
 	MaxLabels    = 64
@@ -298,10 +304,10 @@ func ParseMetadata(b []byte) (Metadata, error) {
 	return m, nil
 }
 
-// ArrayName returns the name of the array class with dims dimensions whose
-// element class is named elem: "elem[]…" or, with descriptor, "[…Lelem;".
-func ArrayName(elem []byte, dims int, descriptor bool) []byte {
-	out := make([]byte, 0, len(elem)+2*dims+2)
+// AppendArrayName appends to out the name of the array class with dims
+// dimensions whose element class is named elem: "elem[]…" or, with
+// descriptor, "[…Lelem;".
+func AppendArrayName(out []byte, elem string, dims int, descriptor bool) []byte {
 	if descriptor {
 		for range dims {
 			out = append(out, '[')

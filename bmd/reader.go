@@ -389,8 +389,8 @@ func (r *Reader) readString(rec *Record, d *decoder) error {
 	if d.err != nil {
 		return nil
 	}
-	if prefix > uint64(len(r.lastText)) {
-		return d.fail("shares %d bytes with a previous string of %d", prefix, len(r.lastText))
+	if prefix > uint64(len(r.lastText)) || prefix > MaxSharedPrefix {
+		return d.fail("shares %d bytes with a previous string of %d (at most %d)", prefix, len(r.lastText), MaxSharedPrefix)
 	}
 	if n > 1<<31 {
 		return d.fail("string of %d bytes is implausible", n)

@@ -150,13 +150,14 @@ func (w *Writer) ref(target, self uint64) {
 }
 
 // String writes a name in the clear and returns its string ID. The record
-// stores how many leading bytes the text shares with the previous clear
-// string, then the rest: names written in order share long prefixes
-// ("android.view.View", "android.view.View$OnClickListener").
+// stores how many leading bytes (up to MaxSharedPrefix) the text shares
+// with the previous clear string, then the rest: names written in order
+// share long prefixes ("android.view.View",
+// "android.view.View$OnClickListener").
 func (w *Writer) String(text []byte) (uint64, error) {
 	s := w.begin(KindString)
 	p := 0
-	for p < len(text) && p < len(w.lastText) && text[p] == w.lastText[p] {
+	for p < len(text) && p < len(w.lastText) && p < MaxSharedPrefix && text[p] == w.lastText[p] {
 		p++
 	}
 	w.uv(uint64(p))

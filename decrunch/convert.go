@@ -2,6 +2,7 @@ package decrunch
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -33,7 +34,7 @@ func Decrunch(src io.ReadSeeker, out io.Writer, opt Options) (*Stats, error) {
 	if version == "" {
 		version = hprof.Version102
 	}
-	c.out = &countWriter{w: out}
+	c.out = &countWriter{w: out, max: opt.MaxOutput}
 	if c.w, err = hprof.NewWriter(c.out, hprof.Header{Version: version, IDSize: c.meta.IDSize, Timestamp: c.meta.Timestamp}); err != nil {
 		return nil, err
 	}
@@ -46,6 +47,11 @@ func Decrunch(src io.ReadSeeker, out io.Writer, opt Options) (*Stats, error) {
 	errA := c.run(first, c.names)
 	if errA != nil && !opt.Salvage {
 		return nil, errA
+	}
+	if opt.MaxOutput > 0 && c.estimate > opt.MaxOutput {
+		// What the heap records ask for, counted by the first pass:
+		// refused before any of it is written.
+		return nil, &OutputLimitError{Limit: opt.MaxOutput}
 	}
 	second, err := c.open()
 	if err != nil {
@@ -88,7 +94,8 @@ type converter struct {
 	inHeap     bool
 	heapSeg    bool
 	unplaced   map[uint64]*hprof.ClassDump // class dumps waiting for PLACE CLASSES, by class index
-	stringsOut int                         // STRING records written by the first pass
+	nameBuf    []byte                      // the text of the last array name
+	estimate   int64                       // bytes of instance data and array elements (first pass)
 }
 
 // open returns a Source reading src from its start.
@@ -140,7 +147,8 @@ func (c *converter) run(r Source, handle func(*bmd.Record) error) error {
 }
 
 // names handles a record of the first pass: names, LOAD CLASS records,
-// and the names a mapping gives class members.
+// the names a mapping gives class members, and what the heap records ask
+// for (instance data and array elements, for Options.MaxOutput).
 func (c *converter) names(rec *bmd.Record) error {
 	switch rec.Kind {
 	case bmd.KindString, bmd.KindHashedString, bmd.KindArrayName:
@@ -151,6 +159,19 @@ func (c *converter) names(rec *bmd.Record) error {
 		if c.rn != nil {
 			return c.renameMembers(&rec.Def, nil)
 		}
+	case bmd.KindInstance:
+		lay, _ := c.source.Layout(rec.Class)
+		for _, f := range lay {
+			if f.Type == bmd.Object {
+				c.estimate += int64(c.meta.IDSize)
+			} else {
+				c.estimate += int64(f.Type.Size())
+			}
+		}
+	case bmd.KindObjectArray:
+		c.estimate += int64(len(rec.Elements)) * int64(c.meta.IDSize)
+	case bmd.KindPrimitiveArray:
+		c.estimate += int64(rec.Count) * int64(rec.Type.Size())
 	}
 	return nil
 }
@@ -232,6 +253,10 @@ func (c *converter) sub(s *hprof.SubRecord) error {
 	return c.w.WriteSub(s)
 }
 
+// maxKeptArrayName is the longest array name kept in memory after its
+// STRING record is written (for a mapping's class lookups).
+const maxKeptArrayName = 4096
+
 // name writes the STRING record of a clear name, a hashed name (recovered
 // or as its placeholder) or an array name.
 func (c *converter) name(rec *bmd.Record) error {
@@ -244,7 +269,8 @@ func (c *converter) name(rec *bmd.Record) error {
 		text = rec.Text
 	case bmd.KindArrayName:
 		st.ArrayNames++
-		text = bmd.ArrayName([]byte(c.texts[rec.Name]), int(rec.Dims), rec.Descriptor)
+		c.nameBuf = bmd.AppendArrayName(c.nameBuf[:0], c.texts[rec.Name], int(rec.Dims), rec.Descriptor)
+		text = c.nameBuf
 	default:
 		if name, ok := lookup(c.opt.Names, rec.Hash, rec.Length); ok {
 			st.Recovered++
@@ -257,9 +283,15 @@ func (c *converter) name(rec *bmd.Record) error {
 	if c.opt.Rename != nil && rec.Kind != bmd.KindArrayName {
 		text = []byte(c.opt.Rename(string(text)))
 	}
-	c.texts = append(c.texts, string(text))
+	if rec.Kind == bmd.KindArrayName && len(text) > maxKeptArrayName {
+		// A few bytes of ARRAY NAME can stand for a long text: keep it
+		// only while it is short (an array name is never an element name).
+		c.texts = append(c.texts, "")
+	} else {
+		c.texts = append(c.texts, string(text))
+	}
 	if c.rn != nil {
-		c.rn.texts[rec.ID] = string(text)
+		c.rn.texts[rec.ID] = c.texts[len(c.texts)-1]
 	}
 	c.body = c.enc.String(c.body[:0], strID(rec.ID), text)
 	return c.w.WriteRecord(hprof.TagString, c.time, c.body)
@@ -466,6 +498,10 @@ func (c *converter) objectArray(rec *bmd.Record) error {
 
 func (c *converter) primitiveArray(rec *bmd.Record) error {
 	c.st.Objects++
+	// Refuse what the array asks for before writing any of it.
+	if size := int64(rec.Count) * int64(rec.Type.Size()); c.opt.MaxOutput > 0 && c.w.Written()+size > c.opt.MaxOutput {
+		return &OutputLimitError{Limit: c.opt.MaxOutput}
+	}
 	c.s.Tag = hprof.PrimitiveArrayTag
 	if rec.Kind == bmd.KindPrimitiveNoData {
 		c.s.Tag = hprof.PrimitiveArrayNoData
@@ -483,8 +519,9 @@ func (c *converter) finish(loopErr error) (*Stats, error) {
 	if loopErr == nil && len(c.unplaced) > 0 {
 		loopErr = fmt.Errorf("decrunch: %d class definitions never placed in the heap dump", len(c.unplaced))
 	}
+	var le *OutputLimitError
 	if loopErr != nil {
-		if !c.opt.Salvage {
+		if !c.opt.Salvage || errors.As(loopErr, &le) {
 			return nil, loopErr
 		}
 		c.st.Salvaged = loopErr

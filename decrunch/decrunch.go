@@ -34,6 +34,13 @@ type Options struct {
 	Mapping Mapping
 	// SegmentSize bounds heap dump segments (0: hprof.DefaultSegmentSize).
 	SegmentSize int
+	// MaxOutput bounds the HPROF written, in bytes (0: no bound). A BMD
+	// file is untrusted input, and a few bytes of it can ask for
+	// gigabytes (a primitive array's length, an instance of a class with
+	// thousands of fields): a file that asks for more fails with an
+	// *OutputLimitError, before the array that would cross the bound is
+	// written.
+	MaxOutput int64
 	// Salvage makes a damaged BMD give a valid HPROF of the records before
 	// the damage instead of an error; Stats.Salvaged then says what was lost.
 	Salvage bool
@@ -77,13 +84,29 @@ func lookup(n Names, hash, length uint64) (string, bool) {
 	return n.Lookup(hash, length)
 }
 
+// countWriter counts the bytes written and refuses to write beyond max
+// (when not 0).
 type countWriter struct {
-	w io.Writer
-	n int64
+	w   io.Writer
+	n   int64
+	max int64
 }
 
 func (c *countWriter) Write(b []byte) (int, error) {
+	if c.max > 0 && c.n+int64(len(b)) > c.max {
+		return 0, &OutputLimitError{Limit: c.max}
+	}
 	n, err := c.w.Write(b)
 	c.n += int64(n)
 	return n, err
+}
+
+// OutputLimitError reports a BMD file whose HPROF would be larger than
+// Options.MaxOutput.
+type OutputLimitError struct {
+	Limit int64
+}
+
+func (e *OutputLimitError) Error() string {
+	return fmt.Sprintf("decrunch: the HPROF would be larger than the output limit of %d bytes", e.Limit)
 }

@@ -78,6 +78,7 @@ func app() *cli.App {
 			&cli.StringFlag{Name: "mapping", Usage: "ProGuard/R8 mapping.txt: write the original class, field and method names for obfuscated ones"},
 			&cli.BoolFlag{Name: "salvage", Usage: "from a truncated or damaged BMD, write every complete record before the damage"},
 			&cli.BoolFlag{Name: "stats", Usage: "print how many names were recovered, from which source, and collisions"},
+			&cli.StringFlag{Name: "max-output", Usage: "refuse to write an HPROF larger than this (e.g. 200G; 0: no limit; default: the larger of 4 GiB and 100 times the uncompressed BMD), since a few bytes of a damaged or crafted BMD can ask for terabytes"},
 			&cli.BoolFlag{Name: "info", Usage: "print the file's metadata (labels, counts, the dump's header) and exit, without converting: decrunch --info FILE"},
 			&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "replace an existing output file (a FIFO or character device needs none)"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress or warnings"},
@@ -285,6 +286,12 @@ func run(c *cli.Context) error {
 		return err
 	}
 	opt := decrunch.Options{Names: names, Salvage: c.Bool("salvage")}
+	maxOut := int64(-1) // the default, once the input's size is known
+	if c.IsSet("max-output") {
+		if maxOut, err = cliutil.ParseSize(c.String("max-output")); err != nil {
+			return cliutil.Usagef("--max-output: %v", err)
+		}
+	}
 	if p := c.String("mapping"); p != "" {
 		if err := checkSource("mapping", p); err != nil {
 			return err
@@ -303,11 +310,15 @@ func run(c *cli.Context) error {
 	// Decrunch reads its input twice (the names first): a compressed input
 	// or standard input is decompressed to a temporary file. With
 	// --salvage, what decompresses before damage is kept.
-	src, _, kind, cleanup, damage, err := cliutil.SeekableInputPartial(inName)
+	src, size, kind, cleanup, damage, err := cliutil.SeekableInputPartial(inName)
 	if err != nil {
 		return err
 	}
 	defer cleanup()
+	opt.MaxOutput = maxOut
+	if maxOut < 0 {
+		opt.MaxOutput = defaultMaxOutput(size)
+	}
 	if damage != nil && !c.Bool("salvage") {
 		return fmt.Errorf("%w (--salvage writes what precedes the damage)", damage)
 	}
@@ -369,6 +380,14 @@ func run(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
+	}
+	var le *decrunch.OutputLimitError
+	if errors.As(err, &le) {
+		how := "--max-output"
+		if maxOut < 0 {
+			how = fmt.Sprintf("the default limit, the larger of 4 GiB and 100 times the BMD's %s (real dumps come to 3 to 35 times; --max-output SIZE raises it, 0 removes it)", cliutil.FormatSize(size))
+		}
+		return fmt.Errorf("%s: the HPROF would be larger than %s, %s: no output written; if the file is a real dump, raise the limit", inName, cliutil.FormatSize(le.Limit), how)
 	}
 	if err != nil {
 		var fe *bmd.FormatError
@@ -481,4 +500,13 @@ func printMeta(w io.Writer, m *bmd.Metadata) {
 	if m.UncompressedRefs {
 		fmt.Fprintf(w, "uncompressed_refs: true\n")
 	}
+}
+
+// defaultMaxOutput is the output limit for a BMD of size bytes: the larger
+// of 4 GiB and 100 times its size. Real dumps give HPROF files 3 to 35
+// times their BMD (the corpus and fixture dumps 3.5 to 32; a synthetic
+// 4.5 GiB dump with a 2.5 GiB array 35), so only a file that asks for far
+// more than its bytes can hold meets it.
+func defaultMaxOutput(size int64) int64 {
+	return max(4<<30, 100*size)
 }

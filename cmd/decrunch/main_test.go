@@ -805,3 +805,36 @@ func TestV1PrimitiveArrayNamesBuiltIn(t *testing.T) {
 		t.Errorf("the int[] class name was not recovered from the built-in names")
 	}
 }
+
+// TestOutputLimit: a 6 KB BMD that asks for 2 TB of HPROF (1,000 primitive
+// arrays of 268 M longs) is refused at the default limit (4 GiB for a
+// small file), with a message that names the limit and how to raise it,
+// exit 1 and nothing left behind; --max-output 0 would lift the limit, and
+// a real file passes under its default.
+func TestOutputLimit(t *testing.T) {
+	fixtures(t)
+	var b bytes.Buffer
+	w, err := bmd.NewWriter(&b, &bmd.Metadata{IDSize: 8, ClassesPlaced: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.HeapDump(true)
+	for range 1000 {
+		w.PrimitiveArray(bmd.Long, 268_000_000, false)
+	}
+	w.HeapDumpEnd()
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	d := clitest.NewDir(t)
+	d.Write(t, "bomb.bmd", b.Bytes())
+	before := d.Files(t)
+	r := d.Run(t, nil, decrunchBin, "bomb.bmd", "-o", "out.hprof")
+	clitest.ExpectFail(t, d, r, 1, "decrunch", before, "bomb.bmd", "larger than 4.0 GiB", "--max-output", "no output written")
+	r = d.Run(t, nil, decrunchBin, "--max-output", "1M", "bomb.bmd", "-o", "out.hprof")
+	clitest.ExpectFail(t, d, r, 1, "decrunch", before, "larger than 976.6 KiB", "--max-output")
+	r = d.Run(t, nil, decrunchBin, "--max-output", "lots", "bomb.bmd", "-o", "out.hprof")
+	clitest.ExpectFail(t, d, r, 2, "decrunch", before, "--max-output", "lots")
+	d.Write(t, "in.bmd", bigBMD)
+	clitest.ExpectOK(t, d.Run(t, nil, decrunchBin, "in.bmd", "-o", "in.hprof"))
+}

@@ -1,0 +1,103 @@
+package decrunch
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"runtime/metrics"
+	"testing"
+
+	"github.com/heapcrunch/heapcrunch/bmd"
+)
+
+// countingDiscard counts what it is given.
+type countingDiscard struct{ n int64 }
+
+func (c *countingDiscard) Write(b []byte) (int, error) { c.n += int64(len(b)); return len(b), nil }
+
+// allocated returns the bytes allocated by the process so far.
+func allocated() uint64 {
+	s := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+// amplifier writes a small BMD file whose records ask for a large output.
+func amplifier(t *testing.T, classes uint64, body func(w *bmd.Writer)) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	w, err := bmd.NewWriter(&b, &bmd.Metadata{IDSize: 8, Classes: classes, ClassesPlaced: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body(w)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// TestAmplification: crafted files of a few kilobytes that ask for
+// terabytes of HPROF (primitive arrays of 268 M longs, instances of a class
+// with 65,535 fields, array names of a long name) stop at the output limit
+// with an *OutputLimitError, having written less than the limit, and
+// allocate memory in proportion to their own bytes, not to what they ask.
+func TestAmplification(t *testing.T) {
+	const limit = 64 << 20
+	cases := []struct {
+		name string
+		file []byte
+	}{
+		{"1000 arrays of 268 M longs", amplifier(t, 0, func(w *bmd.Writer) {
+			w.HeapDump(true)
+			for range 1000 {
+				w.PrimitiveArray(bmd.Long, 268_000_000, false)
+			}
+			w.HeapDumpEnd()
+		})},
+		{"instances of a class of 65535 long fields", amplifier(t, 1, func(w *bmd.Writer) {
+			c := &bmd.Class{Index: 1}
+			for range 65535 {
+				c.Fields = append(c.Fields, bmd.Field{Name: 0, Type: bmd.Long})
+			}
+			w.HeapDump(true)
+			w.Class(c)
+			w.PlaceClasses(1)
+			vals := make([]uint64, 65535)
+			for range 2000 {
+				w.Instance(1, vals)
+			}
+			w.HeapDumpEnd()
+		})},
+		{"array names of a long name", amplifier(t, 0, func(w *bmd.Writer) {
+			long := bytes.Repeat([]byte("x"), 1<<20)
+			id, _ := w.String(long)
+			for range 20000 {
+				w.ArrayName(id, 255, true)
+			}
+		})},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Logf("%d bytes of BMD", len(c.file))
+			var out countingDiscard
+			before := allocated()
+			_, err := Decrunch(bytes.NewReader(c.file), &out, Options{MaxOutput: limit})
+			grew := allocated() - before
+			var le *OutputLimitError
+			if !errors.As(err, &le) || le.Limit != limit {
+				t.Fatalf("error %v, want the output limit", err)
+			}
+			if out.n > limit {
+				t.Errorf("%d bytes written, the limit is %d", out.n, limit)
+			}
+			if bound := uint64(128<<20 + 64*len(c.file)); grew > bound {
+				t.Errorf("allocated %d bytes for a %d-byte file (bound %d)", grew, len(c.file), bound)
+			}
+			// With salvage too: the limit is not damage to salvage.
+			if _, err := Decrunch(bytes.NewReader(c.file), io.Discard, Options{MaxOutput: limit, Salvage: true}); !errors.As(err, &le) {
+				t.Errorf("with salvage: %v", err)
+			}
+		})
+	}
+}
