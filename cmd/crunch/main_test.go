@@ -878,3 +878,31 @@ func TestWarnings(t *testing.T) {
 		})
 	}
 }
+
+// TestLabels: --label stores key=value pairs in the metadata, in order,
+// and decrunch --info prints them with the dump's header and counts,
+// reading only the header (also of a zstd file); a malformed label is a
+// usage error.
+func TestLabels(t *testing.T) {
+	fixtures(t)
+	d := clitest.NewDir(t)
+	d.Write(t, "in.hprof", small)
+	clitest.ExpectOK(t, d.Run(t, nil, crunchBin, "-q", "--label", "app=com.example.app", "--label", "version=4.2.1 (beta)",
+		"--label", "build=8f3c2a1", "in.hprof", "out.bmd.zst"))
+	r := d.Run(t, nil, decrunchBin, "--info", "out.bmd.zst")
+	clitest.ExpectOK(t, r)
+	for _, want := range []string{"compression: zstd", "format: BMD version 2", "hprof_version: JAVA PROFILE 1.0.2",
+		"label: app=com.example.app\nlabel: version=4.2.1 (beta)\nlabel: build=8f3c2a1\n", "objects: ", "classes: ", "tool: heapcrunch"} {
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("--info does not print %q:\n%s", want, r.Stdout)
+		}
+	}
+	if strings.Contains(r.Stdout, "options:") {
+		t.Errorf("--info prints options for a default crunch:\n%s", r.Stdout)
+	}
+	for _, bad := range []string{"novalue", "=x", "sp ace=x", "k=\x01"} {
+		before := d.Files(t)
+		r := d.Run(t, nil, crunchBin, "--label", bad, "in.hprof", "bad.bmd")
+		clitest.ExpectFail(t, d, r, 2, "crunch", before, "--label")
+	}
+}
