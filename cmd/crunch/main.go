@@ -82,45 +82,17 @@ func run(c *cli.Context) error {
 		return cliutil.Usagef("%s", msg)
 	}
 	inName, outName := c.Args().Get(0), c.Args().Get(1)
-	quiet := c.Bool("quiet")
-	warn := func(format string, a ...any) {
-		if !quiet {
-			fmt.Fprintf(os.Stderr, "crunch: warning: "+format+"\n", a...)
-		}
-	}
-	opt := crunch.Options{KeepStrings: c.Bool("keep-strings"), KeepPrimitives: c.Bool("keep-primitives"),
-		PreserveClasses: c.StringSlice("preserve-class"), Profile: c.String("profile"), Tool: version.Tool,
-		HashPlatformNames: c.Bool("hash-platform-names")}
-	for _, l := range c.StringSlice("label") {
-		if err := bmd.CheckLabel(l); err != nil {
-			return cliutil.Usagef("--label: %v", err)
-		}
-		opt.Labels = append(opt.Labels, l)
-	}
-	if len(opt.Labels) > bmd.MaxLabels {
-		return cliutil.Usagef("--label: %d labels (at most %d)", len(opt.Labels), bmd.MaxLabels)
-	}
-	if opt.Profile != "" && opt.Profile != "leak" {
-		return cliutil.Usagef("unknown --profile %q (the only profile is leak)", opt.Profile)
-	}
-	if h := c.String("drop-heap"); h != "" {
-		for _, p := range strings.Split(h, ",") {
-			p = strings.TrimSpace(p)
-			if _, err := crunch.ParseHeapName(p); err != nil {
-				return cliutil.Usagef("--drop-heap: %v", err)
-			}
-			opt.DropHeaps = append(opt.DropHeaps, p)
-		}
+	opt, err := options(c)
+	if err != nil {
+		return err
 	}
 	// Output names are matched whatever their case: OUT.ZST is zstd.
 	byName := compress.ForName(strings.ToLower(outName))
 	kind := byName
 	if c.IsSet("compress") {
-		k, err := compress.Parse(c.String("compress"))
-		if err != nil {
+		if kind, err = compress.Parse(c.String("compress")); err != nil {
 			return cliutil.Usagef("--compress: %v", err)
 		}
-		kind = k
 	}
 	format := c.String("format")
 	if format != "v2" && format != "v1" {
@@ -138,10 +110,10 @@ func run(c *cli.Context) error {
 		return err
 	}
 	if opt.KeepStrings && opt.HashPlatformNames {
-		warn("--hash-platform-names has no effect with --keep-strings, which keeps every name in the clear")
+		warn(c, "--hash-platform-names has no effect with --keep-strings, which keeps every name in the clear")
 	}
 	if kind != byName && byName != compress.None {
-		warn("%s: written %s as --compress %s asks, although its name says %s", outName, compressedText(kind), c.String("compress"), byName)
+		warn(c, "%s: written %s as --compress %s asks, although its name says %s", outName, compressedText(kind), c.String("compress"), byName)
 	}
 	src, size, _, cleanup, err := cliutil.SeekableInput(inName)
 	if err != nil {
@@ -153,31 +125,7 @@ func run(c *cli.Context) error {
 		return err
 	}
 	defer out.Abort() // after Commit, does nothing
-	prog := cliutil.NewProgress(quiet, size)
-	opt.Progress = func(pass int, done int64) { prog.Update(fmt.Sprintf("pass %d", pass), done) }
-	bw := bufio.NewWriterSize(out, 1<<20)
-	cw, err := compress.NewWriter(bw, kind)
-	if err != nil {
-		return err
-	}
-	bmdOut := &countingWriter{w: cw} // the BMD bytes, before compression
-	var st *crunch.Stats
-	if format == "v1" {
-		var v1warn io.Writer = os.Stderr
-		if quiet {
-			v1warn = nil
-		}
-		st, err = crunch.CrunchV1(src, bmdOut, opt, v1warn)
-	} else {
-		st, err = crunch.Crunch(src, bmdOut, opt)
-	}
-	prog.Done()
-	if err == nil {
-		err = cw.Close()
-	}
-	if err == nil {
-		err = bw.Flush()
-	}
+	st, bmdBytes, err := convert(c, src, size, out, kind, format, opt)
 	if werr := out.Err(); werr != nil {
 		// Writing failed (disk full, reader gone): the conversion's error
 		// is only a consequence.
@@ -190,12 +138,80 @@ func run(c *cli.Context) error {
 		return err
 	}
 	for _, w := range st.Warnings {
-		warn("%s", w)
+		warn(c, "%s", w)
 	}
 	if c.Bool("stats") {
-		printStats(os.Stderr, st, bmdOut.n, out.Written(), kind)
+		printStats(os.Stderr, st, bmdBytes, out.Written(), kind)
 	}
 	return nil
+}
+
+// warn prints a warning, unless --quiet.
+func warn(c *cli.Context, format string, a ...any) {
+	if !c.Bool("quiet") {
+		fmt.Fprintf(os.Stderr, "crunch: warning: "+format+"\n", a...)
+	}
+}
+
+// options returns the crunch options the flags give.
+func options(c *cli.Context) (crunch.Options, error) {
+	opt := crunch.Options{KeepStrings: c.Bool("keep-strings"), KeepPrimitives: c.Bool("keep-primitives"),
+		PreserveClasses: c.StringSlice("preserve-class"), Profile: c.String("profile"), Tool: version.Tool,
+		HashPlatformNames: c.Bool("hash-platform-names")}
+	for _, l := range c.StringSlice("label") {
+		if err := bmd.CheckLabel(l); err != nil {
+			return opt, cliutil.Usagef("--label: %v", err)
+		}
+		opt.Labels = append(opt.Labels, l)
+	}
+	if len(opt.Labels) > bmd.MaxLabels {
+		return opt, cliutil.Usagef("--label: %d labels (at most %d)", len(opt.Labels), bmd.MaxLabels)
+	}
+	if opt.Profile != "" && opt.Profile != "leak" {
+		return opt, cliutil.Usagef("unknown --profile %q (the only profile is leak)", opt.Profile)
+	}
+	if h := c.String("drop-heap"); h != "" {
+		for _, p := range strings.Split(h, ",") {
+			p = strings.TrimSpace(p)
+			if _, err := crunch.ParseHeapName(p); err != nil {
+				return opt, cliutil.Usagef("--drop-heap: %v", err)
+			}
+			opt.DropHeaps = append(opt.DropHeaps, p)
+		}
+	}
+	return opt, nil
+}
+
+// convert crunches src into out, compressed with kind, in BMD version
+// format, showing progress; it returns the stats and the BMD's size before
+// compression.
+func convert(c *cli.Context, src io.ReadSeeker, size int64, out io.Writer, kind compress.Kind, format string, opt crunch.Options) (*crunch.Stats, int64, error) {
+	prog := cliutil.NewProgress(c.Bool("quiet"), size)
+	defer prog.Done()
+	opt.Progress = func(pass int, done int64) { prog.Update(fmt.Sprintf("pass %d", pass), done) }
+	bw := bufio.NewWriterSize(out, 1<<20)
+	cw, err := compress.NewWriter(bw, kind)
+	if err != nil {
+		return nil, 0, err
+	}
+	bmdOut := &countingWriter{w: cw} // the BMD bytes, before compression
+	var st *crunch.Stats
+	if format == "v1" {
+		var v1warn io.Writer = os.Stderr
+		if c.Bool("quiet") {
+			v1warn = nil
+		}
+		st, err = crunch.CrunchV1(src, bmdOut, opt, v1warn)
+	} else {
+		st, err = crunch.Crunch(src, bmdOut, opt)
+	}
+	if err == nil {
+		err = cw.Close()
+	}
+	if err == nil {
+		err = bw.Flush()
+	}
+	return st, bmdOut.n, err
 }
 
 func compressedText(k compress.Kind) string {

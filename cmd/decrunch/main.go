@@ -8,9 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -264,7 +264,6 @@ func run(c *cli.Context) error {
 		return cliutil.Usagef("need one INPUT.bmd (got %s)", cliutil.Plural(n, "argument"))
 	}
 	inName, outName := c.Args().Get(0), c.String("output")
-	quiet := c.Bool("quiet")
 	// The input first: a missing input is the first thing to say.
 	if err := cliutil.CheckInput(inName); err != nil {
 		return err
@@ -272,40 +271,16 @@ func run(c *cli.Context) error {
 	if c.Bool("info") {
 		return info(inName, os.Stdout)
 	}
-	if cliutil.IsStdout(outName) && cliutil.IsTerminal(os.Stdout) {
-		return cliutil.Usagef("standard output is a terminal; decrunch writes a binary HPROF file: give -o OUTPUT.hprof or redirect (decrunch %s > OUTPUT.hprof)", inName)
-	}
-	if err := cliutil.CheckOutput(outName, c.Bool("force"), inName); err != nil {
-		return err // before the name sources are read, which takes a while
-	}
-	if k := compress.ForName(strings.ToLower(outName)); k != compress.None && !quiet {
-		fmt.Fprintf(os.Stderr, "decrunch: warning: %s: written uncompressed, although its name says %s (analyzers read plain HPROF)\n", outName, k)
+	if err := checkOutput(c, inName, outName); err != nil {
+		return err
 	}
 	names, err := loadNames(c)
 	if err != nil {
 		return err
 	}
-	opt := decrunch.Options{Names: names, Salvage: c.Bool("salvage")}
-	maxOut := int64(-1) // the default, once the input's size is known
-	if c.IsSet("max-output") {
-		if maxOut, err = cliutil.ParseSize(c.String("max-output")); err != nil {
-			return cliutil.Usagef("--max-output: %v", err)
-		}
-	}
-	if p := c.String("mapping"); p != "" {
-		if err := checkSource("mapping", p); err != nil {
-			return err
-		}
-		f, err := os.Open(p)
-		if err != nil {
-			return fmt.Errorf("--mapping %s: %w", p, err)
-		}
-		m, err := apkstrings.ParseMapping(f)
-		f.Close()
-		if err != nil {
-			return sourceError("mapping", p, err)
-		}
-		opt.Mapping = m
+	opt, maxOut, err := options(c, names)
+	if err != nil {
+		return err
 	}
 	// Decrunch reads its input twice (the names first): a compressed input
 	// or standard input is decompressed to a temporary file. With
@@ -319,17 +294,93 @@ func run(c *cli.Context) error {
 	if maxOut < 0 {
 		opt.MaxOutput = defaultMaxOutput(size)
 	}
-	if damage != nil && !c.Bool("salvage") {
+	if damage != nil && !opt.Salvage {
 		return fmt.Errorf("%w (--salvage writes what precedes the damage)", damage)
 	}
+	meta, v1, err := readHeader(inName, src, damage)
+	if err != nil {
+		return err
+	}
+	opt.Names = names.ForHash(meta.Hash)
+	if opt.Names == nil && !c.Bool("quiet") {
+		fmt.Fprintf(os.Stderr, "decrunch: warning: %s: names hashed with %q, which this decrunch does not know: none recovered\n", inName, meta.Hash)
+	}
+	st, err := convert(c, inName, outName, src, opt)
+	if err != nil {
+		return explainFailure(err, inName, kind, size, maxOut)
+	}
+	if !c.Bool("quiet") {
+		for _, w := range st.Warnings {
+			fmt.Fprintf(os.Stderr, "decrunch: %s: BMD v1: %s\n", inName, w)
+		}
+	}
+	if c.Bool("stats") {
+		printStats(c, st, names, v1)
+	}
+	switch {
+	case st.Salvaged != nil:
+		return &cliutil.PartialError{Msg: fmt.Sprintf("%s: damaged: partial output %s: %d objects (classes included) and %d roots from before the damage: %v",
+			inName, outName, st.Objects, st.Roots, st.Salvaged)}
+	case damage != nil:
+		return &cliutil.PartialError{Msg: fmt.Sprintf("%s: the BMD inside is whole, but %v", inName, damage)}
+	}
+	return nil
+}
+
+// checkOutput refuses an output that cannot be written, before the name
+// sources are read, which takes a while.
+func checkOutput(c *cli.Context, inName, outName string) error {
+	if cliutil.IsStdout(outName) && cliutil.IsTerminal(os.Stdout) {
+		return cliutil.Usagef("standard output is a terminal; decrunch writes a binary HPROF file: give -o OUTPUT.hprof or redirect (decrunch %s > OUTPUT.hprof)", inName)
+	}
+	if err := cliutil.CheckOutput(outName, c.Bool("force"), inName); err != nil {
+		return err
+	}
+	if k := compress.ForName(strings.ToLower(outName)); k != compress.None && !c.Bool("quiet") {
+		fmt.Fprintf(os.Stderr, "decrunch: warning: %s: written uncompressed, although its name says %s (analyzers read plain HPROF)\n", outName, k)
+	}
+	return nil
+}
+
+// options returns the conversion's options from the flags, and the output
+// limit (-1: the default, which depends on the input's size).
+func options(c *cli.Context, names *decrunch.NameTable) (decrunch.Options, int64, error) {
+	opt := decrunch.Options{Names: names, Salvage: c.Bool("salvage")}
+	maxOut := int64(-1)
+	if c.IsSet("max-output") {
+		var err error
+		if maxOut, err = cliutil.ParseSize(c.String("max-output")); err != nil {
+			return opt, 0, cliutil.Usagef("--max-output: %v", err)
+		}
+	}
+	if p := c.String("mapping"); p != "" {
+		if err := checkSource("mapping", p); err != nil {
+			return opt, 0, err
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return opt, 0, fmt.Errorf("--mapping %s: %w", p, err)
+		}
+		m, err := apkstrings.ParseMapping(f)
+		f.Close()
+		if err != nil {
+			return opt, 0, sourceError("mapping", p, err)
+		}
+		opt.Mapping = m
+	}
+	return opt, maxOut, nil
+}
+
+// readHeader reads the header of the BMD in src (version 1 or 2), and
+// rewinds it; a file of another kind is named.
+func readHeader(inName string, src io.ReadSeeker, damage error) (meta bmd.Metadata, v1 bool, err error) {
 	head := make([]byte, 64)
 	nh, _ := io.ReadFull(src, head)
 	head = head[:nh]
 	if _, err := src.Seek(0, io.SeekStart); err != nil {
-		return err
+		return meta, false, err
 	}
-	v1 := len(head) > 0 && head[0] == bmd.Version1
-	var meta bmd.Metadata
+	v1 = len(head) > 0 && head[0] == bmd.Version1
 	if v1 {
 		// BMD version 1, from the original 2014 tools (or crunch --format v1)
 		var r *decrunch.V1Source
@@ -343,43 +394,59 @@ func run(c *cli.Context) error {
 		}
 	}
 	if err == nil {
-		opt.Names = names.ForHash(meta.Hash)
-		if opt.Names == nil && !quiet {
-			fmt.Fprintf(os.Stderr, "decrunch: warning: %s: names hashed with %q, which this decrunch does not know: none recovered\n", inName, meta.Hash)
-		}
+		return meta, v1, nil
 	}
-	if err != nil {
-		if what := cliutil.Sniff(head); errors.Is(err, bmd.ErrNotBMD) && what != "" && what != "a BMD file" {
-			if what == "an HPROF heap dump" {
-				what += " (crunch turns it into BMD)"
-			}
-			err = fmt.Errorf("not a BMD file: it is %s", what)
+	if what := cliutil.Sniff(head); errors.Is(err, bmd.ErrNotBMD) && what != "" && what != "a BMD file" {
+		if what == "an HPROF heap dump" {
+			what += " (crunch turns it into BMD)"
 		}
-		if damage != nil {
-			return damage
-		}
-		return fmt.Errorf("%s: %w", inName, err)
+		err = fmt.Errorf("not a BMD file: it is %s", what)
 	}
+	if damage != nil {
+		return meta, v1, damage
+	}
+	return meta, v1, fmt.Errorf("%s: %w", inName, err)
+}
+
+// convert decrunches src to the output, which it commits when there is
+// something to keep: with --salvage, nothing is written when nothing of
+// the heap came before the damage.
+func convert(c *cli.Context, inName, outName string, src io.ReadSeeker, opt decrunch.Options) (*decrunch.Stats, error) {
 	out, err := cliutil.CreateOutput(outName, c.Bool("force"), inName)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer out.Abort() // after Commit, does nothing
 	st, err := decrunch.Decrunch(src, out, opt)
 	if werr := out.Err(); werr != nil {
 		// Writing failed (disk full, reader gone): the conversion's error
 		// is only a consequence.
-		return werr
+		return nil, werr
 	}
-	if err == nil && st.Salvaged != nil && st.Objects == 0 && st.Roots == 0 {
-		// Nothing of the heap came before the damage: no output.
-		return fmt.Errorf("%s: nothing of the heap dump before the damage, no output written: %v", inName, st.Salvaged)
+	if err != nil {
+		return nil, &conversionError{err, out.Incomplete()}
 	}
-	if err == nil {
-		err = out.Commit()
-		if err != nil {
-			return err
-		}
+	if st.Salvaged != nil && st.Objects == 0 && st.Roots == 0 {
+		return nil, fmt.Errorf("%s: nothing of the heap dump before the damage, no output written: %v", inName, st.Salvaged)
+	}
+	return st, out.Commit()
+}
+
+// conversionError is an error of decrunch itself, with what the output
+// holds (for standard output or a FIFO, written as it went).
+type conversionError struct {
+	err        error
+	incomplete string
+}
+
+func (e *conversionError) Error() string { return e.err.Error() + e.incomplete }
+func (e *conversionError) Unwrap() error { return e.err }
+
+// explainFailure words a failed conversion for the user.
+func explainFailure(err error, inName string, kind compress.Kind, size, maxOut int64) error {
+	var ce *conversionError
+	if !errors.As(err, &ce) {
+		return err
 	}
 	var le *decrunch.OutputLimitError
 	if errors.As(err, &le) {
@@ -389,48 +456,30 @@ func run(c *cli.Context) error {
 		}
 		return fmt.Errorf("%s: the HPROF would be larger than %s, %s: no output written; if the file is a real dump, raise the limit", inName, cliutil.FormatSize(le.Limit), how)
 	}
-	if err != nil {
-		var fe *bmd.FormatError
-		if kind != compress.None && !errors.As(err, &fe) && errors.Is(err, io.ErrUnexpectedEOF) {
-			err = fmt.Errorf("truncated or damaged %s data: %w", kind, err)
-		}
-		return fmt.Errorf("%s: %w%s", inName, err, out.Incomplete())
+	inner := ce.err
+	var fe *bmd.FormatError
+	if kind != compress.None && !errors.As(inner, &fe) && errors.Is(inner, io.ErrUnexpectedEOF) {
+		inner = fmt.Errorf("truncated or damaged %s data: %w", kind, inner)
 	}
-	if !quiet {
-		for _, w := range st.Warnings {
-			fmt.Fprintf(os.Stderr, "decrunch: %s: BMD v1: %s\n", inName, w)
-		}
+	return fmt.Errorf("%s: %w%s", inName, inner, ce.incomplete)
+}
+
+// printStats prints, on standard error, what --stats shows.
+func printStats(c *cli.Context, st *decrunch.Stats, names *decrunch.NameTable, v1 bool) {
+	fmt.Fprintf(os.Stderr, "strings: %d (%d in the clear, %d recovered, %d not recovered, %d array names made of their element name)\n", st.Strings, st.Clear, st.Recovered, st.Missing, st.ArrayNames)
+	from := names.RecoveredFrom()
+	for _, k := range slices.Sorted(maps.Keys(from)) {
+		fmt.Fprintf(os.Stderr, "  recovered from %s: %d\n", k, from[k])
 	}
-	var partial error
-	switch {
-	case st.Salvaged != nil:
-		partial = &cliutil.PartialError{Msg: fmt.Sprintf("%s: damaged: partial output %s: %d objects (classes included) and %d roots from before the damage: %v",
-			inName, outName, st.Objects, st.Roots, st.Salvaged)}
-	case damage != nil:
-		partial = &cliutil.PartialError{Msg: fmt.Sprintf("%s: the BMD inside is whole, but %v", inName, damage)}
+	if v1 {
+		fmt.Fprintf(os.Stderr, "candidates: %d distinct, %d Java hash collisions (same hash and length) between different candidates\n", names.Len(), names.JavaCollisions)
+	} else {
+		fmt.Fprintf(os.Stderr, "candidates: %d distinct, %d hash collisions between different candidates\n", names.Len(), names.Collisions)
 	}
-	if c.Bool("stats") {
-		fmt.Fprintf(os.Stderr, "strings: %d (%d in the clear, %d recovered, %d not recovered, %d array names made of their element name)\n", st.Strings, st.Clear, st.Recovered, st.Missing, st.ArrayNames)
-		from := names.RecoveredFrom()
-		keys := make([]string, 0, len(from))
-		for k := range from {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			fmt.Fprintf(os.Stderr, "  recovered from %s: %d\n", k, from[k])
-		}
-		if v1 {
-			fmt.Fprintf(os.Stderr, "candidates: %d distinct, %d Java hash collisions (same hash and length) between different candidates\n", names.Len(), names.JavaCollisions)
-		} else {
-			fmt.Fprintf(os.Stderr, "candidates: %d distinct, %d hash collisions between different candidates\n", names.Len(), names.Collisions)
-		}
-		if c.String("mapping") != "" {
-			fmt.Fprintf(os.Stderr, "mapping: renamed %d class, %d field and %d method name uses\n", st.RenamedClasses, st.RenamedFields, st.RenamedMethods)
-		}
-		fmt.Fprintf(os.Stderr, "objects: %d, roots: %d, HPROF bytes: %d\n", st.Objects, st.Roots, st.OutBytes)
+	if c.String("mapping") != "" {
+		fmt.Fprintf(os.Stderr, "mapping: renamed %d class, %d field and %d method name uses\n", st.RenamedClasses, st.RenamedFields, st.RenamedMethods)
 	}
-	return partial
+	fmt.Fprintf(os.Stderr, "objects: %d, roots: %d, HPROF bytes: %d\n", st.Objects, st.Roots, st.OutBytes)
 }
 
 // info prints what the header of a BMD file says, reading nothing else:
