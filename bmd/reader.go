@@ -225,10 +225,11 @@ func (r *Reader) Classes() uint64 { return uint64(len(r.lay.classes)) }
 // The Record is reused by the next call.
 func (r *Reader) Next() (*Record, error) {
 	rec := &r.rec
-	rec.Offset = r.Offset()
 	if r.done {
 		return nil, io.EOF
 	}
+	r.fill(1) // a record that starts a block: its offset is known once the block is read
+	rec.Offset = r.Offset()
 	if r.runLeft > 0 {
 		if r.runKind == KindRoot {
 			return r.nextRoot(rec)
@@ -668,7 +669,7 @@ func (r *Reader) readObjectID(rec *Record, d *decoder) error {
 
 func (r *Reader) readRootRun(rec *Record, d *decoder) error {
 	if !r.fill(1) {
-		return d.fail("truncated")
+		return r.fail(d.record, "truncated", io.ErrUnexpectedEOF)
 	}
 	r.runRoot = r.buf[r.pos]
 	r.pos++

@@ -532,3 +532,49 @@ func TestV1LongStringAfterShort(t *testing.T) {
 		}
 	}
 }
+
+// TestV1WriterCountsLongRecords: Bytes counts every byte of a record, one
+// that the writer flushes before its end (longer than its buffer) too.
+func TestV1WriterCountsLongRecords(t *testing.T) {
+	ids := make([]uint32, 100000) // about 300 KB: flushed within the record
+	for i := range ids {
+		ids[i] = uint32(i * 1000)
+	}
+	alone := func(write func(w *V1Writer) error) uint64 {
+		var out bytes.Buffer
+		w, _ := NewV1Writer(&out, []byte("m"))
+		if err := write(w); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		return uint64(out.Len() - w.Header)
+	}
+	array := func(w *V1Writer) error { return w.ObjectArray(1, 2, ids) }
+	roots := func(w *V1Writer) error { return w.RootObjects(ids) }
+	str := func(w *V1Writer) error { return w.String(3, []byte("abc")) }
+	var out bytes.Buffer
+	w, _ := NewV1Writer(&out, []byte("m"))
+	for _, f := range []func(*V1Writer) error{str, array, roots, str} {
+		if err := f(w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := w.Bytes[V1ObjectArray], alone(array); got != want || got < 1<<17 {
+		t.Errorf("Bytes[OBJECT ARRAY] = %d, the record is %d bytes", got, want)
+	}
+	if got, want := w.Bytes[V1RootObjects], alone(roots); got != want {
+		t.Errorf("Bytes[ROOT OBJECTS] = %d, the record is %d bytes", got, want)
+	}
+	var sum uint64
+	for _, b := range w.Bytes {
+		sum += b
+	}
+	if sum+uint64(w.Header) != uint64(out.Len()) || w.Count[V1String] != 2 {
+		t.Errorf("Bytes add up to %d, header %d, file %d", sum, w.Header, out.Len())
+	}
+}

@@ -188,8 +188,7 @@ func (w *Writer) HashedString(length uint64, hash uint64) (uint64, error) {
 // The element name must be an earlier string.
 func (w *Writer) ArrayName(elem uint64, dims uint8, descriptor bool) (uint64, error) {
 	if elem == 0 || elem > w.strings || dims == 0 {
-		w.err = fmt.Errorf("bmd: array name of string %d with %d dimensions (%d strings written)", elem, dims, w.strings)
-		return 0, w.err
+		return 0, w.fail(fmt.Errorf("bmd: array name of string %d with %d dimensions (%d strings written)", elem, dims, w.strings))
 	}
 	s := w.begin(KindArrayName)
 	w.uv(elem)
@@ -297,8 +296,7 @@ func (w *Writer) EndThread(serial uint32) error {
 // RawRecord writes a top-level HPROF record whose body is kept unchanged.
 func (w *Writer) RawRecord(tag uint8, body []byte) error {
 	if rawTagHasKind(tag) {
-		w.err = fmt.Errorf("bmd: raw record with HPROF tag 0x%02X, which has its own record kind", tag)
-		return w.err
+		return w.fail(fmt.Errorf("bmd: raw record with HPROF tag 0x%02X, which has its own record kind", tag))
 	}
 	s := w.begin(KindRawRecord)
 	w.uv(uint64(tag))
@@ -546,8 +544,7 @@ func (w *Writer) PrimitiveArray(t Type, length uint32, noData bool) (uint64, err
 // sorted IDs make small deltas).
 func (w *Writer) Root(kind uint8, object uint64, thread, frame uint32, jniRef uint64, trace uint32) error {
 	if !RootKindValid(kind) {
-		w.err = fmt.Errorf("bmd: invalid root kind 0x%02X", kind)
-		return w.err
+		return w.fail(fmt.Errorf("bmd: invalid root kind 0x%02X", kind))
 	}
 	w.startRun(KindRoot, kind)
 	w.roots = append(w.roots, rootEntry{object, jniRef, thread, frame, trace})
