@@ -3,6 +3,8 @@ package apkstrings
 import (
 	"encoding/binary"
 	"fmt"
+
+	"github.com/heapcrunch/heapcrunch/names"
 )
 
 // Constant pool tags of the Java class file format (JVMS §4.4).
@@ -59,7 +61,7 @@ func ReadClass(data []byte, emit func(string)) (int, error) {
 			if len(data)-p-3 < l {
 				return n, formatErr(int64(p), fmt.Sprintf("CONSTANT_Utf8 #%d of %d bytes runs past the end", i, l))
 			}
-			emit(decodeMUTF8(data[p+3 : p+3+l]))
+			emit(string(names.Normalize(data[p+3 : p+3+l])))
 			n++
 			p += 3 + l
 			continue

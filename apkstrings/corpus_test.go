@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/heapcrunch/heapcrunch/names"
 )
 
 // Facts from ../shared/corpus/README.md.
@@ -216,7 +218,7 @@ func TestCorpusDexdump(t *testing.T) {
 						continue // a method prototype: not one string
 					}
 					checked++
-					if !set[decodeMUTF8([]byte(v))] {
+					if !set[names.NormalizeString(v)] {
 						missing++
 						if missing < 10 {
 							t.Errorf("dexdump shows %q, not among our strings", v)
@@ -233,7 +235,7 @@ func TestCorpusDexdump(t *testing.T) {
 				}
 				if m := literal.FindStringSubmatch(line); m != nil && !strings.HasSuffix(name, ".apk") {
 					idx, _ := strconv.ParseUint(m[2], 16, 32)
-					v := decodeMUTF8([]byte(m[1]))
+					v := names.NormalizeString(m[1])
 					literals++
 					if int(idx) >= len(strs) || strs[idx] != v {
 						missing++
@@ -243,7 +245,7 @@ func TestCorpusDexdump(t *testing.T) {
 					}
 				} else if m != nil {
 					literals++
-					if !set[decodeMUTF8([]byte(m[1]))] {
+					if !set[names.NormalizeString(m[1])] {
 						missing++
 						if missing < 10 {
 							t.Errorf("literal %q missing", m[1])

@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+
+	"github.com/heapcrunch/heapcrunch/names"
 )
 
 // maxEntrySize bounds what is held in memory at once: a whole DEX file, an
@@ -19,10 +21,12 @@ const (
 )
 
 // ReadDEX emits every string of a DEX file's string table (string_ids), in
-// table order, decoded from modified UTF-8 to valid UTF-8: a surrogate pair
-// becomes one 4-byte UTF-8 sequence, C0 80 becomes NUL, and a lone surrogate
-// becomes U+FFFD. r holds the DEX file and size is its length in bytes; the
-// file is read into memory and may be at most 512 MiB.
+// table order, decoded from modified UTF-8 to standard UTF-8 by
+// names.Normalize, as crunch decodes the names of a heap dump: a surrogate
+// pair becomes one 4-byte UTF-8 sequence, C0 80 becomes NUL, and a lone
+// surrogate or an invalid byte becomes U+FFFD. r holds the DEX file and size
+// is its length in bytes; the file is read into memory and may be at most
+// 512 MiB.
 //
 // DEX versions 035 and later are accepted (magic "dex\n0NN\0"); a version 041
 // container holding several DEX files yields the strings of each in turn.
@@ -195,7 +199,7 @@ func (st *dexState) readAt(data []byte, h int, emit func(string)) (count, next i
 		if st.budget -= end - start + 1; st.budget < 0 {
 			return count, 0, formatErr(int64(p), fmt.Sprintf("string %d overlaps other strings too much", i))
 		}
-		emit(decodeMUTF8(data[start:end]))
+		emit(string(names.Normalize(data[start:end])))
 		count++
 	}
 	return count, next, nil

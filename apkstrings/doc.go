@@ -20,8 +20,10 @@
 //   - [ReadStringsFile]: a text file with one string per line.
 //
 // DEX and class files store text as "modified UTF-8". The readers decode it to
-// valid UTF-8: a surrogate pair becomes one 4-byte UTF-8 sequence, the two-byte
-// NUL (C0 80) becomes "\x00", and a lone surrogate or an invalid byte becomes
+// standard UTF-8 with package names (names.Normalize), the conversion crunch
+// applies to the names of a heap dump, so that a name hashes alike on both
+// sides: a surrogate pair becomes one 4-byte UTF-8 sequence, the two-byte NUL
+// (C0 80) becomes "\x00", and a lone surrogate or an invalid byte becomes
 // U+FFFD.
 //
 // Archives are read entry by entry through archive/zip; a single entry is held

@@ -9,31 +9,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-)
 
-func TestJavaHash(t *testing.T) {
-	for _, c := range []struct {
-		s string
-		h int32
-	}{
-		{"", 0},
-		{"a", 97},
-		{"java.lang.ref.Reference", 409731804},
-		{"com.example.MainActivity", -1660197799},
-		{"mDestroyed", -249372628},
-		{"été", 227742},
-		{"😀x", 54959989}, // U+1F600 counts as its surrogates D83D DE00
-		{"\x00", 0},
-		{"\xff", 0xFFFD}, // invalid UTF-8 counts as U+FFFD
-	} {
-		if got := JavaHash(c.s); got != c.h {
-			t.Errorf("JavaHash(%q) = %d, want %d", c.s, got, c.h)
-		}
-		if got := JavaHashBytes([]byte(c.s)); got != c.h {
-			t.Errorf("JavaHashBytes(%q) = %d, want %d", c.s, got, c.h)
-		}
-	}
-}
+	"github.com/heapcrunch/heapcrunch/names"
+)
 
 func TestV1TypeCodes(t *testing.T) {
 	want := map[Type]uint8{Object: 0, Int: 1, Boolean: 2, Byte: 3, Char: 4, Float: 5, Double: 6, Long: 7, Short: 8}
@@ -78,8 +56,8 @@ func v1Sample(t testing.TB) ([]byte, []V1Record) {
 		want = append(want, r)
 	}
 	add(V1Record{Tag: V1String, ID: 1, Text: []byte("java.lang.Object")}, w.String(1, []byte("java.lang.Object")))
-	add(V1Record{Tag: V1HashedString, ID: 2, Length: 24, Hash: JavaHash("com.example.MainActivity")},
-		w.HashedString(2, 24, JavaHash("com.example.MainActivity")))
+	add(V1Record{Tag: V1HashedString, ID: 2, Length: 24, Hash: names.JavaHashString("com.example.MainActivity")},
+		w.HashedString(2, 24, names.JavaHashString("com.example.MainActivity")))
 	add(V1Record{Tag: V1HashedString, ID: 300, Length: 1, Hash: 97}, w.HashedString(300, 1, 97))
 	base := V1Class{ID: 1, Name: 1, Fields: []Field{{Name: 300, Type: Object, Kept: true}}, Discarded: 4}
 	add(V1Record{Tag: V1ClassDefinition, Class: base}, w.Class(&base))
@@ -313,9 +291,9 @@ func specExample(t testing.TB) []byte {
 		t.Fatal(err)
 	}
 	w.String(1, []byte("java.lang.Object"))
-	w.HashedString(2, 24, JavaHash("com.example.MainActivity"))
-	w.HashedString(3, 10, JavaHash("mDestroyed"))
-	w.HashedString(4, 5, JavaHash("sRoot"))
+	w.HashedString(2, 24, names.JavaHashString("com.example.MainActivity"))
+	w.HashedString(3, 10, names.JavaHashString("mDestroyed"))
+	w.HashedString(4, 5, names.JavaHashString("sRoot"))
 	w.Class(&V1Class{ID: 1, Name: 1})
 	w.Class(&V1Class{ID: 2, Super: 1, Name: 2,
 		Statics:   []Static{{Name: 4, Type: Object, Value: 4}},

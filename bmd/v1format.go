@@ -6,7 +6,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"unicode/utf16"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -124,27 +123,6 @@ type V1Record struct {
 	Count  uint32   // PRIMITIVE ARRAY: element count
 	HTag   uint8    // LEGACY: the HPROF record tag
 }
-
-// JavaHash returns Java's String.hashCode() of the string s given in UTF-8:
-// h = 31*h + c over its UTF-16 code units, a supplementary character
-// counting as its two surrogates. Invalid UTF-8 bytes count as U+FFFD, as
-// Java's decoder replaces them.
-func JavaHash(s string) int32 {
-	var h int32
-	for _, r := range s {
-		if r >= 0x10000 {
-			hi, lo := utf16.EncodeRune(r)
-			h = 31*h + hi
-			h = 31*h + lo
-		} else {
-			h = 31*h + r
-		}
-	}
-	return h
-}
-
-// JavaHashBytes is JavaHash of UTF-8 bytes.
-func JavaHashBytes(b []byte) int32 { return JavaHash(string(b)) }
 
 // appendInt32 appends v as protobuf int32 does (and the original tools'
 // writeInt32): a varint of v sign-extended to 64 bits, so a negative value

@@ -107,7 +107,7 @@ func (w *V1Writer) String(id uint32, text []byte) error {
 }
 
 // HashedString writes a hashed name: ID, UTF-8 byte length, Java hash
-// (JavaHash).
+// (names.JavaHash).
 func (w *V1Writer) HashedString(id, length uint32, hash int32) error {
 	if w.err != nil {
 		return w.err

@@ -29,7 +29,7 @@ type Options struct {
 	// and the input bytes read so far in that pass.
 	Progress func(pass int, done int64)
 	// hashName, when set, hashes a name that is not kept in the clear
-	// (CrunchV1 sets Java's hash); nil is xxhash64 of NormalizeName.
+	// (CrunchV1 sets Java's hash); nil is names.Hash and names.Len.
 	hashName func(text []byte) (length int, hash uint64)
 }
 

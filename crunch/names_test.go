@@ -9,6 +9,7 @@ import (
 	"github.com/heapcrunch/heapcrunch/bmd"
 	"github.com/heapcrunch/heapcrunch/hprof"
 	"github.com/heapcrunch/heapcrunch/internal/testutil"
+	"github.com/heapcrunch/heapcrunch/names"
 )
 
 // dumpNames is what a test reads of the names of an HPROF dump, by its own
@@ -198,7 +199,7 @@ func TestPlatformNames(t *testing.T) {
 					continue
 				}
 				unreferenced++
-				if clear[text] || hashes[HashName([]byte(text))] {
+				if clear[text] || hashes[names.HashString(text)] {
 					t.Errorf("unreferenced string %q is in the file", text)
 				}
 			}

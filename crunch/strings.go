@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/cespare/xxhash/v2"
+	"github.com/heapcrunch/heapcrunch/names"
 )
 
 // stringInfo is what crunch keeps of a STRING record between the passes.
@@ -186,8 +186,7 @@ func (st *state) classifyStrings() {
 		case st.opt.hashName != nil:
 			s.length, s.hash = st.opt.hashName(st.text(i))
 		default:
-			u := NormalizeName(st.text(i))
-			s.hash, s.length = xxhash.Sum64(u), len(u)
+			s.hash, s.length = names.Hash(st.text(i)), names.Len(st.text(i))
 		}
 	}
 	st.arena = arena

@@ -10,6 +10,7 @@ import (
 
 	"github.com/heapcrunch/heapcrunch/bmd"
 	"github.com/heapcrunch/heapcrunch/hprof"
+	"github.com/heapcrunch/heapcrunch/names"
 )
 
 // CrunchV1 writes BMD version 1, the format of the original 2014 tools,
@@ -73,8 +74,7 @@ func CrunchV1(src io.ReadSeeker, out io.Writer, opt Options, warn io.Writer) (*S
 // javaHashName is the version 1 hash of a name: Java's hash of its
 // standard UTF-8 form (the name as a Java String), and that form's length.
 func javaHashName(text []byte) (int, uint64) {
-	u := NormalizeName(text)
-	return len(u), uint64(uint32(bmd.JavaHashBytes(u)))
+	return names.Len(text), uint64(uint32(names.JavaHash(text)))
 }
 
 // v1SafeRaw are the top-level HPROF records with no IDs inside, which a

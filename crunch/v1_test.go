@@ -8,6 +8,7 @@ import (
 
 	"github.com/heapcrunch/heapcrunch/bmd"
 	"github.com/heapcrunch/heapcrunch/internal/testutil"
+	"github.com/heapcrunch/heapcrunch/names"
 )
 
 func crunchV1(t *testing.T, fixture string, opt Options) ([]byte, *Stats, string) {
@@ -115,7 +116,7 @@ func TestCrunchV1Hashes(t *testing.T) {
 		}
 	}
 	for _, name := range []string{"Sample$ColoredCircle", "Sample.java", "parkedWorker"} {
-		if n, ok := hashes[bmd.JavaHash(name)]; !ok || n != uint32(len(name)) {
+		if n, ok := hashes[names.JavaHashString(name)]; !ok || n != uint32(len(name)) {
 			t.Errorf("%s: no hashed string with its Java hash and length", name)
 		}
 	}

@@ -1,16 +1,19 @@
 package decrunch
 
 import (
-	"github.com/cespare/xxhash/v2"
-
 	"github.com/heapcrunch/heapcrunch/bmd"
+	// imported as canon: the package's tests have a helper called names
+	canon "github.com/heapcrunch/heapcrunch/names"
 )
 
 // NameTable is a Names built from candidate strings. It indexes every
-// candidate under both hashes a BMD file may use: the version 2 hash
-// (xxhash64 of the UTF-8 bytes), which its own Lookup searches, and the
-// version 1 hash (Java's String.hashCode(), bmd.JavaHash), which the Names
-// returned by ForHash(bmd.HashJava) searches. It remembers which source each
+// candidate, in standard UTF-8 (names.NormalizeString), under both hashes
+// a BMD file may use: the version 2 hash (names.Hash), which its own
+// Lookup searches, and the version 1 hash (Java's String.hashCode(),
+// names.JavaHash), which the Names returned by ForHash(bmd.HashJava)
+// searches. Both are computed by package names, as crunch computes them,
+// so a candidate matches a name of the dump whenever their standard UTF-8
+// forms are equal. It remembers which source each
 // name came from and counts collisions between different candidates.
 type NameTable struct {
 	byHash map[uint64]entry
@@ -47,9 +50,12 @@ func (t *NameTable) Source(name string) func(string) {
 
 func javaKey(hash uint32, length uint64) uint64 { return length<<32 | uint64(hash) }
 
-// Add adds one candidate from source idx.
+// Add adds one candidate from source idx. A candidate that is not valid
+// UTF-8 (modified UTF-8 from a strings file, say) is added in its standard
+// UTF-8 form, the text that is hashed and recovered.
 func (t *NameTable) Add(s string, idx int) {
-	h := xxhash.Sum64String(s)
+	s = canon.NormalizeString(s)
+	h := canon.HashString(s)
 	if e, ok := t.byHash[h]; ok {
 		if e.text != s {
 			t.Collisions++
@@ -73,7 +79,7 @@ func (t *NameTable) javaIndex() map[uint64]entry {
 		if len(e.text) > 0xFFFFFFFF {
 			continue
 		}
-		k := javaKey(uint32(bmd.JavaHash(e.text)), uint64(len(e.text)))
+		k := javaKey(uint32(canon.JavaHashString(e.text)), uint64(len(e.text)))
 		if o, ok := t.byJava[k]; ok {
 			t.JavaCollisions++
 			if o.source < e.source || o.source == e.source && o.text < e.text {

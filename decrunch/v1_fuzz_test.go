@@ -9,6 +9,7 @@ import (
 	"github.com/heapcrunch/heapcrunch/crunch"
 	"github.com/heapcrunch/heapcrunch/decrunch"
 	"github.com/heapcrunch/heapcrunch/internal/fuzzseed"
+	"github.com/heapcrunch/heapcrunch/names"
 )
 
 // FuzzDecrunchV1: any input that reads as BMD version 1 gives a valid
@@ -31,7 +32,7 @@ func FuzzDecrunchV1(f *testing.F) {
 	var b bytes.Buffer
 	w, _ := bmd.NewV1Writer(&b, []byte("JAVA PROFILE 1.0.3"))
 	w.String(1, []byte("java.lang.Object"))
-	w.HashedString(2, 24, bmd.JavaHash("com.example.MainActivity"))
+	w.HashedString(2, 24, names.JavaHashString("com.example.MainActivity"))
 	w.Legacy(0x04, make([]byte, 24))
 	w.Legacy(0x05, []byte{0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0})
 	w.Class(&bmd.V1Class{ID: 5, Super: 6, Name: 2, Fields: []bmd.Field{{Name: 1, Type: bmd.Object}}, Discarded: 6})

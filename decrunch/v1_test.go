@@ -17,6 +17,8 @@ import (
 	"github.com/heapcrunch/heapcrunch/hprof"
 	"github.com/heapcrunch/heapcrunch/internal/heapstat"
 	"github.com/heapcrunch/heapcrunch/internal/testutil"
+	// imported as canon: the package's tests have a helper called names
+	canon "github.com/heapcrunch/heapcrunch/names"
 )
 
 func crunchV1Bytes(t testing.TB, src []byte, opt crunch.Options) []byte {
@@ -246,9 +248,9 @@ func originalStyleFile(t testing.TB) []byte {
 	var out bytes.Buffer
 	w, _ := bmd.NewV1Writer(&out, []byte("JAVA PROFILE 1.0.3"))
 	w.String(1, []byte("java.lang.Object"))
-	w.HashedString(2, 24, bmd.JavaHash("com.example.MainActivity"))
-	w.HashedString(3, 5, bmd.JavaHash("mView"))
-	w.HashedString(4, 6, bmd.JavaHash("mCount"))
+	w.HashedString(2, 24, canon.JavaHashString("com.example.MainActivity"))
+	w.HashedString(3, 5, canon.JavaHashString("mView"))
+	w.HashedString(4, 6, canon.JavaHashString("mCount"))
 	w.Legacy(0x0E, be32(0, 0)[:6])                                        // CONTROL SETTINGS: kept
 	w.Legacy(0x04, be32(0x70001000, 0x400123, 0x400124, 0x400125, 7, 42)) // STACK FRAME: original IDs
 	w.Legacy(0x05, be32(1, 1, 1, 0x70001000))                             // STACK TRACE
@@ -279,7 +281,7 @@ func TestV1OriginalToolFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	act := s.Classes[Placeholder(uint64(uint32(bmd.JavaHash("com.example.MainActivity"))))]
+	act := s.Classes[Placeholder(uint64(uint32(canon.JavaHashString("com.example.MainActivity"))))]
 	if act == nil || act.Instances != 1 || act.Refs != 1 || act.PayloadBytes != 4+6 || act.Fields != 1+3 {
 		t.Errorf("MainActivity: %+v (classes %v)", act, s.Classes)
 	}
@@ -389,16 +391,16 @@ func TestNameTableForHash(t *testing.T) {
 	}
 	j := tb.ForHash(bmd.HashJava)
 	for _, s := range []string{"mDestroyed", "com.example.MainActivity", "été"} {
-		got, ok := j.Lookup(uint64(uint32(bmd.JavaHash(s))), uint64(len(s)))
+		got, ok := j.Lookup(uint64(uint32(canon.JavaHashString(s))), uint64(len(s)))
 		if !ok || got != s {
 			t.Errorf("Java lookup of %q: %q %v", s, got, ok)
 		}
 	}
 	// "Aa" and "BB" share Java's hash and length: the smaller wins.
-	if got, _ := j.Lookup(uint64(uint32(bmd.JavaHash("Aa"))), 2); got != "Aa" || tb.JavaCollisions != 1 {
+	if got, _ := j.Lookup(uint64(uint32(canon.JavaHashString("Aa"))), 2); got != "Aa" || tb.JavaCollisions != 1 {
 		t.Errorf("collision: %q, %d collisions", got, tb.JavaCollisions)
 	}
-	if _, ok := j.Lookup(uint64(uint32(bmd.JavaHash("mDestroyed"))), 9); ok {
+	if _, ok := j.Lookup(uint64(uint32(canon.JavaHashString("mDestroyed"))), 9); ok {
 		t.Error("a wrong length matched")
 	}
 	if tb.ForHash(bmd.HashXX64) != Names(tb) || tb.ForHash("") != Names(tb) || tb.ForHash("md5") != nil {

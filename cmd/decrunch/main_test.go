@@ -21,6 +21,7 @@ import (
 	"github.com/heapcrunch/heapcrunch/internal/fuzzseed"
 	"github.com/heapcrunch/heapcrunch/internal/testutil"
 	"github.com/heapcrunch/heapcrunch/internal/version"
+	"github.com/heapcrunch/heapcrunch/names"
 )
 
 var (
@@ -785,7 +786,7 @@ func TestV1PrimitiveArrayNamesBuiltIn(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.String(1, []byte("java.lang.Object"))
-	w.HashedString(2, 2, bmd.JavaHash("[I"))
+	w.HashedString(2, 2, names.JavaHashString("[I"))
 	w.Class(&bmd.V1Class{ID: 1, Name: 1})
 	w.Class(&bmd.V1Class{ID: 2, Super: 1, Name: 2})
 	w.PrimitiveArray(3, bmd.Int, 5)

@@ -17,7 +17,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/heapcrunch/heapcrunch/crunch"
+	"github.com/heapcrunch/heapcrunch/names"
 )
 
 var placeholder = regexp.MustCompile(`unknown\$([0-9a-f]{16})`)
@@ -45,16 +45,16 @@ func main() {
 // normalize replaces the placeholders of restored by the names of orig
 // whose hash they carry, and sorts the "class " lines.
 func normalize(orig, restored string) string {
-	names := map[string]string{} // hex hash -> name as the report shows it
+	byHash := map[string]string{} // hex hash -> name as the report shows it
 	for _, f := range strings.Fields(orig) {
 		f = strings.TrimPrefix(f, "super=")
 		base := strings.TrimRight(f, "[]")
 		for _, spelling := range []string{base, strings.ReplaceAll(base, ".", "/")} {
-			names[fmt.Sprintf("%016x", crunch.HashName([]byte(spelling)))] = base
+			byHash[fmt.Sprintf("%016x", names.HashString(spelling))] = base
 		}
 	}
 	lines := strings.Split(placeholder.ReplaceAllStringFunc(restored, func(p string) string {
-		if n, ok := names[p[len("unknown$"):]]; ok {
+		if n, ok := byHash[p[len("unknown$"):]]; ok {
 			return n
 		}
 		return p
