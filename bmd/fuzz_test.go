@@ -607,3 +607,39 @@ func TestLayoutTimeBounded(t *testing.T) {
 		t.Errorf("reading %d bytes of class chains takes more than 2 s", b.Len())
 	}
 }
+
+// TestLayoutWorkBounded: dropped primitive fields take no bytes in an
+// instance, so a class of many of them makes each 2-byte instance cost
+// time in its fields; the reader must refuse such a file early rather
+// than spend time quadratic in its size.
+func TestLayoutWorkBounded(t *testing.T) {
+	const fields, instances = 60000, 4000
+	var b bytes.Buffer
+	w, _ := bmd.NewWriter(&b, &bmd.Metadata{IDSize: 4, Classes: 1})
+	c := &bmd.Class{Index: 1}
+	for i := 0; i < fields; i++ {
+		c.Fields = append(c.Fields, bmd.Field{Type: bmd.Int})
+	}
+	w.Class(c)
+	values := make([]uint64, fields)
+	for i := 0; i < instances; i++ {
+		w.Instance(1, values)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := bmd.NewReader(bytes.NewReader(b.Bytes()))
+	n := 0
+	for err == nil {
+		_, err = r.Next()
+		n++
+	}
+	var fe *bmd.FormatError
+	if !errors.As(err, &fe) || !strings.Contains(fe.Msg, "implausibly long") {
+		t.Fatalf("after %d records of a %d-byte file: %v, want a format error about layouts", n, b.Len(), err)
+	}
+	if n >= instances {
+		t.Errorf("refused only after %d records", n)
+	}
+	t.Logf("%d bytes: refused after %d records: %v", b.Len(), n, err)
+}

@@ -17,7 +17,12 @@ type layouts struct {
 	fields  int // fields of all classes
 	cached  int // fields held in chains
 	scratch []Field
+	path    []*layoutClass
 	walk    uint32
+	// work counts classes visited and fields produced for instances, so
+	// the reader can refuse a file whose chains cost far more time than
+	// its size explains (see Reader.readInstance).
+	work int64
 }
 
 type layoutClass struct {
@@ -25,6 +30,7 @@ type layoutClass struct {
 	fields []Field
 	chain  []Field // flattened, computed on first use
 	seen   uint32  // the walk that last visited it
+	cyclic bool    // its chain ends by coming back to a class in it
 }
 
 // defined reports whether class idx is defined.
@@ -56,6 +62,12 @@ func (l *layouts) same(c *Class) bool {
 // returned as missing (0 if none): its fields would belong to the layout,
 // so an instance cannot be decoded yet. A super class above classes is a
 // class without a class record, which ends the chain.
+//
+// The walk up from idx stops at the first class whose chain is already
+// flattened, and the chains of the classes on the way are flattened from
+// the end, so a line of n classes costs n steps however its instances are
+// ordered. A chain that comes back to a class in it (a loop, which only a
+// damaged file has) takes each class once and is not reused by others.
 func (l *layouts) chain(idx, classes uint64) (fields []Field, ok bool, missing uint64) {
 	c, ok := l.classes[idx]
 	if !ok {
@@ -64,6 +76,41 @@ func (l *layouts) chain(idx, classes uint64) (fields []Field, ok bool, missing u
 	if c.chain != nil {
 		return c.chain, true, 0
 	}
+	path, tail, cyclic, missing := l.walkUp(c, classes)
+	if missing != 0 {
+		return nil, false, missing
+	}
+	rest := tail
+	if !cyclic {
+		for i := len(path) - 1; i >= 0; i-- {
+			k := path[i]
+			n := len(k.fields) + len(tail)
+			if l.cached+n > 1<<20+4*l.fields {
+				break
+			}
+			k.chain = append(append(make([]Field, 0, n), k.fields...), tail...)
+			l.cached += n
+			tail = k.chain
+		}
+		if c.chain != nil {
+			return c.chain, true, 0
+		}
+	}
+	// Over the budget, or a loop: build it in the scratch slice.
+	ch := l.scratch[:0]
+	for _, k := range path {
+		ch = append(ch, k.fields...)
+	}
+	ch = append(ch, rest...)
+	l.scratch = ch
+	c.cyclic = cyclic
+	return ch, true, 0
+}
+
+// walkUp lists the classes from c up its super classes, to the end of the
+// chain, to a class already visited (cyclic), or to the first class whose
+// chain is flattened (tail, its chain).
+func (l *layouts) walkUp(c *layoutClass, classes uint64) (path []*layoutClass, tail []Field, cyclic bool, missing uint64) {
 	l.walk++
 	if l.walk == 0 {
 		for _, k := range l.classes {
@@ -71,25 +118,25 @@ func (l *layouts) chain(idx, classes uint64) (fields []Field, ok bool, missing u
 		}
 		l.walk = 1
 	}
-	ch := l.scratch[:0]
-	for cur := c; cur.seen != l.walk; {
+	path = l.path[:0]
+	defer func() { l.path = path[:0] }()
+	for cur := c; ; {
+		if cur.seen == l.walk {
+			return path, nil, true, 0
+		}
 		cur.seen = l.walk
-		ch = append(ch, cur.fields...)
+		l.work++
+		if cur.chain != nil && !cur.cyclic {
+			return path, cur.chain, false, 0
+		}
+		path = append(path, cur)
 		if cur.super == 0 || cur.super > classes {
-			break
+			return path, nil, false, 0
 		}
 		next, ok := l.classes[cur.super]
 		if !ok {
-			l.scratch = ch
-			return nil, false, cur.super
+			return path, nil, false, cur.super
 		}
 		cur = next
 	}
-	l.scratch = ch
-	if l.cached+len(ch) > 1<<20+4*l.fields {
-		return ch, true, 0
-	}
-	c.chain = append(make([]Field, 0, len(ch)), ch...)
-	l.cached += len(ch)
-	return c.chain, true, 0
 }

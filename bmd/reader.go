@@ -186,15 +186,18 @@ func readHeader(src *bufio.Reader) (header, error) {
 		return header{}, fmt.Errorf("reading at offset %d: %w", start, err)
 	}
 	body, sum := raw[:len(raw)-8], binary.LittleEndian.Uint64(raw[len(raw)-8:])
+	// A development version of BMD 2 had no checksum; say so rather than
+	// report a mismatch. Otherwise the checksum comes first, so damaged
+	// metadata reads as damage, not as another kind of file.
 	meta, err := ParseMetadata(body[start:])
-	if err != nil {
-		return header{}, notBMD(start, err.Error())
-	}
-	if !meta.Blocks {
+	if err == nil && !meta.Blocks {
 		return header{}, notBMD(start, "metadata without checksummed_blocks: a development version of BMD 2, which is no longer read (crunch the dump again)")
 	}
 	if xxhash.Sum64(body) != sum {
 		return header{}, &FormatError{Offset: int64(len(body)), Record: "header", Msg: "header checksum mismatch: the file is damaged", Err: ErrChecksum}
+	}
+	if err != nil {
+		return header{}, notBMD(start, err.Error())
 	}
 	if err := meta.check(); err != nil {
 		return header{}, notBMD(start, err.Error())
@@ -603,6 +606,13 @@ func (r *Reader) object(rec *Record) uint64 {
 	return id
 }
 
+// The work reading instances may take: a fixed allowance plus an amount
+// per byte read (see readInstance).
+const (
+	maxLayoutWork     = 1 << 24
+	layoutWorkPerByte = 128
+)
+
 func (r *Reader) readInstance(rec *Record, d *decoder) error {
 	self := r.object(rec)
 	rec.Class = d.u()
@@ -615,6 +625,13 @@ func (r *Reader) readInstance(rec *Record, d *decoder) error {
 	}
 	if !ok {
 		return d.fail("instance of undefined class %d", rec.Class)
+	}
+	// Dropped primitive fields take no bytes, so a long chain of them
+	// costs time without size; a real heap has a few dozen fields per
+	// instance byte at most.
+	r.lay.work += int64(len(ch))
+	if r.lay.work > maxLayoutWork+layoutWorkPerByte*r.off() {
+		return d.fail("instance of class %d: class layouts are implausibly long for the size of the file", rec.Class)
 	}
 	rec.Values = rec.Values[:0]
 	for _, f := range ch {

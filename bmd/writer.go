@@ -76,9 +76,18 @@ func NewWriter(w io.Writer, m *Metadata) (*Writer, error) {
 // flushIf cuts full blocks out of the buffered records, and writes them
 // when there are enough.
 func (w *Writer) flushIf() error {
-	for len(w.buf) >= BlockSize && w.err == nil {
-		w.out = appendBlock(w.out, w.buf[:BlockSize])
-		w.buf = append(w.buf[:0], w.buf[BlockSize:]...)
+	// A large record fills many blocks at once: cut them at a moving
+	// offset and move the rest down once, not once per block.
+	cut := 0
+	for len(w.buf)-cut >= BlockSize && w.err == nil {
+		w.out = appendBlock(w.out, w.buf[cut:cut+BlockSize])
+		cut += BlockSize
+		if len(w.out) >= 4*BlockSize {
+			w.writeOut()
+		}
+	}
+	if cut > 0 {
+		w.buf = append(w.buf[:0], w.buf[cut:]...)
 	}
 	if len(w.out) >= 4*BlockSize {
 		w.writeOut()
