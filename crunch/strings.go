@@ -120,8 +120,10 @@ func (st *state) clearByText(t []byte) bool {
 	if st.opt.KeepStrings || KeepInClear(t) {
 		return true
 	}
-	s := string(t)
-	return st.preserveNames[s] || st.profileClass[s] != nil || st.profileFields[s] || st.factClass[s] != nil || st.factFields[s]
+	// string(t) in each index expression: the compiler looks up without
+	// converting (allocating) the key.
+	return st.preserveNames[string(t)] || st.profileClass[string(t)] != nil || st.profileFields[string(t)] ||
+		st.factClass[string(t)] != nil || st.factFields[string(t)]
 }
 
 // classifyStrings decides, for every string the dump refers to, whether it
