@@ -160,27 +160,6 @@ func TestSpellingsDistinct(t *testing.T) {
 	}
 }
 
-func TestSpellingsAllocs(t *testing.T) {
-	if testing.CoverMode() != "" || raceEnabled {
-		t.Skip("allocation counts differ under -cover or -race")
-	}
-	sink := func(string) {}
-	for _, tt := range []struct {
-		in   string
-		max  float64
-		name string
-	}{
-		{"mDestroyed", 0, "plain identifier"},
-		{"Lcom/a/B;", 1, "descriptor"},
-		{"(ILjava/lang/String;Lcom/a/B;)V", 1, "method descriptor"},
-	} {
-		got := testing.AllocsPerRun(100, func() { Spellings(tt.in, sink) })
-		if got > tt.max {
-			t.Errorf("%s %q: %v allocations per call, want at most %v", tt.name, tt.in, got, tt.max)
-		}
-	}
-}
-
 func TestValidName(t *testing.T) {
 	for _, tt := range []struct {
 		in   string

@@ -1,5 +1,0 @@
-//go:build !race
-
-package apkstrings
-
-const raceEnabled = false
