@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -22,10 +23,22 @@ import (
 )
 
 // Build compiles the command in the module folder pkg (e.g. "cmd/crunch")
-// into dir and returns the binary's path.
+// into dir and returns the binary's path. When the tests run under the
+// race detector, so does the binary (its signal handling and output
+// goroutines are checked too); when they measure coverage, the binary is
+// built with -cover over the module's packages, and its runs write their
+// coverage data to $CLITEST_GOCOVERDIR if it is set (scripts/cover.sh
+// reads it), or to a temporary folder.
 func Build(dir, pkg string) (string, error) {
 	bin := filepath.Join(dir, filepath.Base(pkg))
-	cmd := exec.Command("go", "build", "-o", bin, "./"+pkg)
+	args := []string{"build", "-o", bin}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	if testing.CoverMode() != "" {
+		args = append(args, "-cover", "-coverpkg=github.com/heapcrunch/heapcrunch/...")
+	}
+	cmd := exec.Command("go", append(args, "./"+pkg)...)
 	cmd.Dir = testutil.Root()
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -101,8 +114,26 @@ func (d *Dir) Command(ctx context.Context, bin string, args ...string) *exec.Cmd
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = d.Path
 	cmd.Env = append(os.Environ(), "TMPDIR="+d.Tmp)
+	if testing.CoverMode() != "" {
+		// go test points GOCOVERDIR at its own folder, which it reads only
+		// for the test binary: the commands' data go to CLITEST_GOCOVERDIR.
+		cmd.Env = append(cmd.Env, "GOCOVERDIR="+coverDir())
+	}
 	return cmd
 }
+
+// coverDir is where binaries built with -cover write their coverage data:
+// $CLITEST_GOCOVERDIR, or a temporary folder.
+var coverDir = sync.OnceValue(func() string {
+	if d := os.Getenv("CLITEST_GOCOVERDIR"); d != "" {
+		return d
+	}
+	d, err := os.MkdirTemp("", "clitest-cover-")
+	if err != nil {
+		return os.TempDir()
+	}
+	return d
+})
 
 // Run runs bin with args in the work folder, stdin from in (nil: empty).
 func (d *Dir) Run(t testing.TB, in []byte, bin string, args ...string) Result {
