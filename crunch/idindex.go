@@ -25,6 +25,26 @@ type idIndex struct {
 
 	bucketShift uint
 	buckets     []uint32 // buckets[b] = first entry whose key>>ordBits>>bucketShift >= b
+
+	// rank, when set, is the index (a bitmap over a compact span of IDs)
+	// and the fields above are unused.
+	rank *rankIndex
+}
+
+// buildIDIndex indexes the IDs of s, s's first ID getting ordinal 0, each
+// distinct ID the rank of its first occurrence among the distinct IDs
+// (newDedupedIDIndex); dups counts the repeats. It reads s twice or three
+// times and leaves it to the caller to release. A bitmap (rankIndex) is
+// used when the IDs span at most 32 bitmap bits per ID (HotSpot heaps:
+// about 5), else a sorted table of the IDs.
+func buildIDIndex(s *idSeq) (*idIndex, int) {
+	if w := rankIndexWords(s); w != 0 && w*16 <= 8*uint64(s.n)+4096 {
+		r, dups := newRankIndex(s, w)
+		return &idIndex{rank: r}, dups
+	}
+	ids := make([]uint64, 0, s.n)
+	s.each(func(id uint64) { ids = append(ids, id) })
+	return newDedupedIDIndex(ids)
 }
 
 // newIDIndex builds an index over ids, where ids[i] gets ordinal i. It takes
@@ -83,6 +103,9 @@ func (p pairSorter) Swap(i, j int) {
 }
 
 func (x *idIndex) len() int {
+	if x.rank != nil {
+		return x.rank.n
+	}
 	if x.keys != nil {
 		return len(x.keys)
 	}
@@ -110,6 +133,9 @@ func (x *idIndex) buildBuckets(span uint64, key func(int) uint64) {
 
 // lookup returns the ordinal of id and whether it is in the index.
 func (x *idIndex) lookup(id uint64) (uint32, bool) {
+	if x.rank != nil {
+		return x.rank.lookup(id)
+	}
 	n := x.len()
 	if n == 0 || id < x.min {
 		return 0, false
@@ -154,6 +180,9 @@ func (x *idIndex) lookup(id uint64) (uint32, bool) {
 
 // bytes returns the memory the index holds.
 func (x *idIndex) bytes() int64 {
+	if x.rank != nil {
+		return x.rank.bytes()
+	}
 	return int64(cap(x.keys))*8 + int64(cap(x.ids))*8 + int64(cap(x.ords))*4 + int64(cap(x.buckets))*4
 }
 
