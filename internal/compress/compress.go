@@ -1,10 +1,10 @@
 // Package compress detects and undoes the compression of an input file by
-// its content (gzip, bzip2, zstd), and picks a compressor for output.
+// its content (gzip, bzip2, zstd; xz is recognised, not undone), and picks a
+// compressor for output.
 package compress
 
 import (
 	"bufio"
-	"bytes"
 	"compress/bzip2"
 	"compress/gzip"
 	"fmt"
@@ -23,17 +23,42 @@ const (
 	Gzip  Kind = "gzip"
 	Bzip2 Kind = "bzip2"
 	Zstd  Kind = "zstd"
+	Xz    Kind = "xz" // recognised by Sniff, not read
 )
 
-// Detect reports the compression of data that starts with head.
+// magics are the magic numbers of the compressed formats, for Sniff and
+// Detect.
+var magics = [...]struct {
+	kind  Kind
+	magic string
+}{
+	{Gzip, "\x1f\x8b"},
+	{Zstd, "\x28\xb5\x2f\xfd"},
+	{Bzip2, "BZh"}, // then the block size, '1' to '9'
+	{Xz, "\xfd7zXZ\x00"},
+}
+
+// Sniff reports the compression format of data that starts with head, xz
+// included, which NewReader does not undo; None if it knows no format
+// there.
+func Sniff(head []byte) Kind {
+	for _, m := range magics {
+		if !strings.HasPrefix(string(head), m.magic) {
+			continue
+		}
+		if m.kind == Bzip2 && (len(head) < 4 || head[3] < '1' || head[3] > '9') {
+			return None
+		}
+		return m.kind
+	}
+	return None
+}
+
+// Detect reports the compression of data that starts with head that
+// NewReader undoes: Sniff, but None for xz.
 func Detect(head []byte) Kind {
-	switch {
-	case bytes.HasPrefix(head, []byte{0x1f, 0x8b}):
-		return Gzip
-	case bytes.HasPrefix(head, []byte("BZh")) && len(head) >= 4 && head[3] >= '1' && head[3] <= '9':
-		return Bzip2
-	case bytes.HasPrefix(head, []byte{0x28, 0xb5, 0x2f, 0xfd}):
-		return Zstd
+	if k := Sniff(head); k != Xz {
+		return k
 	}
 	return None
 }

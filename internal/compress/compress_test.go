@@ -61,6 +61,32 @@ func TestDetectByContent(t *testing.T) {
 	}
 }
 
+// TestSniff: Sniff knows xz too, which Detect (what NewReader undoes)
+// leaves as None; both read the one table of magic numbers.
+func TestSniff(t *testing.T) {
+	for _, c := range []struct {
+		head          string
+		sniff, detect Kind
+	}{
+		{"\x1f\x8b\x08", Gzip, Gzip},
+		{"\x28\xb5\x2f\xfd\x04", Zstd, Zstd},
+		{"BZh91AY&SY", Bzip2, Bzip2},
+		{"BZh0", None, None},
+		{"BZh", None, None},
+		{"\xfd7zXZ\x00\x00", Xz, None},
+		{"\xfd7zX", None, None},
+		{"JAVA PROFILE 1.0.2\x00", None, None},
+		{"", None, None},
+	} {
+		if got := Sniff([]byte(c.head)); got != c.sniff {
+			t.Errorf("Sniff(%q) = %s, want %s", c.head, got, c.sniff)
+		}
+		if got := Detect([]byte(c.head)); got != c.detect {
+			t.Errorf("Detect(%q) = %s, want %s", c.head, got, c.detect)
+		}
+	}
+}
+
 // TestFixtureIsGzip: the shipped sample is found to be gzip by content.
 func TestFixtureIsGzip(t *testing.T) {
 	f, err := os.Open(filepath.Join("..", "..", "testdata", "sample.hprof.gz"))
