@@ -423,9 +423,6 @@ func RootKindValid(k uint8) bool {
 	return false
 }
 
-func zigzag(v int64) uint64   { return uint64(v<<1) ^ uint64(v>>63) }
-func unzigzag(v uint64) int64 { return int64(v>>1) ^ -int64(v&1) }
-
 // rawTagHasKind reports whether an HPROF top-level tag has a record kind of
 // its own, and so may not be carried by a RAW RECORD: STRING, LOAD CLASS,
 // UNLOAD CLASS, STACK FRAME, STACK TRACE, START THREAD, END THREAD, HEAP

@@ -103,6 +103,7 @@ type Reader struct {
 
 	lay  layouts
 	rec  Record
+	dec  decoder // of the record being read
 	done bool
 
 	runLeft uint64 // entries left in the current run
@@ -127,6 +128,18 @@ func NewReader(r io.Reader) (*Reader, error) {
 	return br, nil
 }
 
+// Both versions start with the same two varints (spec/bmd.md §3, §11.3):
+//
+//	varint version | varint metadata length | metadata …
+//
+// maxMetadataSize is the most metadata either reader accepts.
+const maxMetadataSize = 1 << 20
+
+// notBMD returns the error for a header that is not one of a BMD file.
+func notBMD(at int64, msg string) error {
+	return &FormatError{Offset: at, Record: "header", Msg: msg, Err: ErrNotBMD}
+}
+
 // header is a version 2 header as read.
 type header struct {
 	meta Metadata
@@ -136,50 +149,34 @@ type header struct {
 // readHeader reads and checks a version 2 header: version, metadata and
 // its checksum.
 func readHeader(src *bufio.Reader) (header, error) {
-	var raw []byte
-	varint := func() (uint64, bool) {
-		for i := 0; i < binary.MaxVarintLen64; i++ {
-			c, err := src.ReadByte()
-			if err != nil {
-				return 0, false
-			}
-			raw = append(raw, c)
-			if c < 0x80 {
-				v, n := protowire.ConsumeVarint(raw[len(raw)-i-1:])
-				return v, n > 0
-			}
+	head, err := src.Peek(2 * binary.MaxVarintLen64)
+	if len(head) == 0 {
+		if err != nil && err != io.EOF {
+			return header{}, fmt.Errorf("reading at offset 0: %w", err)
 		}
-		return 0, false
+		return header{}, notBMD(0, "empty input")
 	}
-	notBMD := func(at int, msg string) error {
-		return &FormatError{Offset: int64(at), Record: "header", Msg: msg, Err: ErrNotBMD}
-	}
-	v, ok := varint()
-	if !ok {
-		if len(raw) == 0 {
-			if _, err := src.Peek(1); err != nil && err != io.EOF {
-				return header{}, fmt.Errorf("reading at offset 0: %w", err)
-			}
-			return header{}, notBMD(0, "empty input")
-		}
+	v, k := protowire.ConsumeVarint(head)
+	switch {
+	case k < 0:
 		return header{}, notBMD(0, "no version number")
-	}
-	if v == 1 {
+	case v == Version1:
 		return header{}, ErrVersion1
-	}
-	if v != Version2 {
+	case v != Version2:
 		return header{}, notBMD(0, fmt.Sprintf("unknown version %d", v))
 	}
-	n, ok := varint()
-	if !ok {
-		return header{}, &FormatError{Offset: int64(len(raw)), Record: "header", Msg: "truncated", Err: io.ErrUnexpectedEOF}
+	n, m := protowire.ConsumeVarint(head[k:])
+	switch {
+	case m < 0 && cutShort(m):
+		return header{}, &FormatError{Offset: int64(k), Record: "header", Msg: "truncated", Err: io.ErrUnexpectedEOF}
+	case m < 0:
+		return header{}, notBMD(int64(k), "corrupt metadata length")
+	case n > maxMetadataSize:
+		return header{}, notBMD(int64(k+m), fmt.Sprintf("metadata of %d bytes is implausible", n))
 	}
-	if n > 1<<20 {
-		return header{}, notBMD(len(raw), fmt.Sprintf("metadata of %d bytes is implausible", n))
-	}
-	start := len(raw)
-	raw = append(raw, make([]byte, n+8)...)
-	if _, err := io.ReadFull(src, raw[start:]); err != nil {
+	start := k + m
+	raw := make([]byte, start+int(n)+8)
+	if _, err := io.ReadFull(src, raw); err != nil {
 		if err == io.EOF || err == io.ErrUnexpectedEOF {
 			return header{}, &FormatError{Offset: int64(start), Record: "header", Msg: "truncated", Err: io.ErrUnexpectedEOF}
 		}
@@ -191,16 +188,16 @@ func readHeader(src *bufio.Reader) (header, error) {
 	// metadata reads as damage, not as another kind of file.
 	meta, err := ParseMetadata(body[start:])
 	if err == nil && !meta.Blocks {
-		return header{}, notBMD(start, "metadata without checksummed_blocks: a development version of BMD 2, which is no longer read (crunch the dump again)")
+		return header{}, notBMD(int64(start), "metadata without checksummed_blocks: a development version of BMD 2, which is no longer read (crunch the dump again)")
 	}
 	if xxhash.Sum64(body) != sum {
 		return header{}, &FormatError{Offset: int64(len(body)), Record: "header", Msg: "header checksum mismatch: the file is damaged", Err: ErrChecksum}
 	}
 	if err != nil {
-		return header{}, notBMD(start, err.Error())
+		return header{}, notBMD(int64(start), err.Error())
 	}
 	if err := meta.check(); err != nil {
-		return header{}, notBMD(start, err.Error())
+		return header{}, notBMD(int64(start), err.Error())
 	}
 	return header{meta, int64(len(raw))}, nil
 }
@@ -233,27 +230,29 @@ func (r *Reader) Next() (*Record, error) {
 	}
 	r.fill(1) // a record that starts a block: its offset is known once the block is read
 	rec.Offset = r.Offset()
-	if r.runLeft > 0 {
+	d := &r.dec // a field, not a local: the decoders in the table would make it escape
+	*d = decoder{in: &r.input, blocks: r.blocks, at: rec.Offset}
+	switch {
+	case r.runLeft > 0:
+		d.record = r.runKind.String()
 		if r.runKind == KindRoot {
-			return r.nextRoot(rec)
+			r.nextRoot(rec, d)
+		} else {
+			r.nextHashed(rec, d)
 		}
-		return r.nextHashed(rec)
-	}
-	if !r.fill(1) {
+	case !r.fill(1):
 		if r.srcErr != nil && r.srcErr != io.EOF {
 			return nil, r.formatError(rec.Offset, "", "", nil)
 		}
 		return nil, &FormatError{Offset: rec.Offset, Msg: "truncated: the file ends without its END record", Err: io.ErrUnexpectedEOF}
-	}
-	k := Kind(r.buf[r.pos])
-	r.pos++
-	rec.Kind = k
-	if k == 0 || k > maxKind {
-		return nil, r.fail("", fmt.Sprintf("unknown record tag %d", uint8(k)), nil)
-	}
-	d := decoder{r: r, record: k.String()}
-	if err := recordDecoders[k](r, rec, &d); err != nil {
-		return nil, err
+	default:
+		k := Kind(d.byte())
+		rec.Kind = k
+		if k == 0 || k > maxKind {
+			return nil, d.fail("unknown record tag %d", uint8(k))
+		}
+		d.record = k.String()
+		recordDecoders[k](r, rec, d)
 	}
 	if d.err != nil {
 		return nil, d.err
@@ -261,143 +260,86 @@ func (r *Reader) Next() (*Record, error) {
 	return rec, nil
 }
 
-// recordDecoders decode the body of a record of each kind.
-var recordDecoders = [maxKind + 1]func(r *Reader, rec *Record, d *decoder) error{
+// recordDecoders decode the body of a record of each kind; they report
+// errors through the decoder.
+var recordDecoders = [maxKind + 1]func(r *Reader, rec *Record, d *decoder){
 	KindString: (*Reader).readString, KindHashedString: (*Reader).readHashedRun,
 	KindArrayName: (*Reader).readArrayName, KindLoadClass: (*Reader).readLoadClass,
 	KindUnloadClass: (*Reader).readSerial, KindEndThread: (*Reader).readSerial,
 	KindStackFrame: (*Reader).readStackFrame, KindStackTrace: (*Reader).readStackTrace,
 	KindStartThread: (*Reader).readStartThread, KindRawRecord: (*Reader).readRaw,
-	KindTime:        func(r *Reader, rec *Record, d *decoder) error { rec.Time = d.u32(); return nil },
-	KindHeapDump:    func(r *Reader, rec *Record, d *decoder) error { rec.Segment = d.u() == 1; return nil },
-	KindHeapDumpEnd: func(*Reader, *Record, *decoder) error { return nil },
-	KindTrace:       func(r *Reader, rec *Record, d *decoder) error { r.trace = d.u32(); rec.Trace = r.trace; return nil },
+	KindTime:        func(r *Reader, rec *Record, d *decoder) { rec.Time = d.u32() },
+	KindHeapDump:    func(r *Reader, rec *Record, d *decoder) { rec.Segment = d.uvarint() == 1 },
+	KindHeapDumpEnd: func(*Reader, *Record, *decoder) {},
+	KindTrace:       func(r *Reader, rec *Record, d *decoder) { r.trace = d.u32(); rec.Trace = r.trace },
 	KindClass:       (*Reader).readClassRecord, KindInstance: (*Reader).readInstance,
 	KindObjectArray: (*Reader).readObjectArray, KindPrimitiveArray: (*Reader).readPrimitiveArray,
 	KindPrimitiveNoData: (*Reader).readPrimitiveArray, KindRoot: (*Reader).readRootRun,
-	KindHeapInfo: func(r *Reader, rec *Record, d *decoder) error {
-		rec.HeapType, rec.Name = d.u32(), d.u()
-		return nil
-	},
+	KindHeapInfo:     func(r *Reader, rec *Record, d *decoder) { rec.HeapType, rec.Name = d.u32(), d.uvarint() },
 	KindPlaceClasses: (*Reader).readPlaceClasses, KindEnd: (*Reader).readEnd,
 	KindObjectID: (*Reader).readObjectID,
 }
 
-func (r *Reader) fail(record, msg string, err error) error {
-	return r.formatError(r.rec.Offset, record, msg, err)
-}
-
-// decoder reads the fields of one record and keeps the first error: once
-// it has failed, every method returns 0.
-type decoder struct {
-	r      *Reader
-	record string // the record's name, for errors
-	err    error
-}
-
-func (d *decoder) u() uint64 {
-	if d.err != nil {
-		return 0
-	}
-	v, n := d.r.uvarint()
-	switch {
-	case n == 0:
-		d.err = d.r.fail(d.record, "truncated", io.ErrUnexpectedEOF)
-	case n < 0:
-		d.err = d.r.fail(d.record, "varint overflows 64 bits", nil)
-	}
-	return v
-}
-
+// u32 consumes a varint that must fit in 32 bits (spec/bmd.md §2.1).
 func (d *decoder) u32() uint32 {
-	v := d.u()
+	v := d.uvarint()
 	if d.err == nil && v > 0xFFFFFFFF {
-		d.err = d.r.fail(d.record, fmt.Sprintf("value %d does not fit in 32 bits", v), nil)
+		d.fail("value %d does not fit in 32 bits", v)
 	}
 	return uint32(v)
 }
 
-func (d *decoder) z() int64 { return unzigzag(d.u()) }
-
-// bytes returns the next n bytes (see input.take).
-func (d *decoder) bytes(n int) []byte {
-	if d.err != nil {
-		return nil
-	}
-	b, ok := d.r.take(n)
-	if !ok {
-		d.err = d.r.fail(d.record, "truncated", io.ErrUnexpectedEOF)
-	}
-	return b
-}
-
-// ref reads a reference relative to self.
+// ref consumes a reference relative to self (spec/bmd.md §2.4).
 func (d *decoder) ref(self uint64) uint64 {
-	v := d.u()
+	v := d.uvarint()
 	if v == 0 {
 		return 0
 	}
-	return self + uint64(unzigzag(v-1))
+	return self + uint64(protowire.DecodeZigZag(v-1))
 }
 
-// name reads a name as a delta from the previous name.
-func (d *decoder) name() uint64 {
-	d.r.lastName += uint64(d.z())
-	return d.r.lastName
-}
-
+// value consumes a kept primitive value of type t (spec/bmd.md §2.7).
 func (d *decoder) value(t Type) uint64 {
 	switch t {
 	case Float:
-		if b := d.bytes(4); b != nil {
-			return uint64(binary.LittleEndian.Uint32(b))
-		}
-		return 0
+		return uint64(d.le32())
 	case Double:
-		if b := d.bytes(8); b != nil {
-			return binary.LittleEndian.Uint64(b)
-		}
-		return 0
+		return d.le64()
 	}
-	v := d.u()
+	v := d.uvarint()
 	switch t {
 	case Int:
-		return uint64(uint32(int32(unzigzag(v))))
+		return uint64(uint32(int32(protowire.DecodeZigZag(v))))
 	case Long:
-		return uint64(unzigzag(v))
+		return uint64(protowire.DecodeZigZag(v))
 	case Boolean, Byte:
 		return v & 0xFF
 	}
 	return v & 0xFFFF
 }
 
+// typeKept consumes a field type and its kept flag.
 func (d *decoder) typeKept() (Type, bool) {
-	v := d.u()
+	v := d.uvarint()
 	t := Type(v >> 1)
 	if d.err == nil && (v>>1 > 0xFF || !t.Valid()) {
-		d.err = d.r.fail(d.record, fmt.Sprintf("invalid field type %d", v>>1), nil)
+		d.fail("invalid field type %d", v>>1)
 	}
 	return t, v&1 == 1 || t == Object
 }
 
-// fail records an error of the record's content.
-func (d *decoder) fail(format string, a ...any) error {
-	if d.err == nil {
-		d.err = d.r.fail(d.record, fmt.Sprintf(format, a...), nil)
-	}
-	return d.err
-}
-
-func (r *Reader) readString(rec *Record, d *decoder) error {
-	prefix, n := d.u(), d.u()
+func (r *Reader) readString(rec *Record, d *decoder) {
+	prefix, n := d.uvarint(), d.uvarint()
 	if d.err != nil {
-		return nil
+		return
 	}
 	if prefix > uint64(len(r.lastText)) || prefix > MaxSharedPrefix {
-		return d.fail("shares %d bytes with a previous string of %d (at most %d)", prefix, len(r.lastText), MaxSharedPrefix)
+		d.fail("shares %d bytes with a previous string of %d (at most %d)", prefix, len(r.lastText), MaxSharedPrefix)
+		return
 	}
 	if n > 1<<31 {
-		return d.fail("string of %d bytes is implausible", n)
+		d.fail("string of %d bytes is implausible", n)
+		return
 	}
 	if b := d.bytes(int(n)); b != nil {
 		r.lastText = append(r.lastText[:prefix], b...)
@@ -405,184 +347,172 @@ func (r *Reader) readString(rec *Record, d *decoder) error {
 	}
 	r.strings++
 	rec.ID = r.strings
-	return nil
 }
 
-func (r *Reader) readHashedRun(rec *Record, d *decoder) error {
-	if r.runLeft = d.u(); d.err == nil && r.runLeft == 0 {
-		return d.fail("empty run of hashed strings")
+func (r *Reader) readHashedRun(rec *Record, d *decoder) {
+	if r.runLeft = d.uvarint(); d.err == nil && r.runLeft == 0 {
+		d.fail("empty run of hashed strings")
 	}
 	if d.err != nil {
-		return nil
+		return
 	}
 	r.runKind = KindHashedString
-	_, err := r.nextHashed(rec)
-	return err
+	r.nextHashed(rec, d)
 }
 
 // nextHashed reads one entry of a run of hashed strings.
-func (r *Reader) nextHashed(rec *Record) (*Record, error) {
-	d := decoder{r: r, record: KindHashedString.String()}
+func (r *Reader) nextHashed(rec *Record, d *decoder) {
 	rec.Kind = KindHashedString
-	rec.Length = d.u()
-	if b := d.bytes(8); b != nil {
-		rec.Hash = binary.LittleEndian.Uint64(b)
-	}
+	rec.Length = d.uvarint()
+	rec.Hash = d.le64()
 	if d.err != nil {
-		return nil, d.err
+		return
 	}
 	r.runLeft--
 	r.strings++
 	rec.ID = r.strings
-	return rec, nil
 }
 
-func (r *Reader) readArrayName(rec *Record, d *decoder) error {
-	rec.Name = d.u()
-	dims := d.u()
+func (r *Reader) readArrayName(rec *Record, d *decoder) {
+	rec.Name = d.uvarint()
+	dims := d.uvarint()
 	if d.err == nil && (rec.Name == 0 || rec.Name > r.strings || dims>>1 == 0 || dims>>1 > 255) {
-		return d.fail("array name of string %d with %d dimensions (%d strings read)", rec.Name, dims>>1, r.strings)
+		d.fail("array name of string %d with %d dimensions (%d strings read)", rec.Name, dims>>1, r.strings)
+		return
 	}
 	rec.Dims, rec.Descriptor = uint8(dims>>1), dims&1 == 1
 	r.strings++
 	rec.ID = r.strings
-	return nil
 }
 
-func (r *Reader) readLoadClass(rec *Record, d *decoder) error {
-	rec.Serial = uint32(int64(r.lastSerial) + d.z())
-	rec.Class = r.lastLoaded + uint64(d.z())
+func (r *Reader) readLoadClass(rec *Record, d *decoder) {
+	rec.Serial = uint32(int64(r.lastSerial) + d.zigzag())
+	rec.Class = d.delta(&r.lastLoaded)
 	rec.Trace = d.u32()
-	rec.Name = d.name()
-	r.lastSerial, r.lastLoaded = rec.Serial, rec.Class
-	return nil
+	rec.Name = d.delta(&r.lastName)
+	r.lastSerial = rec.Serial
 }
 
-func (r *Reader) readSerial(rec *Record, d *decoder) error {
-	rec.Serial = d.u32()
-	return nil
-}
+func (r *Reader) readSerial(rec *Record, d *decoder) { rec.Serial = d.u32() }
 
-func (r *Reader) readStackFrame(rec *Record, d *decoder) error {
-	rec.Method, rec.Signature, rec.Source = d.u(), d.u(), d.u()
+func (r *Reader) readStackFrame(rec *Record, d *decoder) {
+	rec.Method, rec.Signature, rec.Source = d.uvarint(), d.uvarint(), d.uvarint()
 	rec.ClassSerial = d.u32()
-	rec.Line = int32(d.z())
+	rec.Line = int32(d.zigzag())
 	r.frames++
 	rec.ID = r.frames
-	return nil
 }
 
-func (r *Reader) readStackTrace(rec *Record, d *decoder) error {
+func (r *Reader) readStackTrace(rec *Record, d *decoder) {
 	rec.Serial, rec.Thread = d.u32(), d.u32()
-	n := d.u()
+	n := d.uvarint()
 	rec.Frames = rec.Frames[:0]
 	for i := uint64(0); i < n && d.err == nil; i++ {
-		rec.Frames = append(rec.Frames, d.u())
+		rec.Frames = append(rec.Frames, d.uvarint())
 	}
-	return nil
 }
 
-func (r *Reader) readStartThread(rec *Record, d *decoder) error {
+func (r *Reader) readStartThread(rec *Record, d *decoder) {
 	rec.Serial = d.u32()
-	rec.Object = d.u()
+	rec.Object = d.uvarint()
 	rec.Trace = d.u32()
-	rec.Name, rec.Group, rec.Parent = d.u(), d.u(), d.u()
-	return nil
+	rec.Name, rec.Group, rec.Parent = d.uvarint(), d.uvarint(), d.uvarint()
 }
 
-func (r *Reader) readRaw(rec *Record, d *decoder) error {
-	t, n := d.u(), d.u()
-	if d.err != nil {
-		return nil
-	}
-	if t > 0xFF || n > 0xFFFFFFFF {
-		return d.fail("raw record tag %d length %d out of range", t, n)
-	}
-	if rawTagHasKind(uint8(t)) {
-		return d.fail("raw record with HPROF tag 0x%02X, which has its own record kind", t)
+func (r *Reader) readRaw(rec *Record, d *decoder) {
+	t, n := d.uvarint(), d.uvarint()
+	switch {
+	case d.err != nil:
+		return
+	case t > 0xFF || n > 0xFFFFFFFF:
+		d.fail("raw record tag %d length %d out of range", t, n)
+		return
+	case rawTagHasKind(uint8(t)):
+		d.fail("raw record with HPROF tag 0x%02X, which has its own record kind", t)
+		return
 	}
 	rec.Tag = uint8(t)
 	rec.Text = d.bytes(int(n))
-	return nil
 }
 
-func (r *Reader) readClassRecord(rec *Record, d *decoder) error {
-	v := d.u()
-	idx := r.lastClass + uint64(unzigzag(v>>1))
+func (r *Reader) readClassRecord(rec *Record, d *decoder) {
+	v := d.uvarint()
+	idx := r.lastClass + uint64(protowire.DecodeZigZag(v>>1))
 	redump := v&1 == 1
-	if d.err != nil {
-		return nil
-	}
 	switch {
+	case d.err != nil:
+		return
 	case idx == 0 || idx > r.meta.Classes:
-		return d.fail("class index %d (the metadata counts %d classes)", idx, r.meta.Classes)
+		d.fail("class index %d (the metadata counts %d classes)", idx, r.meta.Classes)
+		return
 	case redump && !r.lay.defined(idx):
-		return d.fail("another dump of class %d, which is not defined", idx)
+		d.fail("another dump of class %d, which is not defined", idx)
+		return
 	case !redump && r.lay.defined(idx):
-		return d.fail("class %d defined twice", idx)
+		d.fail("class %d defined twice", idx)
+		return
 	}
 	r.lastClass = idx
 	c := &rec.Def
 	c.Index, c.Redump = idx, redump
 	r.readClass(c, d)
 	if d.err != nil {
-		return nil
+		return
 	}
 	if redump && !r.lay.same(c) {
-		return d.fail("another dump of class %d with another super class or other instance fields", idx)
+		d.fail("another dump of class %d with another super class or other instance fields", idx)
+		return
 	}
 	if !redump {
 		r.lay.add(c)
 	}
 	r.records++
 	rec.ID, rec.Trace = idx, c.StackTrace
-	return nil
 }
 
 // readClass reads the body of a CLASS record after its index.
 func (r *Reader) readClass(c *Class, d *decoder) {
 	self := c.Index
-	c.StackTrace = uint32(d.u())
+	c.StackTrace = uint32(d.uvarint())
 	c.Super = d.ref(self)
 	links := [5]*uint64{&c.Loader, &c.Signers, &c.ProtectionDomain, &c.Reserved1, &c.Reserved2}
 	for i, p := range links {
-		r.lastCls[i] += uint64(d.z())
-		*p = r.lastCls[i]
+		*p = d.delta(&r.lastCls[i])
 	}
-	c.InstanceSize = uint32(d.u())
+	c.InstanceSize = uint32(d.uvarint())
 	c.Constants = c.Constants[:0]
 	for i, n := uint64(0), d.count("constants"); i < n && d.err == nil; i++ {
-		k := Constant{Index: uint16(d.u())}
+		k := Constant{Index: uint16(d.uvarint())}
 		k.Type, k.Kept = d.typeKept()
 		k.Value = d.fieldValue(k.Type, k.Kept, self)
 		c.Constants = append(c.Constants, k)
 	}
 	c.Statics = c.Statics[:0]
 	for i, n := uint64(0), d.count("static fields"); i < n && d.err == nil; i++ {
-		f := Static{Name: d.name()}
+		f := Static{Name: d.delta(&r.lastName)}
 		f.Type, f.Kept = d.typeKept()
 		f.Value = d.fieldValue(f.Type, f.Kept, self)
 		c.Statics = append(c.Statics, f)
 	}
 	c.Fields = c.Fields[:0]
 	for i, n := uint64(0), d.count("instance fields"); i < n && d.err == nil; i++ {
-		f := Field{Name: d.name()}
+		f := Field{Name: d.delta(&r.lastName)}
 		f.Type, f.Kept = d.typeKept()
 		c.Fields = append(c.Fields, f)
 	}
 }
 
-// count reads a count of a class's members: at most 65535, as in HPROF.
+// count consumes a count of a class's members: at most 65535, as in HPROF.
 func (d *decoder) count(what string) uint64 {
-	n := d.u()
+	n := d.uvarint()
 	if d.err == nil && n > 0xFFFF {
 		d.fail("%d %s", n, what)
 	}
 	return n
 }
 
-// fieldValue reads the value of a constant or static: a reference for an
-// object, the value if kept, else nothing.
+// fieldValue consumes the value of a constant or static: a reference for
+// an object, the value if kept, else nothing.
 func (d *decoder) fieldValue(t Type, kept bool, self uint64) uint64 {
 	if d.err != nil {
 		return 0
@@ -613,25 +543,28 @@ const (
 	layoutWorkPerByte = 128
 )
 
-func (r *Reader) readInstance(rec *Record, d *decoder) error {
+func (r *Reader) readInstance(rec *Record, d *decoder) {
 	self := r.object(rec)
-	rec.Class = d.u()
+	rec.Class = d.uvarint()
 	if d.err != nil {
-		return nil
+		return
 	}
 	ch, ok, missing := r.lay.chain(rec.Class, r.meta.Classes)
-	if missing != 0 {
-		return d.fail("instance of class %d, whose super class %d is not defined yet", rec.Class, missing)
-	}
-	if !ok {
-		return d.fail("instance of undefined class %d", rec.Class)
+	switch {
+	case missing != 0:
+		d.fail("instance of class %d, whose super class %d is not defined yet", rec.Class, missing)
+		return
+	case !ok:
+		d.fail("instance of undefined class %d", rec.Class)
+		return
 	}
 	// Dropped primitive fields take no bytes, so a long chain of them
 	// costs time without size; a real heap has a few dozen fields per
 	// instance byte at most.
 	r.lay.work += int64(len(ch))
 	if r.lay.work > maxLayoutWork+layoutWorkPerByte*r.off() {
-		return d.fail("instance of class %d: class layouts are implausibly long for the size of the file", rec.Class)
+		d.fail("instance of class %d: class layouts are implausibly long for the size of the file", rec.Class)
+		return
 	}
 	rec.Values = rec.Values[:0]
 	for _, f := range ch {
@@ -643,118 +576,106 @@ func (r *Reader) readInstance(rec *Record, d *decoder) error {
 		}
 		rec.Values = append(rec.Values, v)
 	}
-	return nil
 }
 
-func (r *Reader) readObjectArray(rec *Record, d *decoder) error {
+func (r *Reader) readObjectArray(rec *Record, d *decoder) {
 	self := r.object(rec)
-	rec.Class = d.u()
+	rec.Class = d.uvarint()
 	if rec.Class == 0 {
 		rec.Class = d.ref(self)
 	}
-	n := d.u()
+	n := d.uvarint()
 	rec.Elements = rec.Elements[:0]
 	for i := uint64(0); i < n && d.err == nil; i++ {
 		rec.Elements = append(rec.Elements, d.ref(self))
 	}
 	if d.err == nil && n > 0xFFFFFFFF {
-		return d.fail("array length %d", n)
+		d.fail("array length %d", n)
 	}
 	rec.Count = uint32(n)
-	return nil
 }
 
-func (r *Reader) readPrimitiveArray(rec *Record, d *decoder) error {
+func (r *Reader) readPrimitiveArray(rec *Record, d *decoder) {
 	r.object(rec)
-	rec.Type = Type(d.u())
+	rec.Type = Type(d.uvarint())
 	rec.Count = d.u32()
 	if d.err == nil && (!rec.Type.Valid() || rec.Type == Object) {
-		return d.fail("invalid element type %d", rec.Type)
+		d.fail("invalid element type %d", rec.Type)
 	}
-	return nil
 }
 
-func (r *Reader) readObjectID(rec *Record, d *decoder) error {
-	next := r.nextID + uint64(d.z())
+func (r *Reader) readObjectID(rec *Record, d *decoder) {
+	next := r.nextID + uint64(d.zigzag())
 	if d.err == nil && (next <= r.meta.Classes || next > r.maxID+1) {
-		return d.fail("object ID %d (objects are %d to %d)", next, r.meta.Classes+1, r.maxID+1)
+		d.fail("object ID %d (objects are %d to %d)", next, r.meta.Classes+1, r.maxID+1)
+		return
 	}
 	r.nextID = next
 	rec.ID = next
-	return nil
 }
 
-func (r *Reader) readRootRun(rec *Record, d *decoder) error {
-	if !r.fill(1) {
-		return r.fail(d.record, "truncated", io.ErrUnexpectedEOF)
+func (r *Reader) readRootRun(rec *Record, d *decoder) {
+	r.runRoot = d.byte()
+	if d.err == nil && !RootKindValid(r.runRoot) {
+		d.fail("invalid root kind 0x%02X", r.runRoot)
 	}
-	r.runRoot = r.buf[r.pos]
-	r.pos++
-	if !RootKindValid(r.runRoot) {
-		return d.fail("invalid root kind 0x%02X", r.runRoot)
-	}
-	if r.runLeft = d.u(); d.err == nil && r.runLeft == 0 {
-		return d.fail("empty run of roots")
+	if r.runLeft = d.uvarint(); d.err == nil && r.runLeft == 0 {
+		d.fail("empty run of roots")
 	}
 	if d.err != nil {
-		return nil
+		return
 	}
 	r.runKind = KindRoot
-	_, err := r.nextRoot(rec)
-	return err
+	r.nextRoot(rec, d)
 }
 
 // nextRoot reads one entry of a run of roots.
-func (r *Reader) nextRoot(rec *Record) (*Record, error) {
-	d := decoder{r: r, record: KindRoot.String()}
+func (r *Reader) nextRoot(rec *Record, d *decoder) {
 	rec.Kind = KindRoot
 	rec.Tag = r.runRoot
-	rec.Object = r.lastRoot + uint64(d.z())
-	r.lastRoot = rec.Object
+	rec.Object = d.delta(&r.lastRoot)
 	rec.Thread, rec.Frame, rec.JNIRef, rec.Trace = 0, 0, 0, 0
 	switch rec.Tag {
 	case rootJNIGlobal:
-		rec.JNIRef = r.lastJNI + uint64(d.z())
-		r.lastJNI = rec.JNIRef
+		rec.JNIRef = d.delta(&r.lastJNI)
 	case rootJNILocal, rootJavaFrame, rootJNIMonitor:
-		rec.Thread = uint32(d.u())
-		rec.Frame = uint32(d.u()) - 1
+		rec.Thread = uint32(d.uvarint())
+		rec.Frame = uint32(d.uvarint()) - 1
 	case rootNativeStack, rootThreadBlock:
-		rec.Thread = uint32(d.u())
+		rec.Thread = uint32(d.uvarint())
 	case rootThreadObject:
-		rec.Thread = uint32(d.u())
-		rec.Trace = uint32(d.u())
+		rec.Thread = uint32(d.uvarint())
+		rec.Trace = uint32(d.uvarint())
 	}
-	if d.err != nil {
-		return nil, d.err
+	if d.err == nil {
+		r.runLeft--
 	}
-	r.runLeft--
-	return rec, nil
 }
 
-func (r *Reader) readPlaceClasses(rec *Record, d *decoder) error {
-	n := d.u()
-	if d.err != nil {
-		return nil
-	}
-	if n == 0 || n > r.meta.Classes-r.placed {
-		return d.fail("places %d classes after class %d, of %d", n, r.placed, r.meta.Classes)
+func (r *Reader) readPlaceClasses(rec *Record, d *decoder) {
+	n := d.uvarint()
+	switch {
+	case d.err != nil:
+		return
+	case n == 0 || n > r.meta.Classes-r.placed:
+		d.fail("places %d classes after class %d, of %d", n, r.placed, r.meta.Classes)
+		return
 	}
 	for i := r.placed + 1; i <= r.placed+n; i++ {
 		if !r.lay.defined(i) {
-			return d.fail("places class %d, which is not defined", i)
+			d.fail("places class %d, which is not defined", i)
+			return
 		}
 	}
 	rec.ID, rec.Length = r.placed+1, n
 	r.placed += n
-	return nil
 }
 
-func (r *Reader) readEnd(rec *Record, d *decoder) error {
-	objects, strings := d.u(), d.u()
+func (r *Reader) readEnd(rec *Record, d *decoder) {
+	objects, strings := d.uvarint(), d.uvarint()
 	if d.err == nil && (objects != r.records || strings != r.strings) {
-		return d.fail("file ends with %d object records and %d strings, END record says %d and %d", r.records, r.strings, objects, strings)
+		d.fail("file ends with %d object records and %d strings, END record says %d and %d", r.records, r.strings, objects, strings)
+		return
 	}
 	r.done = true
-	return nil
 }

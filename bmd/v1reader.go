@@ -23,6 +23,7 @@ type V1Reader struct {
 	lay   v1Layouts
 	steps int64 // classes visited walking instance chains
 	rec   V1Record
+	dec   decoder // of the record being read
 }
 
 // MaxV1Discarded is the largest discarded instance field size a class may
@@ -32,26 +33,23 @@ const MaxV1Discarded = 65535 * 8
 // NewV1Reader reads the header of a version 1 file.
 func NewV1Reader(r io.Reader) (*V1Reader, error) {
 	vr := &V1Reader{input: input{src: r, buf: make([]byte, 1<<16)}}
-	v, err := vr.varint("header")
-	if err != nil {
-		if errors.Is(err, io.ErrUnexpectedEOF) && vr.base+int64(vr.end) == 0 {
-			return nil, &FormatError{Offset: 0, Record: "header", Msg: "empty input", Err: ErrNotBMD}
-		}
-		return nil, &FormatError{Offset: 0, Record: "header", Msg: "no version number", Err: ErrNotBMD}
+	d := vr.decoder("header")
+	v := d.uvarint()
+	switch {
+	case d.err != nil && errors.Is(d.err, io.ErrUnexpectedEOF) && vr.base+int64(vr.end) == 0:
+		return nil, notBMD(0, "empty input")
+	case d.err != nil:
+		return nil, notBMD(0, "no version number")
+	case int32(v) != Version1:
+		return nil, notBMD(0, fmt.Sprintf("version %d is not BMD version 1", int32(v)))
 	}
-	if int32(v) != Version1 {
-		return nil, &FormatError{Offset: 0, Record: "header", Msg: fmt.Sprintf("version %d is not BMD version 1", int32(v)), Err: ErrNotBMD}
+	n := d.uvarint()
+	if d.err == nil && (int32(n) < 0 || n > maxMetadataSize) {
+		return nil, notBMD(vr.off(), fmt.Sprintf("metadata of %d bytes is implausible", int32(n)))
 	}
-	n, err := vr.varint("header")
-	if err != nil {
-		return nil, err
-	}
-	if int32(n) < 0 || n > 1<<20 {
-		return nil, &FormatError{Offset: vr.off(), Record: "header", Msg: fmt.Sprintf("metadata of %d bytes is implausible", int32(n)), Err: ErrNotBMD}
-	}
-	b, err := vr.bytes(int(n), "header")
-	if err != nil {
-		return nil, err
+	b := d.bytes(int(n))
+	if d.err != nil {
+		return nil, d.err
 	}
 	vr.meta = append([]byte(nil), b...)
 	return vr, nil
@@ -79,128 +77,11 @@ func (r *V1Reader) Chain(id uint32, f func(c *V1Class) bool) bool {
 	return ok
 }
 
-func (r *V1Reader) fail(record, msg string, err error) error {
-	return r.formatError(r.rec.Offset, record, msg, err)
-}
-
-func (r *V1Reader) truncated(record string) error {
-	return r.fail(record, "truncated", io.ErrUnexpectedEOF)
-}
-
-// varint reads a varint of up to 10 bytes (the original reader's limit).
-func (r *V1Reader) varint(record string) (uint64, error) {
-	at := r.off()
-	v, n := r.uvarint()
-	if n == 0 {
-		return 0, r.truncated(record)
-	}
-	if n < 0 {
-		return 0, r.fail(record, fmt.Sprintf("corrupt varint at offset %d (more than 10 bytes or over 64 bits)", at), nil)
-	}
-	return v, nil
-}
-
-// u32 reads an int32 varint as the original readInt32 does (the upper bits
-// of a longer varint are dropped) and returns its 32 bits.
-func (r *V1Reader) u32(record string) (uint32, error) {
-	v, err := r.varint(record)
-	return uint32(v), err
-}
-
-// count reads an int32 count or length and rejects a negative one.
-func (r *V1Reader) count(record, what string) (int, error) {
-	v, err := r.varint(record)
-	if err != nil {
-		return 0, err
-	}
-	if int32(v) < 0 {
-		return 0, r.fail(record, fmt.Sprintf("negative %s %d", what, int32(v)), nil)
-	}
-	return int(int32(v)), nil
-}
-
-// bytes returns the next n bytes (see input.take).
-func (r *V1Reader) bytes(n int, record string) ([]byte, error) {
-	b, ok := r.take(n)
-	if !ok {
-		return nil, r.truncated(record)
-	}
-	return b, nil
-}
-
-func (r *V1Reader) byte1(record string) (byte, error) {
-	if !r.fill(1) {
-		return 0, r.truncated(record)
-	}
-	r.pos++
-	return r.buf[r.pos-1], nil
-}
-
-func (r *V1Reader) typ(record string) (Type, error) {
-	v, err := r.varint(record)
-	if err != nil {
-		return 0, err
-	}
-	t, ok := TypeFromV1(uint64(int32(v)))
-	if !ok {
-		return 0, r.fail(record, fmt.Sprintf("invalid field type %d", int32(v)), nil)
-	}
-	return t, nil
-}
-
-// value reads a field value of type t. static selects the original
-// reader's reading of a static or constant boolean: a varint, where an
-// instance's boolean is one raw byte (the original writer writes one raw
-// byte in both places, which reads the same for 0 and 1).
-func (r *V1Reader) value(t Type, static bool, record string) (uint64, error) {
-	switch t {
-	case Object, Int:
-		v, err := r.u32(record)
-		return uint64(v), err
-	case Short:
-		v, err := r.u32(record)
-		return uint64(uint16(v)), err
-	case Long:
-		return r.varint(record)
-	case Float:
-		b, err := r.bytes(4, record)
-		if err != nil {
-			return 0, err
-		}
-		return uint64(binary.LittleEndian.Uint32(b)), nil
-	case Double:
-		b, err := r.bytes(8, record)
-		if err != nil {
-			return 0, err
-		}
-		return binary.LittleEndian.Uint64(b), nil
-	case Boolean:
-		// The original reader keeps a boolean as true or false, so does
-		// this one: 1 or 0.
-		var v uint64
-		var err error
-		if static {
-			v, err = r.varint(record)
-		} else {
-			var b byte
-			b, err = r.byte1(record)
-			v = uint64(b)
-		}
-		if v != 0 {
-			v = 1
-		}
-		return v, err
-	case Byte:
-		b, err := r.byte1(record)
-		return uint64(b), err
-	case Char:
-		b, err := r.bytes(2, record)
-		if err != nil {
-			return 0, err
-		}
-		return uint64(binary.BigEndian.Uint16(b)), nil
-	}
-	return 0, r.fail(record, fmt.Sprintf("invalid field type %d", t), nil)
+// decoder returns the decoder of the record that starts at r.rec.Offset:
+// a field, not a local, which the decoders in the table would make escape.
+func (r *V1Reader) decoder(record string) *decoder {
+	r.dec = decoder{in: &r.input, at: r.rec.Offset, record: record}
+	return &r.dec
 }
 
 // Next reads the next record. It returns io.EOF at a clean end of input.
@@ -214,186 +95,230 @@ func (r *V1Reader) Next() (*V1Record, error) {
 		}
 		return nil, io.EOF
 	}
-	tv, err := r.varint("")
-	if err != nil {
-		return nil, err
+	d := r.decoder("")
+	tv := int32(d.uvarint())
+	if d.err == nil && (tv < 1 || tv > v1MaxTag) {
+		d.fail("unknown record tag %d (BMD version 1 has tags 1 to 8)", tv)
 	}
-	if int32(tv) < 1 || int32(tv) > v1MaxTag {
-		return nil, r.fail("", fmt.Sprintf("unknown record tag %d (BMD version 1 has tags 1 to 8)", int32(tv)), nil)
+	if d.err != nil {
+		return nil, d.err
 	}
-	t := V1Tag(tv)
-	rec.Tag = t
-	name := t.String()
-	u := func() uint32 {
-		if err != nil {
-			return 0
-		}
-		var v uint32
-		v, err = r.u32(name)
-		return v
-	}
-	cnt := func(what string) int {
-		if err != nil {
-			return 0
-		}
-		var n int
-		n, err = r.count(name, what)
-		return n
-	}
-	switch t {
-	case V1String:
-		rec.ID = u()
-		n := cnt("length")
-		if err == nil {
-			rec.Text, err = r.bytes(n, name)
-		}
-	case V1HashedString:
-		rec.ID = u()
-		rec.Length = uint32(cnt("length"))
-		rec.Hash = int32(u())
-	case V1ClassDefinition:
-		err = r.readClass(&rec.Class)
-		if err == nil && !r.lay.add(&rec.Class) {
-			return nil, r.fail(name, fmt.Sprintf("class %d defined twice", rec.Class.ID), nil)
-		}
-	case V1InstanceDump:
-		rec.ID = u()
-		rec.Of = u()
-		if err != nil {
-			break
-		}
-		rec.Values = rec.Values[:0]
-		n, ok := r.lay.walk(rec.Of, func(c *V1Class) bool {
-			for _, f := range c.Fields {
-				var v uint64
-				if v, err = r.value(f.Type, false, name); err != nil {
-					return false
-				}
-				rec.Values = append(rec.Values, v)
-			}
-			return true
-		})
-		if !ok {
-			return nil, r.fail(name, fmt.Sprintf("object %d is an instance of class %d, which is not defined", rec.ID, rec.Of), nil)
-		}
-		// Every value takes a byte, but a chain of classes without kept
-		// fields takes none: bound the work such chains can cost.
-		r.steps += int64(n)
-		if err == nil && r.steps > 1<<20+64*r.off() {
-			return nil, r.fail(name, "class chains are implausibly long for the size of the file", nil)
-		}
-	case V1RootObjects:
-		n := cnt("root count")
-		rec.IDs = rec.IDs[:0]
-		for i := 0; i < n && err == nil; i++ {
-			rec.IDs = append(rec.IDs, u())
-		}
-	case V1ObjectArray:
-		rec.ID = u()
-		rec.Of = u()
-		n := cnt("element count")
-		rec.IDs = rec.IDs[:0]
-		for i := 0; i < n && err == nil; i++ {
-			rec.IDs = append(rec.IDs, u())
-		}
-	case V1PrimitiveArray:
-		rec.ID = u()
-		if err == nil {
-			rec.Type, err = r.typ(name)
-		}
-		if err == nil && rec.Type == Object {
-			return nil, r.fail(name, "element type object", nil)
-		}
-		rec.Count = uint32(cnt("element count"))
-	case V1Legacy:
-		tag := u()
-		n := cnt("length")
-		if err == nil && tag > 0xFF {
-			return nil, r.fail(name, fmt.Sprintf("HPROF tag %d", int32(tag)), nil)
-		}
-		rec.HTag = uint8(tag)
-		if err == nil {
-			rec.Text, err = r.bytes(n, name)
-		}
-	}
-	if err != nil {
-		return nil, err
+	rec.Tag = V1Tag(tv)
+	d.record = rec.Tag.String()
+	v1RecordDecoders[rec.Tag](r, rec, d)
+	if d.err != nil {
+		return nil, d.err
 	}
 	return rec, nil
 }
 
-func (r *V1Reader) readClass(c *V1Class) error {
-	const name = "CLASS DEFINITION"
-	var err error
-	u := func() uint32 {
-		if err != nil {
-			return 0
+// v1RecordDecoders decode the body of a record of each tag; they report
+// errors through the decoder.
+var v1RecordDecoders = [v1MaxTag + 1]func(r *V1Reader, rec *V1Record, d *decoder){
+	V1String: (*V1Reader).readString, V1HashedString: (*V1Reader).readHashedString,
+	V1ClassDefinition: (*V1Reader).readClassDefinition, V1InstanceDump: (*V1Reader).readInstance,
+	V1RootObjects: (*V1Reader).readRootObjects, V1ObjectArray: (*V1Reader).readObjectArray,
+	V1PrimitiveArray: (*V1Reader).readPrimitiveArray, V1Legacy: (*V1Reader).readLegacy,
+}
+
+// The fields of version 1 (spec/bmd.md §11.2): every integer an int32
+// varint, of which the original reader keeps the low 32 bits.
+
+// v1u32 consumes an int32 varint as the original readInt32 does (the upper
+// bits of a longer varint are dropped) and returns its 32 bits.
+func (d *decoder) v1u32() uint32 { return uint32(d.uvarint()) }
+
+// v1Count consumes an int32 count or length and rejects a negative one.
+func (d *decoder) v1Count(what string) int {
+	v := int32(d.uvarint())
+	if d.err == nil && v < 0 {
+		d.fail("negative %s %d", what, v)
+		return 0
+	}
+	return int(v)
+}
+
+// v1Type consumes a version 1 type code and returns its type.
+func (d *decoder) v1Type() Type {
+	v := int32(d.uvarint())
+	t, ok := TypeFromV1(uint64(v))
+	if d.err == nil && !ok {
+		d.fail("invalid field type %d", v)
+	}
+	return t
+}
+
+// v1Value consumes a field value of type t. static selects the original
+// reader's reading of a static or constant boolean: a varint, where an
+// instance's boolean is one raw byte (the original writer writes one raw
+// byte in both places, which reads the same for 0 and 1).
+func (d *decoder) v1Value(t Type, static bool) uint64 {
+	switch t {
+	case Object, Int:
+		return uint64(d.v1u32())
+	case Short:
+		return uint64(uint16(d.v1u32()))
+	case Long:
+		return d.uvarint()
+	case Float:
+		return uint64(d.le32())
+	case Double:
+		return d.le64()
+	case Boolean:
+		// The original reader keeps a boolean as true or false, so does
+		// this one: 1 or 0.
+		var v uint64
+		if static {
+			v = d.uvarint()
+		} else {
+			v = uint64(d.byte())
 		}
-		var v uint32
-		v, err = r.u32(name)
+		if v != 0 {
+			v = 1
+		}
 		return v
-	}
-	cnt := func(what string) int {
-		if err != nil {
-			return 0
+	case Byte:
+		return uint64(d.byte())
+	case Char:
+		if b := d.bytes(2); b != nil {
+			return uint64(binary.BigEndian.Uint16(b))
 		}
-		var n int
-		n, err = r.count(name, what)
-		if err == nil && n > 0xFFFF {
-			err = r.fail(name, fmt.Sprintf("%d %s (HPROF allows 65535)", n, what), nil)
+		return 0
+	}
+	d.fail("invalid field type %d", t)
+	return 0
+}
+
+func (r *V1Reader) readString(rec *V1Record, d *decoder) {
+	rec.ID = d.v1u32()
+	n := d.v1Count("length")
+	rec.Text = d.bytes(n)
+}
+
+func (r *V1Reader) readHashedString(rec *V1Record, d *decoder) {
+	rec.ID = d.v1u32()
+	rec.Length = uint32(d.v1Count("length"))
+	rec.Hash = int32(d.v1u32())
+}
+
+func (r *V1Reader) readClassDefinition(rec *V1Record, d *decoder) {
+	r.readClass(&rec.Class, d)
+	if d.err == nil && !r.lay.add(&rec.Class) {
+		d.fail("class %d defined twice", rec.Class.ID)
+	}
+}
+
+// Every value of an instance takes a byte, but a chain of classes without
+// kept fields takes none: the classes visited walking instance chains are
+// bounded by a fixed allowance plus an amount per byte read.
+const (
+	maxV1ChainSteps     = 1 << 20
+	v1ChainStepsPerByte = 64
+)
+
+func (r *V1Reader) readInstance(rec *V1Record, d *decoder) {
+	rec.ID = d.v1u32()
+	rec.Of = d.v1u32()
+	if d.err != nil {
+		return
+	}
+	rec.Values = rec.Values[:0]
+	n, ok := r.lay.walk(rec.Of, func(c *V1Class) bool {
+		for _, f := range c.Fields {
+			rec.Values = append(rec.Values, d.v1Value(f.Type, false))
 		}
-		return n
+		return d.err == nil
+	})
+	if !ok {
+		d.fail("object %d is an instance of class %d, which is not defined", rec.ID, rec.Of)
+		return
 	}
-	c.ID, c.Super, c.Name = u(), u(), u()
-	if err == nil && c.ID == 0 {
-		return r.fail(name, "class ID 0", nil)
+	r.steps += int64(n)
+	if d.err == nil && r.steps > maxV1ChainSteps+v1ChainStepsPerByte*r.off() {
+		d.fail("class chains are implausibly long for the size of the file")
 	}
-	n := cnt("constants")
+}
+
+// v1IDs consumes n IDs into ids[:0].
+func (d *decoder) v1IDs(ids []uint32, n int) []uint32 {
+	ids = ids[:0]
+	for i := 0; i < n && d.err == nil; i++ {
+		ids = append(ids, d.v1u32())
+	}
+	return ids
+}
+
+func (r *V1Reader) readRootObjects(rec *V1Record, d *decoder) {
+	rec.IDs = d.v1IDs(rec.IDs, d.v1Count("root count"))
+}
+
+func (r *V1Reader) readObjectArray(rec *V1Record, d *decoder) {
+	rec.ID = d.v1u32()
+	rec.Of = d.v1u32()
+	rec.IDs = d.v1IDs(rec.IDs, d.v1Count("element count"))
+}
+
+func (r *V1Reader) readPrimitiveArray(rec *V1Record, d *decoder) {
+	rec.ID = d.v1u32()
+	rec.Type = d.v1Type()
+	if d.err == nil && rec.Type == Object {
+		d.fail("element type object")
+		return
+	}
+	rec.Count = uint32(d.v1Count("element count"))
+}
+
+func (r *V1Reader) readLegacy(rec *V1Record, d *decoder) {
+	tag := d.v1u32()
+	n := d.v1Count("length")
+	if d.err == nil && tag > 0xFF {
+		d.fail("HPROF tag %d", int32(tag))
+		return
+	}
+	rec.HTag = uint8(tag)
+	rec.Text = d.bytes(n)
+}
+
+// readClass reads the body of a CLASS DEFINITION.
+func (r *V1Reader) readClass(c *V1Class, d *decoder) {
+	c.ID, c.Super, c.Name = d.v1u32(), d.v1u32(), d.v1u32()
+	if d.err == nil && c.ID == 0 {
+		d.fail("class ID 0")
+		return
+	}
 	c.Constants = c.Constants[:0]
-	for i := 0; i < n && err == nil; i++ {
-		var k Constant
-		k.Index = uint16(u())
-		if err == nil {
-			k.Type, err = r.typ(name)
-		}
-		if err == nil {
-			k.Value, err = r.value(k.Type, true, name)
-		}
-		k.Kept = true
+	for i, n := 0, d.v1Members("constants"); i < n && d.err == nil; i++ {
+		k := Constant{Index: uint16(d.v1u32()), Kept: true}
+		k.Type = d.v1Type()
+		k.Value = d.v1Value(k.Type, true)
 		c.Constants = append(c.Constants, k)
 	}
-	n = cnt("static fields")
 	c.Statics = c.Statics[:0]
-	for i := 0; i < n && err == nil; i++ {
-		var f Static
-		f.Name = uint64(u())
-		if err == nil {
-			f.Type, err = r.typ(name)
-		}
-		if err == nil {
-			f.Value, err = r.value(f.Type, true, name)
-		}
-		f.Kept = true
+	for i, n := 0, d.v1Members("static fields"); i < n && d.err == nil; i++ {
+		f := Static{Name: uint64(d.v1u32()), Kept: true}
+		f.Type = d.v1Type()
+		f.Value = d.v1Value(f.Type, true)
 		c.Statics = append(c.Statics, f)
 	}
-	n = cnt("instance fields")
 	c.Fields = c.Fields[:0]
-	for i := 0; i < n && err == nil; i++ {
-		var f Field
-		f.Name = uint64(u())
-		if err == nil {
-			f.Type, err = r.typ(name)
-		}
-		f.Kept = true
+	for i, n := 0, d.v1Members("instance fields"); i < n && d.err == nil; i++ {
+		f := Field{Name: uint64(d.v1u32()), Kept: true}
+		f.Type = d.v1Type()
 		c.Fields = append(c.Fields, f)
 	}
-	if err == nil {
-		var d int
-		d, err = r.count(name, "discarded field size")
-		c.Discarded = uint32(d)
-		if err == nil && d > MaxV1Discarded {
-			err = r.fail(name, fmt.Sprintf("class %d: %d bytes of discarded fields is implausible", c.ID, d), nil)
-		}
+	discarded := d.v1Count("discarded field size")
+	if d.err == nil && discarded > MaxV1Discarded {
+		d.fail("class %d: %d bytes of discarded fields is implausible", c.ID, discarded)
 	}
-	return err
+	c.Discarded = uint32(discarded)
+}
+
+// v1Members consumes the count of a class's constants, statics or fields:
+// at most 65535, as in HPROF.
+func (d *decoder) v1Members(what string) int {
+	n := d.v1Count(what)
+	if d.err == nil && n > 0xFFFF {
+		d.fail("%d %s (HPROF allows 65535)", n, what)
+	}
+	return n
 }

@@ -144,14 +144,14 @@ func (w *Writer) end(k Kind, start int) error {
 func (w *Writer) uv(v uint64) { w.buf = protowire.AppendVarint(w.buf, v) }
 
 // ref appends a reference relative to self: 0 for null, else
-// zigzag(target-self)+1. A target exactly 2^63 away has no encoding (it
-// would wrap to 0, null): that is an error.
+// zigzag(target-self)+1 (spec/bmd.md §2.4). A target exactly 2^63 away
+// has no encoding (it would wrap to 0, null): that is an error.
 func (w *Writer) ref(target, self uint64) {
 	if target == 0 {
 		w.buf = append(w.buf, 0)
 		return
 	}
-	z := zigzag(int64(target - self))
+	z := protowire.EncodeZigZag(int64(target - self))
 	if z == math.MaxUint64 && w.err == nil {
 		w.err = fmt.Errorf("bmd: reference from object %d to object %d cannot be encoded", self, target)
 	}
@@ -234,21 +234,22 @@ func (w *Writer) flushRun() {
 	w.run, w.runCount = w.run[:0], 0
 }
 
-// name appends a string ID as a delta from the previous name written.
-func (w *Writer) name(sid uint64) {
-	w.uv(zigzag(int64(sid - w.lastName)))
-	w.lastName = sid
+// delta appends v as a zigzag delta from *last (spec/bmd.md §2.2), and
+// sets *last to v.
+func (w *Writer) delta(v uint64, last *uint64) {
+	w.uv(protowire.EncodeZigZag(int64(v - *last)))
+	*last = v
 }
 
 // LoadClass writes a LOAD CLASS: class serial, class object ID, stack trace
 // serial and name string ID.
 func (w *Writer) LoadClass(serial uint32, class uint64, trace uint32, name uint64) error {
 	s := w.begin(KindLoadClass)
-	w.uv(zigzag(int64(serial) - int64(w.lastSerial)))
-	w.uv(zigzag(int64(class - w.lastLoaded)))
+	w.uv(protowire.EncodeZigZag(int64(serial) - int64(w.lastSerial)))
+	w.delta(class, &w.lastLoaded)
 	w.uv(uint64(trace))
-	w.name(name)
-	w.lastSerial, w.lastLoaded = serial, class
+	w.delta(name, &w.lastName)
+	w.lastSerial = serial
 	return w.end(KindLoadClass, s)
 }
 
@@ -266,7 +267,7 @@ func (w *Writer) StackFrame(method, signature, source uint64, classSerial uint32
 	w.uv(signature)
 	w.uv(source)
 	w.uv(uint64(classSerial))
-	w.uv(zigzag(int64(line)))
+	w.uv(protowire.EncodeZigZag(int64(line)))
 	w.frames++
 	return w.frames, w.end(KindStackFrame, s)
 }
@@ -361,9 +362,9 @@ func (w *Writer) value(t Type, v uint64) {
 	case Boolean, Byte, Char, Short:
 		w.uv(v)
 	case Int:
-		w.uv(zigzag(int64(int32(uint32(v)))))
+		w.uv(protowire.EncodeZigZag(int64(int32(uint32(v)))))
 	case Long:
-		w.uv(zigzag(int64(v)))
+		w.uv(protowire.EncodeZigZag(int64(v)))
 	case Float:
 		w.buf = binary.LittleEndian.AppendUint32(w.buf, uint32(v))
 	case Double:
@@ -401,13 +402,12 @@ func (w *Writer) Class(c *Class) (uint64, error) {
 	if c.Redump {
 		flag = 1
 	}
-	w.uv(zigzag(int64(c.Index-w.lastClass))<<1 | flag)
+	w.uv(protowire.EncodeZigZag(int64(c.Index-w.lastClass))<<1 | flag)
 	w.lastClass = c.Index
 	w.uv(uint64(c.StackTrace))
 	w.ref(c.Super, self)
 	for i, r := range [...]uint64{c.Loader, c.Signers, c.ProtectionDomain, c.Reserved1, c.Reserved2} {
-		w.uv(zigzag(int64(r - w.lastCls[i])))
-		w.lastCls[i] = r
+		w.delta(r, &w.lastCls[i])
 	}
 	w.uv(uint64(c.InstanceSize))
 	w.uv(uint64(len(c.Constants)))
@@ -418,13 +418,13 @@ func (w *Writer) Class(c *Class) (uint64, error) {
 	}
 	w.uv(uint64(len(c.Statics)))
 	for _, f := range c.Statics {
-		w.name(f.Name)
+		w.delta(f.Name, &w.lastName)
 		w.uv(typeKept(f.Type, f.Kept))
 		w.fieldValue(f.Type, f.Kept, f.Value, self)
 	}
 	w.uv(uint64(len(c.Fields)))
 	for _, f := range c.Fields {
-		w.name(f.Name)
+		w.delta(f.Name, &w.lastName)
 		w.uv(typeKept(f.Type, f.Kept))
 	}
 	w.records++
@@ -473,7 +473,7 @@ func (w *Writer) ObjectID(id uint64) error {
 		return w.fail(fmt.Errorf("bmd: object ID %d (objects are %d to %d)", id, w.classes+1, w.maxID+1))
 	}
 	s := w.begin(KindObjectID)
-	w.uv(zigzag(int64(id - w.nextID)))
+	w.uv(protowire.EncodeZigZag(int64(id - w.nextID)))
 	w.nextID = id
 	return w.end(KindObjectID, s)
 }
@@ -578,11 +578,11 @@ func (w *Writer) encodeRoots() {
 	slices.SortStableFunc(rs, func(a, b rootEntry) int { return cmp.Compare(a.object, b.object) })
 	a := func(v uint64) { w.run = protowire.AppendVarint(w.run, v) }
 	for _, r := range rs {
-		a(zigzag(int64(r.object - w.lastRoot)))
+		a(protowire.EncodeZigZag(int64(r.object - w.lastRoot)))
 		w.lastRoot = r.object
 		switch w.runRoot {
 		case rootJNIGlobal:
-			a(zigzag(int64(r.jniRef - w.lastJNI)))
+			a(protowire.EncodeZigZag(int64(r.jniRef - w.lastJNI)))
 			w.lastJNI = r.jniRef
 		case rootJNILocal, rootJavaFrame, rootJNIMonitor:
 			a(uint64(r.thread))
