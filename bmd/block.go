@@ -30,7 +30,7 @@ const (
 
 // ErrChecksum is wrapped by the error for a block or header whose checksum
 // does not match its bytes.
-var ErrChecksum = errors.New("checksum mismatch")
+var ErrChecksum = errors.New("bmd: checksum mismatch")
 
 // appendBlock appends one block holding payload to b.
 func appendBlock(b, payload []byte) []byte {
@@ -127,7 +127,7 @@ func (b *blockReader) truncated(at int64, err error) error {
 	if err == io.EOF || err == io.ErrUnexpectedEOF {
 		return &FormatError{Offset: at, Record: "block", Msg: fmt.Sprintf("truncated: block %d is cut short", b.blocks+1), Err: io.ErrUnexpectedEOF}
 	}
-	return fmt.Errorf("reading block %d at offset %d: %w", b.blocks+1, at, err)
+	return fmt.Errorf("bmd: reading block %d at offset %d: %w", b.blocks+1, at, err)
 }
 
 // fileOffset returns the file offset of stream offset s, and forgets the

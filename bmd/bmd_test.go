@@ -474,7 +474,7 @@ func TestRoundTripEveryKind(t *testing.T) {
 	w := s.w
 	var nStrings uint64
 	str := func(text []byte) {
-		id, err := w.String(text)
+		id, err := w.ClearString(text)
 		s.ok(err)
 		nStrings++
 		if id != nStrings {
@@ -1437,10 +1437,10 @@ func rtSmall(t testing.TB) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.String([]byte("java.lang.String"))
+	w.ClearString([]byte("java.lang.String"))
 	w.HashedString(300, math.MaxUint64)
 	w.HashedString(5, 1)
-	w.String([]byte("java.lang.Object"))
+	w.ClearString([]byte("java.lang.Object"))
 	w.ArrayName(4, 2, true)
 	w.Time(1 << 20)
 	w.LoadClass(1<<20, 2, 1, 1)
@@ -1657,8 +1657,8 @@ func TestBlocks(t *testing.T) {
 	for i := range elems {
 		elems[i] = uint64(i*i) % 1000003
 	}
-	w.String([]byte("a"))
-	w.String(text)
+	w.ClearString([]byte("a"))
+	w.ClearString(text)
 	w.ObjectArray(0, elems)
 	w.PrimitiveArray(bmd.Int, 3, false)
 	written := w.Written()
@@ -1673,7 +1673,7 @@ func TestBlocks(t *testing.T) {
 		t.Errorf("a second Flush wrote %d bytes (%v)", int64(out.Len())-w.Written(), err)
 	}
 	last := bytes.Repeat([]byte{'b'}, 100)
-	w.String(last)
+	w.ClearString(last)
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -2089,7 +2089,7 @@ func TestWriterErrors(t *testing.T) {
 			t.Errorf("Err() = %v, want %v", w.Err(), err)
 		}
 		later := map[string]error{}
-		_, later["String"] = w.String([]byte("more"))
+		_, later["ClearString"] = w.ClearString([]byte("more"))
 		_, later["ArrayName"] = w.ArrayName(0, 0, false)
 		later["Root"] = w.Root(0x09, 1, 0, 0, 0, 0)
 		later["RawRecord"] = w.RawRecord(0x01, nil)
@@ -2207,7 +2207,7 @@ func TestWriterErrors(t *testing.T) {
 		dims uint8
 	}{{0, 1}, {2, 1}, {1, 0}} {
 		w, out = newW()
-		w.String([]byte("a"))
+		w.ClearString([]byte("a"))
 		_, err = w.ArrayName(c.elem, c.dims, false)
 		sticks(w, out, err, fmt.Sprintf("array name of string %d with %d dimensions (1 strings written)", c.elem, c.dims))
 	}
@@ -2248,7 +2248,7 @@ func TestWriterErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := 0; w.Err() == nil && i < 100; i++ {
-		w.String(make([]byte, bmd.BlockSize))
+		w.ClearString(make([]byte, bmd.BlockSize))
 	}
 	if !errors.Is(w.Err(), boom) || w.Close() != w.Err() || w.Flush() != w.Err() {
 		t.Errorf("write error: %v", w.Err())

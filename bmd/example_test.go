@@ -303,7 +303,7 @@ func exFile1(t *testing.T) (file []byte, pieces []exPiece) {
 func exFile2(t *testing.T) (file []byte, pieces []exPiece) {
 	e := newExWriter(t, &bmd.Metadata{IDSize: 8, Objects: 7, Classes: 2, Strings: 7, Labels: []string{"app=com.example"}})
 	for i, s := range []string{"java.lang.Object", "com.example.Point", "x", "y", "ORIGIN"} {
-		if id := e.id(e.w.String([]byte(s))); id != uint64(i+1) {
+		if id := e.id(e.w.ClearString([]byte(s))); id != uint64(i+1) {
 			t.Fatalf("string %q has ID %d", s, id)
 		}
 		e.cut()
@@ -312,7 +312,7 @@ func exFile2(t *testing.T) (file []byte, pieces []exPiece) {
 		t.Fatalf("array name has ID %d", id)
 	}
 	e.cut()
-	if id := e.id(e.w.String([]byte("ORIGINAL"))); id != 7 { // shares "ORIGIN" with string 5
+	if id := e.id(e.w.ClearString([]byte("ORIGINAL"))); id != 7 { // shares "ORIGIN" with string 5
 		t.Fatalf("string ORIGINAL has ID %d", id)
 	}
 	e.cut()

@@ -120,6 +120,13 @@ const (
 // them), the value printable UTF-8 without control characters, the whole at
 // most MaxLabelSize bytes.
 func CheckLabel(l string) error {
+	if err := checkLabel(l); err != nil {
+		return fmt.Errorf("bmd: %v", err)
+	}
+	return nil
+}
+
+func checkLabel(l string) error {
 	k, v, ok := strings.Cut(l, "=")
 	switch {
 	case !ok:
@@ -171,7 +178,7 @@ func (m *Metadata) check() error {
 		return fmt.Errorf("%d labels in metadata (at most %d)", len(m.Labels), MaxLabels)
 	}
 	for _, l := range m.Labels {
-		if err := CheckLabel(l); err != nil {
+		if err := checkLabel(l); err != nil {
 			return fmt.Errorf("metadata: %v", err)
 		}
 	}
@@ -241,6 +248,14 @@ func AppendMetadata(b []byte, m *Metadata) []byte {
 // ParseMetadata decodes metadata written by AppendMetadata; unknown fields
 // are skipped.
 func ParseMetadata(b []byte) (Metadata, error) {
+	m, err := parseMetadata(b)
+	if err != nil {
+		return m, fmt.Errorf("bmd: %v", err)
+	}
+	return m, nil
+}
+
+func parseMetadata(b []byte) (Metadata, error) {
 	var m Metadata
 	for len(b) > 0 {
 		n, t, k := protowire.ConsumeTag(b)

@@ -42,10 +42,10 @@ func everyKind() []byte {
 	var b bytes.Buffer
 	w, _ := bmd.NewWriter(&b, &bmd.Metadata{HPROFVersion: "JAVA PROFILE 1.0.3", IDSize: 4, Timestamp: 1, Hash: bmd.HashXX64, Tool: "fuzz",
 		Objects: 8, Classes: 3, Strings: 5, Alignment: 16, Labels: []string{"app=fuzz", "k=v"}})
-	w.String([]byte("java.lang.Object"))
+	w.ClearString([]byte("java.lang.Object"))
 	w.HashedString(5, 0x1234567890abcdef)
 	w.HashedString(9, 0xfedcba0987654321)
-	w.String([]byte("java.lang.String"))
+	w.ClearString([]byte("java.lang.String"))
 	w.ArrayName(2, 3, true)
 	w.Time(3)
 	w.LoadClass(1, 1, 0, 1)
@@ -350,7 +350,7 @@ func roundTrip(t *testing.T, data []byte) {
 		}
 		switch rec.Kind {
 		case bmd.KindString:
-			_, err = w.String(rec.Text)
+			_, err = w.ClearString(rec.Text)
 		case bmd.KindHashedString:
 			_, err = w.HashedString(rec.Length, rec.Hash)
 		case bmd.KindArrayName:

@@ -12,7 +12,7 @@ import (
 )
 
 // ErrNotBMD is wrapped by the error returned for input that is not a BMD file.
-var ErrNotBMD = errors.New("not a BMD file")
+var ErrNotBMD = errors.New("bmd: not a BMD file")
 
 // FormatError reports input that does not follow the BMD format: the byte
 // offset (in the uncompressed file) and the record being read.
@@ -152,7 +152,7 @@ func readHeader(src *bufio.Reader) (header, error) {
 	head, err := src.Peek(2 * binary.MaxVarintLen64)
 	if len(head) == 0 {
 		if err != nil && err != io.EOF {
-			return header{}, fmt.Errorf("reading at offset 0: %w", err)
+			return header{}, fmt.Errorf("bmd: reading at offset 0: %w", err)
 		}
 		return header{}, notBMD(0, "empty input")
 	}
@@ -180,13 +180,13 @@ func readHeader(src *bufio.Reader) (header, error) {
 		if err == io.EOF || err == io.ErrUnexpectedEOF {
 			return header{}, &FormatError{Offset: int64(start), Record: "header", Msg: "truncated", Err: io.ErrUnexpectedEOF}
 		}
-		return header{}, fmt.Errorf("reading at offset %d: %w", start, err)
+		return header{}, fmt.Errorf("bmd: reading at offset %d: %w", start, err)
 	}
 	body, sum := raw[:len(raw)-8], binary.LittleEndian.Uint64(raw[len(raw)-8:])
 	// A development version of BMD 2 had no checksum; say so rather than
 	// report a mismatch. Otherwise the checksum comes first, so damaged
 	// metadata reads as damage, not as another kind of file.
-	meta, err := ParseMetadata(body[start:])
+	meta, err := parseMetadata(body[start:])
 	if err == nil && !meta.Blocks {
 		return header{}, notBMD(int64(start), "metadata without checksummed_blocks: a development version of BMD 2, which is no longer read (crunch the dump again)")
 	}

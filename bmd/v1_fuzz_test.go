@@ -69,7 +69,7 @@ func rewrite(t *testing.T, w *V1Writer, r *V1Record) {
 	var err error
 	switch r.Tag {
 	case V1String:
-		err = w.String(r.ID, r.Text)
+		err = w.ClearString(r.ID, r.Text)
 	case V1HashedString:
 		err = w.HashedString(r.ID, r.Length, r.Hash)
 	case V1ClassDefinition:

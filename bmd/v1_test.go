@@ -55,7 +55,7 @@ func v1Sample(t testing.TB) ([]byte, []V1Record) {
 		}
 		want = append(want, r)
 	}
-	add(V1Record{Tag: V1String, ID: 1, Text: []byte("java.lang.Object")}, w.String(1, []byte("java.lang.Object")))
+	add(V1Record{Tag: V1String, ID: 1, Text: []byte("java.lang.Object")}, w.ClearString(1, []byte("java.lang.Object")))
 	add(V1Record{Tag: V1HashedString, ID: 2, Length: 24, Hash: names.JavaHashString("com.example.MainActivity")},
 		w.HashedString(2, 24, names.JavaHashString("com.example.MainActivity")))
 	add(V1Record{Tag: V1HashedString, ID: 300, Length: 1, Hash: 97}, w.HashedString(300, 1, 97))
@@ -263,7 +263,7 @@ func TestV1PublishedExamples(t *testing.T) {
 	// And our writer produces those bytes.
 	var out bytes.Buffer
 	w, _ := NewV1Writer(&out, []byte("JAVA PROFILE 1.0.3"))
-	w.String(408, []byte("java.lang.ref.Reference"))
+	w.ClearString(408, []byte("java.lang.ref.Reference"))
 	w.HashedString(118, 36, 324731034)
 	w.Class(&V1Class{ID: 52, Super: 53, Name: 8488, Statics: []Static{{Name: 13537, Type: Object, Value: 54}, {Name: 33221, Type: Long, Value: publishedLong}}})
 	w.Class(&V1Class{ID: 190, Fields: []Field{{Name: 1, Type: Object}}})
@@ -290,7 +290,7 @@ func specExample(t testing.TB) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.String(1, []byte("java.lang.Object"))
+	w.ClearString(1, []byte("java.lang.Object"))
 	w.HashedString(2, 24, names.JavaHashString("com.example.MainActivity"))
 	w.HashedString(3, 10, names.JavaHashString("mDestroyed"))
 	w.HashedString(4, 5, names.JavaHashString("sRoot"))
@@ -437,7 +437,7 @@ func TestV1WriterRefuses(t *testing.T) {
 		w, _ := NewV1Writer(io.Discard, nil)
 		if err := f(w); err == nil {
 			t.Errorf("%s: accepted", name)
-		} else if w.String(1, nil) == nil {
+		} else if w.ClearString(1, nil) == nil {
 			t.Errorf("%s: the error does not stick", name)
 		}
 	}
@@ -487,10 +487,10 @@ func TestV1LongStringAfterShort(t *testing.T) {
 		t.Fatal(err)
 	}
 	long := bytes.Repeat([]byte("0123456789abcdef"), 20000) // 320,000 bytes
-	if err := w.String(1, []byte("short")); err != nil {
+	if err := w.ClearString(1, []byte("short")); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.String(2, long); err != nil {
+	if err := w.ClearString(2, long); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Flush(); err != nil {
@@ -531,7 +531,7 @@ func TestV1WriterCountsLongRecords(t *testing.T) {
 	}
 	array := func(w *V1Writer) error { return w.ObjectArray(1, 2, ids) }
 	roots := func(w *V1Writer) error { return w.RootObjects(ids) }
-	str := func(w *V1Writer) error { return w.String(3, []byte("abc")) }
+	str := func(w *V1Writer) error { return w.ClearString(3, []byte("abc")) }
 	var out bytes.Buffer
 	w, _ := NewV1Writer(&out, []byte("m"))
 	for _, f := range []func(*V1Writer) error{str, array, roots, str} {

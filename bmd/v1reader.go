@@ -91,7 +91,7 @@ func (r *V1Reader) Next() (*V1Record, error) {
 	rec.Offset = r.off()
 	if !r.fill(1) {
 		if r.srcErr != nil && r.srcErr != io.EOF {
-			return nil, fmt.Errorf("reading at offset %d: %w", r.off(), r.srcErr)
+			return nil, fmt.Errorf("bmd: reading at offset %d: %w", r.off(), r.srcErr)
 		}
 		return nil, io.EOF
 	}

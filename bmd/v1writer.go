@@ -91,8 +91,9 @@ func (w *V1Writer) end(t V1Tag, start int) error {
 
 func (w *V1Writer) i32(v uint32) { w.buf = appendInt32(w.buf, int32(v)) }
 
-// String writes a name in the clear: ID, byte length, bytes.
-func (w *V1Writer) String(id uint32, text []byte) error {
+// ClearString writes a STRING record, a name in the clear: ID, byte
+// length, bytes.
+func (w *V1Writer) ClearString(id uint32, text []byte) error {
 	if w.err != nil {
 		return w.err
 	}

@@ -152,18 +152,18 @@ func (w *Writer) ref(target, self uint64) {
 		return
 	}
 	z := protowire.EncodeZigZag(int64(target - self))
-	if z == math.MaxUint64 && w.err == nil {
-		w.err = fmt.Errorf("bmd: reference from object %d to object %d cannot be encoded", self, target)
+	if z == math.MaxUint64 {
+		w.fail("reference from object %d to object %d cannot be encoded", self, target)
 	}
 	w.uv(z + 1)
 }
 
-// String writes a name in the clear and returns its string ID. The record
-// stores how many leading bytes (up to MaxSharedPrefix) the text shares
-// with the previous clear string, then the rest: names written in order
-// share long prefixes ("android.view.View",
-// "android.view.View$OnClickListener").
-func (w *Writer) String(text []byte) (uint64, error) {
+// ClearString writes a STRING record, a name in the clear, and returns its
+// string ID (HashedString writes a hashed one). The record stores how many
+// leading bytes (up to MaxSharedPrefix) the text shares with the previous
+// clear string, then the rest: names written in order share long prefixes
+// ("android.view.View", "android.view.View$OnClickListener").
+func (w *Writer) ClearString(text []byte) (uint64, error) {
 	s := w.begin(KindString)
 	p := 0
 	for p < len(text) && p < len(w.lastText) && p < MaxSharedPrefix && text[p] == w.lastText[p] {
@@ -197,7 +197,7 @@ func (w *Writer) HashedString(length uint64, hash uint64) (uint64, error) {
 // The element name must be an earlier string.
 func (w *Writer) ArrayName(elem uint64, dims uint8, descriptor bool) (uint64, error) {
 	if elem == 0 || elem > w.strings || dims == 0 {
-		return 0, w.fail(fmt.Errorf("bmd: array name of string %d with %d dimensions (%d strings written)", elem, dims, w.strings))
+		return 0, w.fail("array name of string %d with %d dimensions (%d strings written)", elem, dims, w.strings)
 	}
 	s := w.begin(KindArrayName)
 	w.uv(elem)
@@ -306,7 +306,7 @@ func (w *Writer) EndThread(serial uint32) error {
 // RawRecord writes a top-level HPROF record whose body is kept unchanged.
 func (w *Writer) RawRecord(tag uint8, body []byte) error {
 	if rawTagHasKind(tag) {
-		return w.fail(fmt.Errorf("bmd: raw record with HPROF tag 0x%02X, which has its own record kind", tag))
+		return w.fail("raw record with HPROF tag 0x%02X, which has its own record kind", tag)
 	}
 	s := w.begin(KindRawRecord)
 	w.uv(uint64(tag))
@@ -390,11 +390,11 @@ func typeKept(t Type, kept bool) uint64 {
 func (w *Writer) Class(c *Class) (uint64, error) {
 	switch {
 	case c.Index == 0 || c.Index > w.classes:
-		return 0, w.fail(fmt.Errorf("bmd: class index %d (the metadata counts %d classes)", c.Index, w.classes))
+		return 0, w.fail("class index %d (the metadata counts %d classes)", c.Index, w.classes)
 	case c.Redump && !w.lay.same(c):
-		return 0, w.fail(fmt.Errorf("bmd: another dump of class %d, not defined or with another layout", c.Index))
+		return 0, w.fail("another dump of class %d, not defined or with another layout", c.Index)
 	case !c.Redump && w.lay.defined(c.Index):
-		return 0, w.fail(fmt.Errorf("bmd: class %d defined twice", c.Index))
+		return 0, w.fail("class %d defined twice", c.Index)
 	}
 	s := w.begin(KindClass)
 	self := c.Index
@@ -444,9 +444,11 @@ func (w *Writer) fieldValue(t Type, kept bool, v, self uint64) {
 	}
 }
 
-func (w *Writer) fail(err error) error {
+// fail records an error, unless one is already recorded, and returns the
+// first.
+func (w *Writer) fail(format string, a ...any) error {
 	if w.err == nil {
-		w.err = err
+		w.err = fmt.Errorf("bmd: %s", fmt.Sprintf(format, a...))
 	}
 	return w.err
 }
@@ -470,7 +472,7 @@ func (w *Writer) ObjectID(id uint64) error {
 		return w.err
 	}
 	if id <= w.classes || id > w.maxID+1 {
-		return w.fail(fmt.Errorf("bmd: object ID %d (objects are %d to %d)", id, w.classes+1, w.maxID+1))
+		return w.fail("object ID %d (objects are %d to %d)", id, w.classes+1, w.maxID+1)
 	}
 	s := w.begin(KindObjectID)
 	w.uv(protowire.EncodeZigZag(int64(id - w.nextID)))
@@ -494,11 +496,11 @@ func (w *Writer) Instance(class uint64, values []uint64) (uint64, error) {
 	ch, ok, missing := w.lay.chain(class, w.classes)
 	switch {
 	case missing != 0:
-		return 0, w.fail(fmt.Errorf("bmd: instance of class %d, whose super class %d is not defined", class, missing))
+		return 0, w.fail("instance of class %d, whose super class %d is not defined", class, missing)
 	case !ok:
-		return 0, w.fail(fmt.Errorf("bmd: instance of undefined class %d", class))
+		return 0, w.fail("instance of undefined class %d", class)
 	case len(values) != len(ch):
-		return 0, w.fail(fmt.Errorf("bmd: instance of class %d has %d values for %d fields", class, len(values), len(ch)))
+		return 0, w.fail("instance of class %d has %d values for %d fields", class, len(values), len(ch))
 	}
 	s := w.begin(KindInstance)
 	self := w.object()
@@ -553,7 +555,7 @@ func (w *Writer) PrimitiveArray(t Type, length uint32, noData bool) (uint64, err
 // sorted IDs make small deltas).
 func (w *Writer) Root(kind uint8, object uint64, thread, frame uint32, jniRef uint64, trace uint32) error {
 	if !RootKindValid(kind) {
-		return w.fail(fmt.Errorf("bmd: invalid root kind 0x%02X", kind))
+		return w.fail("invalid root kind 0x%02X", kind)
 	}
 	w.startRun(KindRoot, kind)
 	w.roots = append(w.roots, rootEntry{object, jniRef, thread, frame, trace})
@@ -606,11 +608,11 @@ func (w *Writer) PlaceClasses(n uint64) error {
 		return w.err
 	}
 	if w.placed+n > w.classes {
-		return w.fail(fmt.Errorf("bmd: %d classes placed, %d in the file", w.placed+n, w.classes))
+		return w.fail("%d classes placed, %d in the file", w.placed+n, w.classes)
 	}
 	for i := w.placed + 1; i <= w.placed+n; i++ {
 		if !w.lay.defined(i) {
-			return w.fail(fmt.Errorf("bmd: class %d placed before it is defined", i))
+			return w.fail("class %d placed before it is defined", i)
 		}
 	}
 	s := w.begin(KindPlaceClasses)

@@ -247,7 +247,7 @@ func (p *pass2) writeString(i int) (uint64, error) {
 			p.stats.ArrayNames++
 		}
 	case s.clear:
-		s.dense, err = p.w.String(p.arena[s.off : s.off+s.length])
+		s.dense, err = p.w.ClearString(p.arena[s.off : s.off+s.length])
 	default:
 		s.dense, err = p.w.HashedString(uint64(s.length), s.hash)
 		p.stats.Hashed++

@@ -137,7 +137,7 @@ func transcodeV1(in io.Reader, out io.Writer) (*transcoder, error) {
 	if t.w, err = bmd.NewV1Writer(out, []byte(meta.HPROFVersion)); err != nil {
 		return nil, err
 	}
-	if err := t.w.String(uint32(meta.Strings+1), bmd.AppendV1Marker(nil, &meta)); err != nil {
+	if err := t.w.ClearString(uint32(meta.Strings+1), bmd.AppendV1Marker(nil, &meta)); err != nil {
 		return nil, err
 	}
 	var trace uint32
@@ -164,7 +164,7 @@ func (t *transcoder) record(r *bmd.Reader, rec *bmd.Record, trace *uint32) error
 	b := t.body[:0]
 	switch rec.Kind {
 	case bmd.KindString:
-		return w.String(uint32(rec.ID), rec.Text)
+		return w.ClearString(uint32(rec.ID), rec.Text)
 	case bmd.KindHashedString:
 		return w.HashedString(uint32(rec.ID), uint32(rec.Length), int32(uint32(rec.Hash)))
 	case bmd.KindLoadClass:

@@ -73,7 +73,7 @@ func TestAmplification(t *testing.T) {
 		})},
 		{"array names of a long name", amplifier(t, 0, func(w *bmd.Writer) {
 			long := bytes.Repeat([]byte("x"), 1<<20)
-			id, _ := w.String(long)
+			id, _ := w.ClearString(long)
 			for range 20000 {
 				w.ArrayName(id, 255, true)
 			}

@@ -31,7 +31,7 @@ func FuzzDecrunchV1(f *testing.F) {
 	// dump's IDs, a super class defined after its subclass.
 	var b bytes.Buffer
 	w, _ := bmd.NewV1Writer(&b, []byte("JAVA PROFILE 1.0.3"))
-	w.String(1, []byte("java.lang.Object"))
+	w.ClearString(1, []byte("java.lang.Object"))
 	w.HashedString(2, 24, names.JavaHashString("com.example.MainActivity"))
 	w.Legacy(0x04, make([]byte, 24))
 	w.Legacy(0x05, []byte{0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0})

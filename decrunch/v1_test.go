@@ -247,7 +247,7 @@ func be32(v ...uint32) []byte {
 func originalStyleFile(t testing.TB) []byte {
 	var out bytes.Buffer
 	w, _ := bmd.NewV1Writer(&out, []byte("JAVA PROFILE 1.0.3"))
-	w.String(1, []byte("java.lang.Object"))
+	w.ClearString(1, []byte("java.lang.Object"))
 	w.HashedString(2, 24, canon.JavaHashString("com.example.MainActivity"))
 	w.HashedString(3, 5, canon.JavaHashString("mView"))
 	w.HashedString(4, 6, canon.JavaHashString("mCount"))
@@ -441,7 +441,7 @@ func readAllHPROF(b []byte) error {
 func TestV1DeepHierarchy(t *testing.T) {
 	var b bytes.Buffer
 	w, _ := bmd.NewV1Writer(&b, []byte("JAVA PROFILE 1.0.2"))
-	w.String(1, []byte("x"))
+	w.ClearString(1, []byte("x"))
 	const depth = 30000
 	for i := uint32(1); i <= depth; i++ {
 		super := i + 1

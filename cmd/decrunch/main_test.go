@@ -785,7 +785,7 @@ func TestV1PrimitiveArrayNamesBuiltIn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.String(1, []byte("java.lang.Object"))
+	w.ClearString(1, []byte("java.lang.Object"))
 	w.HashedString(2, 2, names.JavaHashString("[I"))
 	w.Class(&bmd.V1Class{ID: 1, Name: 1})
 	w.Class(&bmd.V1Class{ID: 2, Super: 1, Name: 2})

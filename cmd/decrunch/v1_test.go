@@ -38,7 +38,7 @@ func TestV1Input(t *testing.T) {
 	// dump's IDs, which are dropped and reported.
 	var b bytes.Buffer
 	w, _ := bmd.NewV1Writer(&b, []byte("JAVA PROFILE 1.0.3"))
-	w.String(1, []byte("java.lang.Object"))
+	w.ClearString(1, []byte("java.lang.Object"))
 	w.Legacy(0x04, make([]byte, 24))
 	w.Class(&bmd.V1Class{ID: 2, Name: 1})
 	w.Instance(3, 2, nil)
