@@ -103,12 +103,12 @@ func (c *converter) open() (Source, error) {
 	if _, err := c.src.Seek(0, io.SeekStart); err != nil {
 		return nil, err
 	}
-	var head [1]byte
+	var head [64]byte
 	n, _ := io.ReadFull(c.src, head[:])
 	if _, err := c.src.Seek(0, io.SeekStart); err != nil {
 		return nil, err
 	}
-	if n == 1 && head[0] == 1 {
+	if bmd.Sniff(head[:n]) == bmd.Version1 {
 		v1, err := NewV1Source(c.src)
 		if err != nil {
 			return nil, err

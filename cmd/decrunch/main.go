@@ -380,7 +380,7 @@ func readHeader(inName string, src io.ReadSeeker, damage error) (meta bmd.Metada
 	if _, err := src.Seek(0, io.SeekStart); err != nil {
 		return meta, false, err
 	}
-	v1 = len(head) > 0 && head[0] == bmd.Version1
+	v1 = bmd.Sniff(head) == bmd.Version1
 	if v1 {
 		// BMD version 1, from the original 2014 tools (or crunch --format v1)
 		var r *decrunch.V1Source
@@ -502,7 +502,7 @@ func info(inName string, w io.Writer) error {
 	if kind != compress.None {
 		fmt.Fprintf(w, "compression: %s\n", kind)
 	}
-	if len(head) > 0 && head[0] == bmd.Version1 {
+	if bmd.Sniff(head) == bmd.Version1 {
 		v1, err := decrunch.NewV1Source(br)
 		if err != nil {
 			return fmt.Errorf("%s: %w", inName, err)

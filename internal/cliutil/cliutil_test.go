@@ -36,7 +36,8 @@ func TestSniff(t *testing.T) {
 		"":                                 "an empty file",
 		"JAVA PROFILE 1.0.2\x00":           "an HPROF heap dump",
 		"\x02\x10\x0a\x12JAVA PROFILE":     "a BMD file",
-		"\x02\x02\x10\x04":                 "a BMD file",
+		"\x02\x04\x10\x04\x68\x01":         "a BMD file",
+		"\x02\x02\x10\x04":                 "", // a development version without blocks, which bmd refuses
 		"\x01\x12JAVA PROFILE 1.0.3":       "a BMD file",
 		"PK\x03\x04\x14\x00":               "a zip archive",
 		"dex\n035\x00":                     "a DEX file",
@@ -45,7 +46,10 @@ func TestSniff(t *testing.T) {
 		"\x28\xb5\x2f\xfd":                 "a zstd file",
 		"hello, world\n":                   "",
 		"\x02 not a bmd":                   "",
-		"\x01\x00":                         "",
+		"\x01\x00":                         "a BMD file", // version 1, no metadata: NewV1Reader reads it
+		"\x01\xff\xff\xff\xff\x0f":         "",           // version 1, metadata of -1 bytes
+		"\xfd7zXZ\x00\x00":                 "an xz file (not supported: decompress it first)",
+		"BZh91AY&SY":                       "a bzip2 file",
 		"com.example.Foo -> a:\n":          "",
 		"\xca\xfe\xba\xbe\x00\x00\x00\x3d": "a Java class file",
 	} {
