@@ -13,6 +13,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/heapcrunch/heapcrunch/internal/javatype"
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
@@ -357,20 +358,9 @@ const (
 // Valid reports whether t is a known type.
 func (t Type) Valid() bool { return t == Object || (t >= Boolean && t <= Long) }
 
-// Size returns the size in bytes of a primitive value of type t in HPROF.
-func (t Type) Size() int {
-	switch t {
-	case Boolean, Byte:
-		return 1
-	case Char, Short:
-		return 2
-	case Float, Int:
-		return 4
-	case Double, Long:
-		return 8
-	}
-	return 0
-}
+// Size returns the size in bytes of a primitive value of type t in HPROF
+// (0 for Object and invalid types).
+func (t Type) Size() int { return javatype.Size(uint8(t), 0) }
 
 // Field is an instance field of a class definition. Kept says whether the
 // instances carry its value (object fields always do).

@@ -9,7 +9,11 @@
 // its output is valid whatever the size of the heap.
 package hprof
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/heapcrunch/heapcrunch/internal/javatype"
+)
 
 // Tag is the tag of a top-level HPROF record.
 type Tag uint8
@@ -147,21 +151,7 @@ func (t BasicType) String() string {
 
 // Size returns the size in bytes of a value of type t in a file whose
 // identifiers are idSize bytes wide, or 0 if t is not a valid type.
-func (t BasicType) Size(idSize int) int {
-	switch t {
-	case Object:
-		return idSize
-	case Boolean, Byte:
-		return 1
-	case Char, Short:
-		return 2
-	case Float, Int:
-		return 4
-	case Double, Long:
-		return 8
-	}
-	return 0
-}
+func (t BasicType) Size(idSize int) int { return javatype.Size(uint8(t), idSize) }
 
 // Header is the HPROF file header.
 type Header struct {
