@@ -43,13 +43,11 @@ func (d *decoder) uvarint() uint64 {
 	if d.err != nil {
 		return 0
 	}
-	in := d.in
-	if in.end-in.pos < binary.MaxVarintLen64 {
-		in.fill(binary.MaxVarintLen64)
-	}
-	b := in.buf[in.pos:in.end]
+	in := &d.in.buf
+	in.Fill(binary.MaxVarintLen64)
+	b := in.Buffered()
 	if len(b) > 0 && b[0] < 0x80 {
-		in.pos++
+		in.Discard(1)
 		return uint64(b[0])
 	}
 	v, n := protowire.ConsumeVarint(b)
@@ -57,11 +55,11 @@ func (d *decoder) uvarint() uint64 {
 		if cutShort(n) {
 			d.truncated()
 		} else {
-			d.fail("corrupt varint at offset %d (more than 10 bytes or over 64 bits)", d.fileOffset(in.off()))
+			d.fail("corrupt varint at offset %d (more than 10 bytes or over 64 bits)", d.fileOffset(in.Offset()))
 		}
 		return 0
 	}
-	in.pos += n
+	in.Discard(n)
 	return v
 }
 
@@ -80,12 +78,12 @@ func (d *decoder) byte() byte {
 	if d.err != nil {
 		return 0
 	}
-	if !d.in.fill(1) {
+	b, ok := d.in.take(1)
+	if !ok {
 		d.truncated()
 		return 0
 	}
-	d.in.pos++
-	return d.in.buf[d.in.pos-1]
+	return b[0]
 }
 
 // bytes consumes the next n bytes (see input.take): nil after an error.

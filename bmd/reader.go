@@ -123,7 +123,7 @@ func NewReader(r io.Reader) (*Reader, error) {
 		return nil, err
 	}
 	br := &Reader{meta: h.meta, blocks: newBlockReader(src, h.size)}
-	br.input = input{src: br.blocks, buf: make([]byte, readBufSize)}
+	br.input = newInput(br.blocks, readBufSize)
 	br.nextID, br.maxID = h.meta.Classes+1, h.meta.Classes
 	return br, nil
 }
@@ -241,7 +241,7 @@ func (r *Reader) Next() (*Record, error) {
 			r.nextHashed(rec, d)
 		}
 	case !r.fill(1):
-		if r.srcErr != nil && r.srcErr != io.EOF {
+		if r.failed() != nil {
 			return nil, r.formatError(rec.Offset, "", "", nil)
 		}
 		return nil, &FormatError{Offset: rec.Offset, Msg: "truncated: the file ends without its END record", Err: io.ErrUnexpectedEOF}

@@ -32,11 +32,11 @@ const MaxV1Discarded = 65535 * 8
 
 // NewV1Reader reads the header of a version 1 file.
 func NewV1Reader(r io.Reader) (*V1Reader, error) {
-	vr := &V1Reader{input: input{src: r, buf: make([]byte, 1<<16)}}
+	vr := &V1Reader{input: newInput(r, 1<<16)}
 	d := vr.decoder("header")
 	v := d.uvarint()
 	switch {
-	case d.err != nil && errors.Is(d.err, io.ErrUnexpectedEOF) && vr.base+int64(vr.end) == 0:
+	case d.err != nil && errors.Is(d.err, io.ErrUnexpectedEOF) && vr.buf.ReadOffset() == 0:
 		return nil, notBMD(0, "empty input")
 	case d.err != nil:
 		return nil, notBMD(0, "no version number")
@@ -90,8 +90,8 @@ func (r *V1Reader) Next() (*V1Record, error) {
 	rec := &r.rec
 	rec.Offset = r.off()
 	if !r.fill(1) {
-		if r.srcErr != nil && r.srcErr != io.EOF {
-			return nil, fmt.Errorf("bmd: reading at offset %d: %w", r.off(), r.srcErr)
+		if err := r.failed(); err != nil {
+			return nil, fmt.Errorf("bmd: reading at offset %d: %w", r.off(), err)
 		}
 		return nil, io.EOF
 	}

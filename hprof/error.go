@@ -7,7 +7,7 @@ import (
 
 // ErrNotHPROF is wrapped by the error returned for a file that does not start
 // with an HPROF header.
-var ErrNotHPROF = errors.New("not an HPROF heap dump")
+var ErrNotHPROF = errors.New("hprof: not an HPROF heap dump")
 
 // FormatError reports input that does not follow the HPROF format, saying
 // where: the byte offset and the record being read.
@@ -20,7 +20,7 @@ type FormatError struct {
 }
 
 func (e *FormatError) Error() string {
-	s := e.Msg
+	s := "hprof: " + e.Msg
 	if e.Record != "" {
 		if e.Tag >= 0 {
 			s += fmt.Sprintf(" in %s (tag 0x%02X)", e.Record, e.Tag)

@@ -6,14 +6,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
+	"math"
+
+	"github.com/heapcrunch/heapcrunch/internal/bufin"
 )
 
 const readBufSize = 1 << 20
 
 // Reader reads an HPROF file sequentially: Next moves to each top-level
 // record, Body returns a record's bytes, and NextSub walks the sub-records of
-// a HEAP DUMP or HEAP DUMP SEGMENT. Slices a Reader returns are valid only
-// until its next call.
+// a HEAP DUMP or HEAP DUMP SEGMENT; Records and SubRecords do the same as
+// iterators. Slices a Reader returns are valid only until its next call.
 type Reader struct {
 	// ArrayData asks NextSub to return the elements of primitive arrays in
 	// SubRecord.Data; by default they are skipped, which is faster.
@@ -23,12 +27,7 @@ type Reader struct {
 	// arrays' IDs, lengths and classes.
 	SkipElements bool
 
-	src    io.Reader
-	srcErr error
-	buf    []byte
-	pos    int
-	end    int
-	base   int64 // file offset of buf[0]
+	in bufin.Reader
 
 	hdr    Header
 	idSize int
@@ -37,14 +36,15 @@ type Reader struct {
 	inRecord bool
 	recEnd   int64 // file offset just past the current record's body
 
-	scratch []byte
+	sub SubRecord // the one SubRecords yields
 }
 
 // NewReader reads the HPROF header from r and returns a Reader positioned
 // before the first record. It returns an error wrapping ErrNotHPROF when r
 // does not start with an HPROF header.
 func NewReader(r io.Reader) (*Reader, error) {
-	rd := &Reader{src: r, buf: make([]byte, readBufSize)}
+	rd := new(Reader)
+	rd.in.Reset(r, readBufSize)
 	if err := rd.readHeader(); err != nil {
 		return nil, err
 	}
@@ -58,11 +58,11 @@ func (r *Reader) Header() Header { return r.hdr }
 func (r *Reader) IDSize() int { return r.idSize }
 
 // Offset returns the file offset of the next byte the Reader will read.
-func (r *Reader) Offset() int64 { return r.base + int64(r.pos) }
+func (r *Reader) Offset() int64 { return r.in.Offset() }
 
 func (r *Reader) readHeader() error {
-	r.fill(64)
-	b := r.buf[:r.end]
+	r.in.Fill(64)
+	b := r.in.Buffered()
 	const prefix = "JAVA PROFILE "
 	if !bytes.HasPrefix(b, []byte(prefix)) {
 		if err := r.ioErr(); err != nil {
@@ -89,46 +89,27 @@ func (r *Reader) readHeader() error {
 	r.idSize = int(id)
 	r.hdr.IDSize = int(id)
 	r.hdr.Timestamp = binary.BigEndian.Uint64(b[p+4:])
-	r.pos = p + 12
+	r.in.Discard(p + 12)
 	return nil
-}
-
-// fill makes at least n bytes available in buf[pos:end] if the input has
-// them; n must not exceed len(buf). It reports whether it succeeded.
-func (r *Reader) fill(n int) bool {
-	if r.end-r.pos >= n {
-		return true
-	}
-	if r.pos > 0 {
-		copy(r.buf, r.buf[r.pos:r.end])
-		r.base += int64(r.pos)
-		r.end -= r.pos
-		r.pos = 0
-	}
-	for r.end < n && r.srcErr == nil {
-		m, err := r.src.Read(r.buf[r.end:])
-		r.end += m
-		if err != nil {
-			r.srcErr = err
-		}
-	}
-	return r.end >= n
 }
 
 // ioErr returns the error of the underlying reader, if any, saying at
 // which offset of the (decompressed) file it happened.
 func (r *Reader) ioErr() error {
-	if r.srcErr != nil && r.srcErr != io.EOF {
-		return fmt.Errorf("reading at offset %d: %w", r.base+int64(r.end), r.srcErr)
+	if err := r.in.Err(); err != nil && err != io.EOF {
+		return fmt.Errorf("hprof: reading at offset %d: %w", r.in.ReadOffset(), err)
 	}
 	return nil
 }
 
+// truncated returns the error for a record or sub-record (at offset off)
+// that needs need more bytes than the file has: the underlying reader's
+// error if it failed, else a FormatError.
 func (r *Reader) truncated(off int64, record string, tag int, need int64) error {
 	if err := r.ioErr(); err != nil {
 		return err
 	}
-	have := r.base + int64(r.end) - r.Offset()
+	have := r.in.ReadOffset() - r.Offset()
 	return &FormatError{Offset: off, Record: record, Tag: tag,
 		Msg: fmt.Sprintf("truncated: needs %d more bytes", need-have), Err: io.ErrUnexpectedEOF}
 }
@@ -143,44 +124,64 @@ func (r *Reader) Next() (Record, error) {
 		r.inRecord = false
 	}
 	off := r.Offset()
-	if !r.fill(9) {
-		if r.end == r.pos {
+	b, ok := r.in.Take(9)
+	if !ok {
+		rest := r.in.Buffered()
+		if len(rest) == 0 {
 			if err := r.ioErr(); err != nil {
 				return Record{}, err
 			}
 			return Record{}, io.EOF
 		}
-		return Record{}, r.truncated(off, "record header", int(r.buf[r.pos]), 9)
+		return Record{}, r.truncated(off, "record header", int(rest[0]), 9)
 	}
-	b := r.buf[r.pos:]
 	r.rec = Record{Tag: Tag(b[0]), Time: binary.BigEndian.Uint32(b[1:]), Length: binary.BigEndian.Uint32(b[5:]), Offset: off}
-	r.pos += 9
 	r.inRecord = true
 	r.recEnd = r.Offset() + int64(r.rec.Length)
 	return r.rec, nil
 }
 
-func (r *Reader) recErr(msg string) error {
-	return &FormatError{Offset: r.rec.Offset, Record: r.rec.Tag.String(), Tag: int(r.rec.Tag), Msg: msg}
+// Records returns an iterator over the top-level records from the Reader's
+// position on, each read by Next:
+//
+//	for rec, err := range r.Records() {
+//		if err != nil {
+//			return err
+//		}
+//		...
+//	}
+//
+// It ends at the end of the file; on an error it yields the error, with a
+// zero Record, and ends. Breaking out of the loop leaves the Reader in the
+// record it was in.
+func (r *Reader) Records() iter.Seq2[Record, error] {
+	return func(yield func(Record, error) bool) {
+		for {
+			rec, err := r.Next()
+			if err == io.EOF {
+				return
+			}
+			if err != nil {
+				yield(Record{}, err)
+				return
+			}
+			if !yield(rec, nil) {
+				return
+			}
+		}
+	}
 }
 
 // skipTo advances to file offset target, reading and discarding.
 func (r *Reader) skipTo(target int64) error {
-	for {
-		cur := r.Offset()
-		if cur >= target {
-			return nil
-		}
-		avail := int64(r.end - r.pos)
-		if avail >= target-cur {
-			r.pos += int(target - cur)
-			return nil
-		}
-		r.pos = r.end
-		if !r.fill(1) {
-			return r.truncated(r.rec.Offset, r.rec.Tag.String(), int(r.rec.Tag), target-cur-avail+1)
-		}
+	n := target - r.Offset()
+	if n <= 0 {
+		return nil
 	}
+	if k := r.in.Skip(n); k < n {
+		return r.truncated(r.rec.Offset, r.rec.Tag.String(), int(r.rec.Tag), n-k+1)
+	}
+	return nil
 }
 
 // Body reads the whole body of the current record. The slice is valid until
@@ -201,28 +202,15 @@ func (r *Reader) Body() ([]byte, error) {
 // readN returns the next n bytes. Memory grows only with bytes actually
 // read, so a corrupt length cannot make it allocate more than the input has.
 func (r *Reader) readN(n int64, off int64, record string, tag int) ([]byte, error) {
-	if n <= int64(len(r.buf)) {
-		if !r.fill(int(n)) {
-			return nil, r.truncated(off, record, tag, n)
-		}
-		b := r.buf[r.pos : r.pos+int(n)]
-		r.pos += int(n)
-		return b, nil
+	if n > math.MaxInt {
+		return nil, &FormatError{Offset: off, Record: record, Tag: tag, Msg: fmt.Sprintf("%d bytes do not fit in memory", n)}
 	}
-	r.scratch = r.scratch[:0]
-	for rem := n; rem > 0; {
-		if r.pos == r.end && !r.fill(1) {
-			return nil, r.truncated(off, record, tag, rem)
-		}
-		k := int64(r.end - r.pos)
-		if k > rem {
-			k = rem
-		}
-		r.scratch = append(r.scratch, r.buf[r.pos:r.pos+int(k)]...)
-		r.pos += int(k)
-		rem -= k
+	start := r.Offset()
+	b, ok := r.in.Take(int(n))
+	if !ok {
+		return nil, r.truncated(off, record, tag, n-(r.Offset()-start))
 	}
-	return r.scratch, nil
+	return b, nil
 }
 
 func (r *Reader) id(b []byte) uint64 {
@@ -232,16 +220,18 @@ func (r *Reader) id(b []byte) uint64 {
 	return binary.BigEndian.Uint64(b)
 }
 
-// need makes n bytes of the current sub-record available at buf[pos:].
-func (r *Reader) need(n int, s *SubRecord) error {
+// take consumes the next n bytes of the current sub-record s and returns
+// them (valid until the next read).
+func (r *Reader) take(n int, s *SubRecord) ([]byte, error) {
 	if r.Offset()+int64(n) > r.recEnd {
-		return &FormatError{Offset: s.Offset, Record: s.Tag.String(), Tag: int(s.Tag),
+		return nil, &FormatError{Offset: s.Offset, Record: s.Tag.String(), Tag: int(s.Tag),
 			Msg: fmt.Sprintf("sub-record runs %d bytes past the end of its %s at offset %d", r.Offset()+int64(n)-r.recEnd, r.rec.Tag, r.rec.Offset)}
 	}
-	if !r.fill(n) {
-		return r.truncated(s.Offset, s.Tag.String(), int(s.Tag), int64(n))
+	b, ok := r.in.Take(n)
+	if !ok {
+		return nil, r.truncated(s.Offset, s.Tag.String(), int(s.Tag), int64(n))
 	}
-	return nil
+	return b, nil
 }
 
 // NextSub reads the next sub-record of the current HEAP DUMP or HEAP DUMP
@@ -256,154 +246,226 @@ func (r *Reader) NextSub(s *SubRecord) error {
 		r.inRecord = false
 		return io.EOF
 	}
-	if !r.fill(1) {
+	b, ok := r.in.Take(1)
+	if !ok {
 		return r.truncated(r.rec.Offset, r.rec.Tag.String(), int(r.rec.Tag), r.recEnd-off)
 	}
-	s.Tag = SubTag(r.buf[r.pos])
+	s.Tag = SubTag(b[0])
 	s.Offset = off
-	r.pos++
+	switch s.Tag {
+	case InstanceDumpTag:
+		return r.readInstance(s)
+	case ObjectArrayDumpTag:
+		return r.readObjectArray(s)
+	case PrimitiveArrayTag, PrimitiveArrayNoData:
+		return r.readPrimitiveArray(s)
+	case ClassDumpTag:
+		return r.readClassDump(s)
+	case HeapDumpInfoTag:
+		return r.readHeapDumpInfo(s)
+	}
+	if s.Tag.IsRoot() {
+		return r.readRoot(s)
+	}
+	return &FormatError{Offset: off, Record: r.rec.Tag.String() + " sub-record", Tag: int(s.Tag), Msg: "unknown tag"}
+}
+
+// SubRecords returns an iterator over the sub-records of the current HEAP
+// DUMP or HEAP DUMP SEGMENT, from the Reader's position on, each read by
+// NextSub into a SubRecord of the Reader's own, valid until the next one:
+//
+//	for rec, err := range r.Records() {
+//		...
+//		for s, err := range r.SubRecords() {
+//			if err != nil {
+//				return err
+//			}
+//			...
+//		}
+//	}
+//
+// It ends at the end of the record; on an error it yields the error, with
+// a nil *SubRecord, and ends. Breaking out of the loop is allowed: Next
+// skips the rest of the record.
+func (r *Reader) SubRecords() iter.Seq2[*SubRecord, error] {
+	return func(yield func(*SubRecord, error) bool) {
+		if !r.inRecord || !r.rec.Tag.IsHeapDump() {
+			yield(nil, errors.New("hprof: SubRecords called outside a heap dump record"))
+			return
+		}
+		for {
+			err := r.NextSub(&r.sub)
+			if err == io.EOF {
+				return
+			}
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			if !yield(&r.sub, nil) {
+				return
+			}
+		}
+	}
+}
+
+// readRoot reads the body of a GC root or UNREACHABLE sub-record.
+func (r *Reader) readRoot(s *SubRecord) error {
 	id := r.idSize
 	switch s.Tag {
-	case RootUnknown, RootStickyClass, RootMonitorUsed, RootInternedString, RootFinalizing,
-		RootDebugger, RootReferenceCleanup, RootVMInternal, Unreachable:
-		if err := r.need(id, s); err != nil {
-			return err
-		}
-		s.ID = r.id(r.buf[r.pos:])
-		r.pos += id
 	case RootJNIGlobal:
-		if err := r.need(2*id, s); err != nil {
-			return err
-		}
-		s.ID = r.id(r.buf[r.pos:])
-		s.JNIRef = r.id(r.buf[r.pos+id:])
-		r.pos += 2 * id
-	case RootJNILocal, RootJavaFrame, RootJNIMonitor:
-		if err := r.need(id+8, s); err != nil {
-			return err
-		}
-		b := r.buf[r.pos:]
-		s.ID = r.id(b)
-		s.Thread = binary.BigEndian.Uint32(b[id:])
-		s.Frame = binary.BigEndian.Uint32(b[id+4:])
-		r.pos += id + 8
-	case RootNativeStack, RootThreadBlock:
-		if err := r.need(id+4, s); err != nil {
-			return err
-		}
-		b := r.buf[r.pos:]
-		s.ID = r.id(b)
-		s.Thread = binary.BigEndian.Uint32(b[id:])
-		r.pos += id + 4
-	case RootThreadObject:
-		if err := r.need(id+8, s); err != nil {
-			return err
-		}
-		b := r.buf[r.pos:]
-		s.ID = r.id(b)
-		s.Thread = binary.BigEndian.Uint32(b[id:])
-		s.StackTrace = binary.BigEndian.Uint32(b[id+4:])
-		r.pos += id + 8
-	case HeapDumpInfoTag:
-		if err := r.need(4+id, s); err != nil {
-			return err
-		}
-		b := r.buf[r.pos:]
-		s.HeapType = binary.BigEndian.Uint32(b)
-		s.HeapName = r.id(b[4:])
-		r.pos += 4 + id
-	case InstanceDumpTag:
-		if err := r.need(2*id+8, s); err != nil {
-			return err
-		}
-		b := r.buf[r.pos:]
-		s.ID = r.id(b)
-		s.StackTrace = binary.BigEndian.Uint32(b[id:])
-		s.ClassID = r.id(b[id+4:])
-		n := int64(binary.BigEndian.Uint32(b[2*id+4:]))
-		r.pos += 2*id + 8
-		if r.Offset()+n > r.recEnd {
-			return r.overrun(s, n)
-		}
-		data, err := r.readN(n, s.Offset, s.Tag.String(), int(s.Tag))
+		b, err := r.take(2*id, s)
 		if err != nil {
 			return err
 		}
-		s.Data = data
-	case ObjectArrayDumpTag:
-		if err := r.need(2*id+8, s); err != nil {
-			return err
-		}
-		b := r.buf[r.pos:]
 		s.ID = r.id(b)
-		s.StackTrace = binary.BigEndian.Uint32(b[id:])
-		s.Length = binary.BigEndian.Uint32(b[id+4:])
-		s.ClassID = r.id(b[id+8:])
-		r.pos += 2*id + 8
-		n := int64(s.Length) * int64(id)
-		if r.Offset()+n > r.recEnd {
-			return r.overrun(s, n)
-		}
-		s.Elements = s.Elements[:0]
-		if r.SkipElements {
-			return r.skipTo(r.Offset() + n)
-		}
-		for rem := int(s.Length); rem > 0; {
-			if !r.fill(id) {
-				return r.truncated(s.Offset, s.Tag.String(), int(s.Tag), int64(rem*id))
-			}
-			k := (r.end - r.pos) / id
-			if k > rem {
-				k = rem
-			}
-			b := r.buf[r.pos : r.pos+k*id]
-			if id == 4 {
-				for i := 0; i < len(b); i += 4 {
-					s.Elements = append(s.Elements, uint64(binary.BigEndian.Uint32(b[i:])))
-				}
-			} else {
-				for i := 0; i < len(b); i += 8 {
-					s.Elements = append(s.Elements, binary.BigEndian.Uint64(b[i:]))
-				}
-			}
-			r.pos += k * id
-			rem -= k
-		}
-	case PrimitiveArrayTag, PrimitiveArrayNoData:
-		if err := r.need(id+9, s); err != nil {
+		s.JNIRef = r.id(b[id:])
+	case RootJNILocal, RootJavaFrame, RootJNIMonitor:
+		b, err := r.take(id+8, s)
+		if err != nil {
 			return err
 		}
-		b := r.buf[r.pos:]
 		s.ID = r.id(b)
-		s.StackTrace = binary.BigEndian.Uint32(b[id:])
-		s.Length = binary.BigEndian.Uint32(b[id+4:])
-		s.ElemType = BasicType(b[id+8])
-		r.pos += id + 9
-		if !s.ElemType.Valid() || s.ElemType == Object {
-			return &FormatError{Offset: s.Offset, Record: s.Tag.String(), Tag: int(s.Tag), Msg: fmt.Sprintf("invalid element type %d", s.ElemType)}
-		}
-		s.Data = nil
-		if s.Tag == PrimitiveArrayNoData {
-			break
-		}
-		n := int64(s.Length) * int64(s.ElemType.Size(id))
-		if r.Offset()+n > r.recEnd {
-			return r.overrun(s, n)
-		}
-		if r.ArrayData {
-			data, err := r.readN(n, s.Offset, s.Tag.String(), int(s.Tag))
-			if err != nil {
-				return err
-			}
-			s.Data = data
-		} else if err := r.skipTo(r.Offset() + n); err != nil {
+		s.Thread = binary.BigEndian.Uint32(b[id:])
+		s.Frame = binary.BigEndian.Uint32(b[id+4:])
+	case RootNativeStack, RootThreadBlock:
+		b, err := r.take(id+4, s)
+		if err != nil {
 			return err
 		}
-	case ClassDumpTag:
-		return r.readClassDump(s)
-	default:
-		return &FormatError{Offset: off, Record: r.rec.Tag.String() + " sub-record", Tag: int(s.Tag), Msg: "unknown tag"}
+		s.ID = r.id(b)
+		s.Thread = binary.BigEndian.Uint32(b[id:])
+	case RootThreadObject:
+		b, err := r.take(id+8, s)
+		if err != nil {
+			return err
+		}
+		s.ID = r.id(b)
+		s.Thread = binary.BigEndian.Uint32(b[id:])
+		s.StackTrace = binary.BigEndian.Uint32(b[id+4:])
+	default: // the roots that hold only an object ID, and UNREACHABLE
+		b, err := r.take(id, s)
+		if err != nil {
+			return err
+		}
+		s.ID = r.id(b)
 	}
+	return nil
+}
+
+// readHeapDumpInfo reads the body of Android's HEAP DUMP INFO.
+func (r *Reader) readHeapDumpInfo(s *SubRecord) error {
+	b, err := r.take(4+r.idSize, s)
+	if err != nil {
+		return err
+	}
+	s.HeapType = binary.BigEndian.Uint32(b)
+	s.HeapName = r.id(b[4:])
+	return nil
+}
+
+// readInstance reads the body of an INSTANCE DUMP, its field bytes in Data.
+func (r *Reader) readInstance(s *SubRecord) error {
+	id := r.idSize
+	b, err := r.take(2*id+8, s)
+	if err != nil {
+		return err
+	}
+	s.ID = r.id(b)
+	s.StackTrace = binary.BigEndian.Uint32(b[id:])
+	s.ClassID = r.id(b[id+4:])
+	n := int64(binary.BigEndian.Uint32(b[2*id+4:]))
+	if r.Offset()+n > r.recEnd {
+		return r.overrun(s, n)
+	}
+	data, err := r.readN(n, s.Offset, s.Tag.String(), int(s.Tag))
+	if err != nil {
+		return err
+	}
+	s.Data = data
+	return nil
+}
+
+// readObjectArray reads the body of an OBJECT ARRAY DUMP, its element IDs
+// in Elements unless the Reader skips them.
+func (r *Reader) readObjectArray(s *SubRecord) error {
+	id := r.idSize
+	b, err := r.take(2*id+8, s)
+	if err != nil {
+		return err
+	}
+	s.ID = r.id(b)
+	s.StackTrace = binary.BigEndian.Uint32(b[id:])
+	s.Length = binary.BigEndian.Uint32(b[id+4:])
+	s.ClassID = r.id(b[id+8:])
+	n := int64(s.Length) * int64(id)
+	if r.Offset()+n > r.recEnd {
+		return r.overrun(s, n)
+	}
+	s.Elements = s.Elements[:0]
+	if r.SkipElements {
+		return r.skipTo(r.Offset() + n)
+	}
+	return r.readElements(s)
+}
+
+// readElements appends the s.Length element IDs of an object array to
+// s.Elements, as many at a time as the buffer holds: the slice grows only
+// with the IDs actually read.
+func (r *Reader) readElements(s *SubRecord) error {
+	id := r.idSize
+	for rem := int(s.Length); rem > 0; {
+		if !r.in.Fill(id) {
+			return r.truncated(s.Offset, s.Tag.String(), int(s.Tag), int64(rem*id))
+		}
+		k := min(len(r.in.Buffered())/id, rem)
+		b, _ := r.in.Take(k * id)
+		if id == 4 {
+			for i := 0; i < len(b); i += 4 {
+				s.Elements = append(s.Elements, uint64(binary.BigEndian.Uint32(b[i:])))
+			}
+		} else {
+			for i := 0; i < len(b); i += 8 {
+				s.Elements = append(s.Elements, binary.BigEndian.Uint64(b[i:]))
+			}
+		}
+		rem -= k
+	}
+	return nil
+}
+
+// readPrimitiveArray reads the body of a PRIMITIVE ARRAY DUMP (its
+// elements in Data if the Reader asks for them) or of Android's PRIMITIVE
+// ARRAY NODATA.
+func (r *Reader) readPrimitiveArray(s *SubRecord) error {
+	id := r.idSize
+	b, err := r.take(id+9, s)
+	if err != nil {
+		return err
+	}
+	s.ID = r.id(b)
+	s.StackTrace = binary.BigEndian.Uint32(b[id:])
+	s.Length = binary.BigEndian.Uint32(b[id+4:])
+	s.ElemType = BasicType(b[id+8])
+	if !s.ElemType.Valid() || s.ElemType == Object {
+		return &FormatError{Offset: s.Offset, Record: s.Tag.String(), Tag: int(s.Tag), Msg: fmt.Sprintf("invalid element type %d", s.ElemType)}
+	}
+	s.Data = nil
+	if s.Tag == PrimitiveArrayNoData {
+		return nil
+	}
+	n := int64(s.Length) * int64(s.ElemType.Size(id))
+	if r.Offset()+n > r.recEnd {
+		return r.overrun(s, n)
+	}
+	if !r.ArrayData {
+		return r.skipTo(r.Offset() + n)
+	}
+	data, err := r.readN(n, s.Offset, s.Tag.String(), int(s.Tag))
+	if err != nil {
+		return err
+	}
+	s.Data = data
 	return nil
 }
 
@@ -412,37 +474,36 @@ func (r *Reader) overrun(s *SubRecord, n int64) error {
 		Msg: fmt.Sprintf("%d bytes of data run past the end of its %s at offset %d", n, r.rec.Tag, r.rec.Offset)}
 }
 
+// readValue reads a value of type t (of a constant or a static field of
+// the CLASS DUMP s), whose type byte was the last byte read.
 func (r *Reader) readValue(t BasicType, s *SubRecord) (uint64, error) {
 	sz := t.Size(r.idSize)
 	if sz == 0 {
 		return 0, &FormatError{Offset: r.Offset() - 1, Record: s.Tag.String(), Tag: int(s.Tag), Msg: fmt.Sprintf("invalid basic type %d", t)}
 	}
-	if err := r.need(sz, s); err != nil {
+	b, err := r.take(sz, s)
+	if err != nil {
 		return 0, err
 	}
-	b := r.buf[r.pos:]
-	var v uint64
 	switch sz {
 	case 1:
-		v = uint64(b[0])
+		return uint64(b[0]), nil
 	case 2:
-		v = uint64(binary.BigEndian.Uint16(b))
+		return uint64(binary.BigEndian.Uint16(b)), nil
 	case 4:
-		v = uint64(binary.BigEndian.Uint32(b))
-	case 8:
-		v = binary.BigEndian.Uint64(b)
+		return uint64(binary.BigEndian.Uint32(b)), nil
 	}
-	r.pos += sz
-	return v, nil
+	return binary.BigEndian.Uint64(b), nil
 }
 
+// readClassDump reads the body of a CLASS DUMP into s.Class.
 func (r *Reader) readClassDump(s *SubRecord) error {
 	id := r.idSize
-	if err := r.need(7*id+8+2, s); err != nil {
+	b, err := r.take(7*id+8+2, s)
+	if err != nil {
 		return err
 	}
 	c := &s.Class
-	b := r.buf[r.pos:]
 	c.ID = r.id(b)
 	c.StackTrace = binary.BigEndian.Uint32(b[id:])
 	b = b[id+4:]
@@ -454,56 +515,75 @@ func (r *Reader) readClassDump(s *SubRecord) error {
 	c.Reserved2 = r.id(b[5*id:])
 	c.InstanceSize = binary.BigEndian.Uint32(b[6*id:])
 	n := int(binary.BigEndian.Uint16(b[6*id+4:]))
-	r.pos += 7*id + 10
 	s.ID = c.ID
+	if err := r.readConstants(s, n); err != nil {
+		return err
+	}
+	if err := r.readStatics(s); err != nil {
+		return err
+	}
+	return r.readFields(s)
+}
+
+// readConstants reads the n constant pool entries of a CLASS DUMP.
+func (r *Reader) readConstants(s *SubRecord, n int) error {
+	c := &s.Class
 	c.Constants = c.Constants[:0]
-	for i := 0; i < n; i++ {
-		if err := r.need(3, s); err != nil {
-			return err
-		}
-		e := Constant{Index: binary.BigEndian.Uint16(r.buf[r.pos:]), Type: BasicType(r.buf[r.pos+2])}
-		r.pos += 3
-		v, err := r.readValue(e.Type, s)
+	for range n {
+		b, err := r.take(3, s)
 		if err != nil {
 			return err
 		}
-		e.Value = v
+		e := Constant{Index: binary.BigEndian.Uint16(b), Type: BasicType(b[2])}
+		if e.Value, err = r.readValue(e.Type, s); err != nil {
+			return err
+		}
 		c.Constants = append(c.Constants, e)
 	}
-	if err := r.need(2, s); err != nil {
+	return nil
+}
+
+// readStatics reads the count and the static fields of a CLASS DUMP.
+func (r *Reader) readStatics(s *SubRecord) error {
+	b, err := r.take(2, s)
+	if err != nil {
 		return err
 	}
-	n = int(binary.BigEndian.Uint16(r.buf[r.pos:]))
-	r.pos += 2
+	n := int(binary.BigEndian.Uint16(b))
+	c := &s.Class
 	c.Statics = c.Statics[:0]
-	for i := 0; i < n; i++ {
-		if err := r.need(id+1, s); err != nil {
-			return err
-		}
-		f := StaticField{Name: r.id(r.buf[r.pos:]), Type: BasicType(r.buf[r.pos+id])}
-		r.pos += id + 1
-		v, err := r.readValue(f.Type, s)
+	for range n {
+		b, err := r.take(r.idSize+1, s)
 		if err != nil {
 			return err
 		}
-		f.Value = v
-		c.Statics = append(c.Statics, f)
-	}
-	if err := r.need(2, s); err != nil {
-		return err
-	}
-	n = int(binary.BigEndian.Uint16(r.buf[r.pos:]))
-	r.pos += 2
-	c.Fields = c.Fields[:0]
-	for i := 0; i < n; i++ {
-		if err := r.need(id+1, s); err != nil {
+		f := StaticField{Name: r.id(b), Type: BasicType(b[r.idSize])}
+		if f.Value, err = r.readValue(f.Type, s); err != nil {
 			return err
 		}
-		f := Field{Name: r.id(r.buf[r.pos:]), Type: BasicType(r.buf[r.pos+id])}
-		if !f.Type.Valid() {
-			return &FormatError{Offset: r.Offset() + int64(id), Record: s.Tag.String(), Tag: int(s.Tag), Msg: fmt.Sprintf("invalid field type %d", f.Type)}
+		c.Statics = append(c.Statics, f)
+	}
+	return nil
+}
+
+// readFields reads the count and the instance fields of a CLASS DUMP.
+func (r *Reader) readFields(s *SubRecord) error {
+	b, err := r.take(2, s)
+	if err != nil {
+		return err
+	}
+	n := int(binary.BigEndian.Uint16(b))
+	c := &s.Class
+	c.Fields = c.Fields[:0]
+	for range n {
+		b, err := r.take(r.idSize+1, s)
+		if err != nil {
+			return err
 		}
-		r.pos += id + 1
+		f := Field{Name: r.id(b), Type: BasicType(b[r.idSize])}
+		if !f.Type.Valid() {
+			return &FormatError{Offset: r.Offset() - 1, Record: s.Tag.String(), Tag: int(s.Tag), Msg: fmt.Sprintf("invalid field type %d", f.Type)}
+		}
 		c.Fields = append(c.Fields, f)
 	}
 	return nil

@@ -176,20 +176,7 @@ func (w *Writer) WriteSub(s *SubRecord) error {
 	if w.err != nil {
 		return w.err
 	}
-	// Size of what is about to be appended, to decide on cutting.
-	var size int64
-	switch s.Tag {
-	case InstanceDumpTag:
-		size = int64(2*w.idSize+9) + int64(len(s.Data))
-	case ObjectArrayDumpTag:
-		size = int64(2*w.idSize+9) + int64(len(s.Elements))*int64(w.idSize)
-	case PrimitiveArrayTag:
-		size = int64(w.idSize+10) + int64(s.Length)*int64(s.ElemType.Size(w.idSize))
-	case ClassDumpTag:
-		size = int64(7*w.idSize+15) + int64(len(s.Class.Constants)*11+len(s.Class.Statics)*(2*w.idSize+1)+len(s.Class.Fields)*(w.idSize+1))
-	default:
-		size = int64(3*w.idSize + 9)
-	}
+	size := w.subSize(s)
 	if size > 0xFFFFFFFF-16 {
 		return fmt.Errorf("hprof: %s of %d bytes does not fit in one record", s.Tag, size)
 	}
@@ -198,28 +185,48 @@ func (w *Writer) WriteSub(s *SubRecord) error {
 		w.flushSegment()
 	}
 	if s.Tag == PrimitiveArrayTag && s.Data == nil && size > int64(w.SegmentSize) {
-		// A large zero-filled array is streamed in a record of its own.
-		w.split = true
-		tag := w.heapTag
-		if tag == TagHeapDump {
-			tag = TagHeapDumpSegment
-		}
-		w.recordHeader(tag, w.heapTime, uint64(size))
-		w.write(w.appendPrimHeader(w.seg[:0], s))
-		if w.zero == nil {
-			w.zero = make([]byte, 64<<10)
-		}
-		for rem := size - int64(w.idSize+10); rem > 0; {
-			k := int64(len(w.zero))
-			if k > rem {
-				k = rem
-			}
-			w.write(w.zero[:k])
-			rem -= k
-		}
-		return w.err
+		return w.writeZeroArray(s, size)
 	}
 	w.seg = w.appendSub(w.seg, s)
+	return w.err
+}
+
+// subSize returns the size of s once written (for a root, an upper bound),
+// to decide on cutting.
+func (w *Writer) subSize(s *SubRecord) int64 {
+	id := int64(w.idSize)
+	switch s.Tag {
+	case InstanceDumpTag:
+		return 2*id + 9 + int64(len(s.Data))
+	case ObjectArrayDumpTag:
+		return 2*id + 9 + int64(len(s.Elements))*id
+	case PrimitiveArrayTag:
+		return id + 10 + int64(s.Length)*int64(s.ElemType.Size(w.idSize))
+	case ClassDumpTag:
+		c := &s.Class
+		return 7*id + 15 + int64(len(c.Constants))*11 + int64(len(c.Statics))*(2*id+1) + int64(len(c.Fields))*(id+1)
+	}
+	return 3*id + 9
+}
+
+// writeZeroArray streams a zero-filled primitive array of size bytes
+// (larger than a segment) in a record of its own.
+func (w *Writer) writeZeroArray(s *SubRecord, size int64) error {
+	w.split = true
+	tag := w.heapTag
+	if tag == TagHeapDump {
+		tag = TagHeapDumpSegment
+	}
+	w.recordHeader(tag, w.heapTime, uint64(size))
+	w.write(w.appendPrimHeader(w.seg[:0], s))
+	if w.zero == nil {
+		w.zero = make([]byte, 64<<10)
+	}
+	for rem := size - int64(w.idSize+10); rem > 0; {
+		k := min(int64(len(w.zero)), rem)
+		w.write(w.zero[:k])
+		rem -= k
+	}
 	return w.err
 }
 
@@ -245,41 +252,20 @@ func appendValue(b []byte, t BasicType, v uint64, idSize int) []byte {
 	return b
 }
 
+// appendSub appends sub-record s to b.
 func (w *Writer) appendSub(b []byte, s *SubRecord) []byte {
 	switch s.Tag {
-	case RootUnknown, RootStickyClass, RootMonitorUsed, RootInternedString, RootFinalizing,
-		RootDebugger, RootReferenceCleanup, RootVMInternal, Unreachable:
-		b = append(b, byte(s.Tag))
-		b = w.id(b, s.ID)
-	case RootJNIGlobal:
-		b = append(b, byte(s.Tag))
-		b = w.id(b, s.ID)
-		b = w.id(b, s.JNIRef)
-	case RootJNILocal, RootJavaFrame, RootJNIMonitor:
-		b = append(b, byte(s.Tag))
-		b = w.id(b, s.ID)
-		b = binary.BigEndian.AppendUint32(b, s.Thread)
-		b = binary.BigEndian.AppendUint32(b, s.Frame)
-	case RootNativeStack, RootThreadBlock:
-		b = append(b, byte(s.Tag))
-		b = w.id(b, s.ID)
-		b = binary.BigEndian.AppendUint32(b, s.Thread)
-	case RootThreadObject:
-		b = append(b, byte(s.Tag))
-		b = w.id(b, s.ID)
-		b = binary.BigEndian.AppendUint32(b, s.Thread)
-		b = binary.BigEndian.AppendUint32(b, s.StackTrace)
 	case HeapDumpInfoTag:
 		b = append(b, byte(s.Tag))
 		b = binary.BigEndian.AppendUint32(b, s.HeapType)
-		b = w.id(b, s.HeapName)
+		return w.id(b, s.HeapName)
 	case InstanceDumpTag:
 		b = append(b, byte(s.Tag))
 		b = w.id(b, s.ID)
 		b = binary.BigEndian.AppendUint32(b, s.StackTrace)
 		b = w.id(b, s.ClassID)
 		b = binary.BigEndian.AppendUint32(b, uint32(len(s.Data)))
-		b = append(b, s.Data...)
+		return append(b, s.Data...)
 	case ObjectArrayDumpTag:
 		b = append(b, byte(s.Tag))
 		b = w.id(b, s.ID)
@@ -289,46 +275,72 @@ func (w *Writer) appendSub(b []byte, s *SubRecord) []byte {
 		for _, e := range s.Elements {
 			b = w.id(b, e)
 		}
+		return b
 	case PrimitiveArrayTag:
 		b = w.appendPrimHeader(b, s)
 		if s.Data != nil {
-			b = append(b, s.Data...)
-		} else {
-			n := int(s.Length) * s.ElemType.Size(w.idSize)
-			b = append(b, make([]byte, n)...)
+			return append(b, s.Data...)
 		}
+		return append(b, make([]byte, int(s.Length)*s.ElemType.Size(w.idSize))...)
 	case PrimitiveArrayNoData:
-		b = w.appendPrimHeader(b, s)
+		return w.appendPrimHeader(b, s)
 	case ClassDumpTag:
-		c := &s.Class
-		b = append(b, byte(s.Tag))
-		b = w.id(b, c.ID)
-		b = binary.BigEndian.AppendUint32(b, c.StackTrace)
-		for _, v := range [...]uint64{c.Super, c.Loader, c.Signers, c.ProtectionDomain, c.Reserved1, c.Reserved2} {
-			b = w.id(b, v)
-		}
-		b = binary.BigEndian.AppendUint32(b, c.InstanceSize)
-		b = binary.BigEndian.AppendUint16(b, uint16(len(c.Constants)))
-		for _, k := range c.Constants {
-			b = binary.BigEndian.AppendUint16(b, k.Index)
-			b = append(b, byte(k.Type))
-			b = appendValue(b, k.Type, k.Value, w.idSize)
-		}
-		b = binary.BigEndian.AppendUint16(b, uint16(len(c.Statics)))
-		for _, f := range c.Statics {
-			b = w.id(b, f.Name)
-			b = append(b, byte(f.Type))
-			b = appendValue(b, f.Type, f.Value, w.idSize)
-		}
-		b = binary.BigEndian.AppendUint16(b, uint16(len(c.Fields)))
-		for _, f := range c.Fields {
-			b = w.id(b, f.Name)
-			b = append(b, byte(f.Type))
-		}
-	default:
-		if w.err == nil {
-			w.err = fmt.Errorf("hprof: cannot write unknown %s", s.Tag)
-		}
+		return w.appendClassDump(b, s)
+	}
+	if s.Tag.IsRoot() {
+		return w.appendRoot(b, s)
+	}
+	if w.err == nil {
+		w.err = fmt.Errorf("hprof: cannot write unknown %s", s.Tag)
+	}
+	return b
+}
+
+// appendRoot appends a GC root or UNREACHABLE sub-record to b.
+func (w *Writer) appendRoot(b []byte, s *SubRecord) []byte {
+	b = append(b, byte(s.Tag))
+	b = w.id(b, s.ID)
+	switch s.Tag {
+	case RootJNIGlobal:
+		b = w.id(b, s.JNIRef)
+	case RootJNILocal, RootJavaFrame, RootJNIMonitor:
+		b = binary.BigEndian.AppendUint32(b, s.Thread)
+		b = binary.BigEndian.AppendUint32(b, s.Frame)
+	case RootNativeStack, RootThreadBlock:
+		b = binary.BigEndian.AppendUint32(b, s.Thread)
+	case RootThreadObject:
+		b = binary.BigEndian.AppendUint32(b, s.Thread)
+		b = binary.BigEndian.AppendUint32(b, s.StackTrace)
+	}
+	return b
+}
+
+// appendClassDump appends a CLASS DUMP sub-record to b.
+func (w *Writer) appendClassDump(b []byte, s *SubRecord) []byte {
+	c := &s.Class
+	b = append(b, byte(s.Tag))
+	b = w.id(b, c.ID)
+	b = binary.BigEndian.AppendUint32(b, c.StackTrace)
+	for _, v := range [...]uint64{c.Super, c.Loader, c.Signers, c.ProtectionDomain, c.Reserved1, c.Reserved2} {
+		b = w.id(b, v)
+	}
+	b = binary.BigEndian.AppendUint32(b, c.InstanceSize)
+	b = binary.BigEndian.AppendUint16(b, uint16(len(c.Constants)))
+	for _, k := range c.Constants {
+		b = binary.BigEndian.AppendUint16(b, k.Index)
+		b = append(b, byte(k.Type))
+		b = appendValue(b, k.Type, k.Value, w.idSize)
+	}
+	b = binary.BigEndian.AppendUint16(b, uint16(len(c.Statics)))
+	for _, f := range c.Statics {
+		b = w.id(b, f.Name)
+		b = append(b, byte(f.Type))
+		b = appendValue(b, f.Type, f.Value, w.idSize)
+	}
+	b = binary.BigEndian.AppendUint16(b, uint16(len(c.Fields)))
+	for _, f := range c.Fields {
+		b = w.id(b, f.Name)
+		b = append(b, byte(f.Type))
 	}
 	return b
 }

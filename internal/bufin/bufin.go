@@ -1,0 +1,142 @@
+// Package bufin is the buffered input of the hprof and bmd readers: one
+// buffer read ahead from a source, byte runs handed out without copying,
+// and the stream offset of every byte.
+//
+// Unlike bufio.Reader it lets a caller ask for n bytes at once and get them
+// as one slice of its buffer (Fill, Buffered, Take), which is what decoding
+// fixed-size fields needs, and it copies runs longer than its buffer into a
+// slice that grows only with the bytes actually read, so a corrupt length
+// in untrusted input cannot make it allocate more than the input holds.
+package bufin
+
+import "io"
+
+// Reader reads ahead from a source into a buffer of fixed size. The zero
+// value is not usable: call Reset or New.
+type Reader struct {
+	src  io.Reader
+	err  error // the first error of src (io.EOF at its end)
+	buf  []byte
+	pos  int    // next byte to consume
+	end  int    // end of the bytes read from src
+	base int64  // stream offset of buf[0]
+	long []byte // the bytes of the last run longer than buf
+}
+
+// New returns a Reader of src with a buffer of size bytes.
+func New(src io.Reader, size int) *Reader {
+	b := new(Reader)
+	b.Reset(src, size)
+	return b
+}
+
+// Reset makes b read src from offset 0 with a buffer of size bytes,
+// reusing b's buffer when it has that size.
+func (b *Reader) Reset(src io.Reader, size int) {
+	buf := b.buf
+	if len(buf) != size {
+		buf = make([]byte, size)
+	}
+	*b = Reader{src: src, buf: buf, long: b.long[:0]}
+}
+
+// Size returns the size of the buffer: the most Fill can make available.
+func (b *Reader) Size() int { return len(b.buf) }
+
+// Offset returns the stream offset of the next byte to consume.
+func (b *Reader) Offset() int64 { return b.base + int64(b.pos) }
+
+// ReadOffset returns the stream offset just past the bytes read from the
+// source so far: Offset plus the bytes buffered.
+func (b *Reader) ReadOffset() int64 { return b.base + int64(b.end) }
+
+// Err returns the first error the source returned, io.EOF at its end, or
+// nil while it has returned none.
+func (b *Reader) Err() error { return b.err }
+
+// Buffered returns the bytes read ahead and not yet consumed. They alias
+// the buffer and are valid until the next call that reads.
+func (b *Reader) Buffered() []byte { return b.buf[b.pos:b.end] }
+
+// Fill reads until at least n bytes are buffered, and reports whether they
+// are: false if the source ends or fails first. n must not exceed Size.
+func (b *Reader) Fill(n int) bool {
+	if b.end-b.pos >= n {
+		return true
+	}
+	return b.fill(n)
+}
+
+func (b *Reader) fill(n int) bool {
+	if b.pos > 0 {
+		copy(b.buf, b.buf[b.pos:b.end])
+		b.base += int64(b.pos)
+		b.end -= b.pos
+		b.pos = 0
+	}
+	for b.end < n && b.err == nil {
+		m, err := b.src.Read(b.buf[b.end:])
+		b.end += m
+		if err != nil {
+			b.err = err
+		}
+	}
+	return b.end >= n
+}
+
+// Discard consumes n buffered bytes; n must not exceed len(Buffered()).
+func (b *Reader) Discard(n int) { b.pos += n }
+
+// Take consumes the next n bytes and returns them; ok is false if the
+// source ends or fails first. Up to Size bytes, they alias the buffer and
+// are valid until the next call that reads; a run that fails is not
+// consumed. Longer runs are copied, as they arrive, to a slice of the
+// Reader's own, reused by the next long run, so memory grows only with the
+// bytes present whatever n claims; a long run that fails is consumed as far
+// as the input goes.
+func (b *Reader) Take(n int) (p []byte, ok bool) {
+	if b.end-b.pos >= n {
+		p = b.buf[b.pos : b.pos+n]
+		b.pos += n
+		return p, true
+	}
+	return b.take(n)
+}
+
+func (b *Reader) take(n int) ([]byte, bool) {
+	if n <= len(b.buf) {
+		if !b.fill(n) {
+			return nil, false
+		}
+		p := b.buf[b.pos : b.pos+n]
+		b.pos += n
+		return p, true
+	}
+	out := b.long[:0]
+	for rem := n; rem > 0; {
+		if b.pos == b.end && !b.fill(1) {
+			b.long = out
+			return nil, false
+		}
+		k := min(b.end-b.pos, rem)
+		out = append(out, b.buf[b.pos:b.pos+k]...)
+		b.pos += k
+		rem -= k
+	}
+	b.long = out
+	return out, true
+}
+
+// Skip consumes the next n bytes without copying them and returns how many
+// it consumed: fewer than n only if the source ends or fails first.
+func (b *Reader) Skip(n int64) int64 {
+	var done int64
+	for {
+		k := min(int64(b.end-b.pos), n-done)
+		b.pos += int(k)
+		done += k
+		if done == n || !b.fill(1) {
+			return done
+		}
+	}
+}

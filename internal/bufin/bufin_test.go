@@ -1,0 +1,130 @@
+package bufin
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"testing"
+	"testing/iotest"
+)
+
+func data(n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(i * 7)
+	}
+	return b
+}
+
+// TestTakeSkip reads a stream in runs of every length up to twice the
+// buffer, by Take and Skip alternately, from sources that return one byte
+// or a whole buffer at a time: the bytes and offsets are the stream's.
+func TestTakeSkip(t *testing.T) {
+	const size = 16
+	src := data(2000)
+	for _, name := range []string{"whole", "one byte"} {
+		var r io.Reader = bytes.NewReader(src)
+		if name == "one byte" {
+			r = iotest.OneByteReader(r)
+		}
+		b := New(r, size)
+		off := 0
+		for n := 0; off+n <= len(src); n = (n + 1) % (2*size + 1) {
+			if b.Offset() != int64(off) {
+				t.Fatalf("%s: Offset %d, want %d", name, b.Offset(), off)
+			}
+			if n%3 == 0 {
+				if k := b.Skip(int64(n)); k != int64(n) {
+					t.Fatalf("%s: Skip(%d) = %d at %d", name, n, k, off)
+				}
+			} else {
+				p, ok := b.Take(n)
+				if !ok || !bytes.Equal(p, src[off:off+n]) {
+					t.Fatalf("%s: Take(%d) at %d = %v, %v", name, n, off, p, ok)
+				}
+			}
+			off += n
+			if got := b.ReadOffset() - b.Offset(); got != int64(len(b.Buffered())) {
+				t.Fatalf("%s: ReadOffset - Offset = %d, %d bytes buffered", name, got, len(b.Buffered()))
+			}
+		}
+	}
+}
+
+// TestEnd: at the end of the source, a short run is not consumed and can
+// still be read as Buffered, a long run is consumed as far as the input
+// goes, Skip says how far it got, and Err is io.EOF.
+func TestEnd(t *testing.T) {
+	src := data(100)
+	b := New(bytes.NewReader(src), 32)
+	b.Skip(90)
+	if _, ok := b.Take(20); ok {
+		t.Fatal("Take(20) of 10 bytes succeeded")
+	}
+	if b.Offset() != 90 || !bytes.Equal(b.Buffered(), src[90:]) || b.Err() != io.EOF {
+		t.Fatalf("after a short Take: offset %d, buffered %v, err %v", b.Offset(), b.Buffered(), b.Err())
+	}
+	if b.Fill(11) || !b.Fill(10) {
+		t.Fatal("Fill: wrong at the end")
+	}
+	if _, ok := b.Take(1000); ok || b.Offset() != 100 {
+		t.Fatalf("Take(1000) of 10 bytes: offset %d", b.Offset())
+	}
+
+	b = New(bytes.NewReader(src), 32)
+	if k := b.Skip(1000); k != 100 || b.Offset() != 100 {
+		t.Fatalf("Skip(1000) of 100 bytes = %d, offset %d", k, b.Offset())
+	}
+}
+
+// TestLongRun: a run longer than the buffer is copied out whole, reusing
+// the Reader's slice; one that claims far more than the input holds
+// allocates for what is there, not for the claim.
+func TestLongRun(t *testing.T) {
+	src := data(10000)
+	b := New(iotest.HalfReader(bytes.NewReader(src)), 64)
+	p, ok := b.Take(5000)
+	if !ok || !bytes.Equal(p, src[:5000]) {
+		t.Fatal("Take(5000) wrong")
+	}
+	q, ok := b.Take(4000)
+	if !ok || !bytes.Equal(q, src[5000:9000]) || &q[0] != &p[0] {
+		t.Fatal("second long Take wrong or not reusing the slice")
+	}
+
+	allocs := testing.AllocsPerRun(5, func() {
+		b := New(bytes.NewReader(src), 64)
+		b.Take(1 << 40)
+	})
+	// The Reader and its buffer, then the copy's growth: about 2·log2(10000/64) steps.
+	if allocs > 40 {
+		t.Errorf("a 1 TiB Take of a 10 kB input: %v allocations", allocs)
+	}
+}
+
+// TestSourceError: the source's first error is kept and reading stops
+// there.
+func TestSourceError(t *testing.T) {
+	boom := errors.New("boom")
+	b := New(io.MultiReader(bytes.NewReader(data(50)), iotest.ErrReader(boom)), 32)
+	if _, ok := b.Take(40); !ok {
+		t.Fatal("Take(40) of 50 bytes failed")
+	}
+	if b.Fill(20) || b.Err() != boom || b.ReadOffset() != 50 {
+		t.Fatalf("after the error: err %v, read offset %d", b.Err(), b.ReadOffset())
+	}
+}
+
+// TestReset reuses the buffer of the same size.
+func TestReset(t *testing.T) {
+	b := New(bytes.NewReader(data(100)), 32)
+	b.Take(50)
+	buf := &b.buf[0]
+	b.Reset(bytes.NewReader(data(10)), 32)
+	if &b.buf[0] != buf || b.Offset() != 0 || b.Err() != nil || b.Size() != 32 {
+		t.Fatal("Reset did not start afresh on the same buffer")
+	}
+	if p, ok := b.Take(10); !ok || !bytes.Equal(p, data(10)) {
+		t.Fatal("Take after Reset wrong")
+	}
+}
