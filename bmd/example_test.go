@@ -246,12 +246,12 @@ func exHPROF1(t *testing.T) []byte {
 	str(0x100, "parent")
 	str(0x108, "weight")
 	w.BeginHeapDump(hprof.TagHeapDumpSegment, 0)
-	w.WriteSub(&hprof.SubRecord{Tag: hprof.PrimitiveArrayTag, ID: 0x1008, ElemType: hprof.Int, Length: 5})
-	w.WriteSub(&hprof.SubRecord{Tag: hprof.ClassDumpTag, ID: 0x1000, Class: hprof.ClassDump{ID: 0x1000, Loader: 0x9000, InstanceSize: 8,
+	w.WriteSub(&hprof.SubRecord{Tag: hprof.SubPrimitiveArrayDump, ID: 0x1008, ElemType: hprof.Int, Length: 5})
+	w.WriteSub(&hprof.SubRecord{Tag: hprof.SubClassDump, ID: 0x1000, Class: hprof.ClassDump{ID: 0x1000, Loader: 0x9000, InstanceSize: 8,
 		Fields: []hprof.Field{{Name: 0x100, Type: hprof.Object}, {Name: 0x108, Type: hprof.Int}}}})
-	w.WriteSub(&hprof.SubRecord{Tag: hprof.InstanceDumpTag, ID: 0x1010, ClassID: 0x1000, Data: []byte{0, 0, 0x10, 0x08, 0, 0, 0, 42}})
-	w.WriteSub(&hprof.SubRecord{Tag: hprof.RootJavaFrame, ID: 0x1010, Thread: 1, Frame: 0})
-	w.WriteSub(&hprof.SubRecord{Tag: hprof.RootJavaFrame, ID: 0x1008, Thread: 1, Frame: 0xFFFFFFFF})
+	w.WriteSub(&hprof.SubRecord{Tag: hprof.SubInstanceDump, ID: 0x1010, ClassID: 0x1000, Data: []byte{0, 0, 0x10, 0x08, 0, 0, 0, 42}})
+	w.WriteSub(&hprof.SubRecord{Tag: hprof.SubRootJavaFrame, ID: 0x1010, Thread: 1, Frame: 0})
+	w.WriteSub(&hprof.SubRecord{Tag: hprof.SubRootJavaFrame, ID: 0x1008, Thread: 1, Frame: 0xFFFFFFFF})
 	w.EndHeapDump()
 	w.WriteRecord(hprof.TagHeapDumpEnd, 0, nil)
 	if err := w.Flush(); err != nil {
@@ -684,22 +684,22 @@ func exHPROFRecords(t *testing.T, b []byte) []string {
 				}
 				s := "  " + sub.Tag.String()
 				switch sub.Tag {
-				case hprof.ClassDumpTag:
+				case hprof.SubClassDump:
 					c := sub.Class
 					s += fmt.Sprintf(" 0x%x super 0x%x loader 0x%x size %d constants %v statics %v fields %v", c.ID, c.Super, c.Loader, c.InstanceSize, c.Constants, c.Statics, c.Fields)
-				case hprof.InstanceDumpTag:
+				case hprof.SubInstanceDump:
 					s += fmt.Sprintf(" 0x%x class 0x%x trace %d data % x", sub.ID, sub.ClassID, sub.StackTrace, sub.Data)
-				case hprof.ObjectArrayDumpTag:
+				case hprof.SubObjectArrayDump:
 					s += fmt.Sprintf(" 0x%x class 0x%x trace %d elements %#x", sub.ID, sub.ClassID, sub.StackTrace, sub.Elements)
-				case hprof.PrimitiveArrayTag, hprof.PrimitiveArrayNoData:
+				case hprof.SubPrimitiveArrayDump, hprof.SubPrimitiveArrayNoData:
 					s += fmt.Sprintf(" 0x%x trace %d %d × type %d", sub.ID, sub.StackTrace, sub.Length, sub.ElemType)
-				case hprof.HeapDumpInfoTag:
+				case hprof.SubHeapDumpInfo:
 					s += fmt.Sprintf(" type 0x%x name 0x%x", sub.HeapType, sub.HeapName)
-				case hprof.RootJNIGlobal:
+				case hprof.SubRootJNIGlobal:
 					s += fmt.Sprintf(" 0x%x jni 0x%x", sub.ID, sub.JNIRef)
-				case hprof.RootJavaFrame, hprof.RootJNILocal:
+				case hprof.SubRootJavaFrame, hprof.SubRootJNILocal:
 					s += fmt.Sprintf(" 0x%x thread %d frame %d", sub.ID, sub.Thread, int32(sub.Frame))
-				case hprof.RootThreadObject:
+				case hprof.SubRootThreadObject:
 					s += fmt.Sprintf(" 0x%x thread %d trace %d", sub.ID, sub.Thread, sub.StackTrace)
 				default:
 					s += fmt.Sprintf(" 0x%x", sub.ID)

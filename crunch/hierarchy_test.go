@@ -37,7 +37,7 @@ func dumpWithClasses(t *testing.T, supers []int, fieldsOf func(int) int) []byte 
 	}
 	for i, sup := range supers {
 		var s hprof.SubRecord
-		s.Tag = hprof.ClassDumpTag
+		s.Tag = hprof.SubClassDump
 		s.Class.ID = id(i)
 		if sup >= 0 {
 			s.Class.Super = id(sup)
@@ -52,7 +52,7 @@ func dumpWithClasses(t *testing.T, supers []int, fieldsOf func(int) int) []byte 
 		}
 	}
 	for i := range supers {
-		s := hprof.SubRecord{Tag: hprof.InstanceDumpTag, ID: 0x100000 + uint64(i)*8, ClassID: id(i), Data: make([]byte, size[i])}
+		s := hprof.SubRecord{Tag: hprof.SubInstanceDump, ID: 0x100000 + uint64(i)*8, ClassID: id(i), Data: make([]byte, size[i])}
 		if err := w.WriteSub(&s); err != nil {
 			t.Fatal(err)
 		}

@@ -54,7 +54,7 @@ func readDumpNames(t *testing.T, data []byte) *dumpNames {
 					t.Fatal(err)
 				}
 				switch s.Tag {
-				case hprof.ClassDumpTag:
+				case hprof.SubClassDump:
 					loaders[s.ID] = s.Class.Loader
 					for _, f := range s.Class.Statics {
 						d.referenced[f.Name] = true
@@ -64,7 +64,7 @@ func readDumpNames(t *testing.T, data []byte) *dumpNames {
 						d.referenced[f.Name] = true
 						boot[f.Name] = boot[f.Name] || s.Class.Loader == 0
 					}
-				case hprof.HeapDumpInfoTag:
+				case hprof.SubHeapDumpInfo:
 					d.referenced[s.HeapName], d.platform[s.HeapName] = true, true
 				}
 			}

@@ -169,15 +169,15 @@ func (p *pass1) heapDump() error {
 
 func (p *pass1) subRecord(s *hprof.SubRecord) error {
 	switch s.Tag {
-	case hprof.HeapDumpInfoTag:
+	case hprof.SubHeapDumpInfo:
 		p.heap.cur, p.heap.set = s.HeapType, true
 		p.heapsSeen[s.HeapType] = true
 		p.heapNames[s.HeapName] = true
-	case hprof.ClassDumpTag:
+	case hprof.SubClassDump:
 		return p.classDump(s)
-	case hprof.InstanceDumpTag, hprof.ObjectArrayDumpTag, hprof.PrimitiveArrayTag, hprof.PrimitiveArrayNoData:
+	case hprof.SubInstanceDump, hprof.SubObjectArrayDump, hprof.SubPrimitiveArrayDump, hprof.SubPrimitiveArrayNoData:
 		p.addrs.object(s.ID)
-		if s.Tag == hprof.ObjectArrayDumpTag {
+		if s.Tag == hprof.SubObjectArrayDump {
 			p.addrs.objectArray(s.ID, s.Length)
 		}
 		if p.heap.dropped(p.drop) {
@@ -185,7 +185,7 @@ func (p *pass1) subRecord(s *hprof.SubRecord) error {
 			return nil
 		}
 		p.objs.add(s.ID)
-		if s.Tag == hprof.InstanceDumpTag {
+		if s.Tag == hprof.SubInstanceDump {
 			p.need(s.ClassID)
 		}
 	}

@@ -229,7 +229,7 @@ func (p *pass2) placeRun() error {
 }
 
 func (p *pass2) subRecord(s *hprof.SubRecord) error {
-	if s.Tag == hprof.ClassDumpTag {
+	if s.Tag == hprof.SubClassDump {
 		return p.classDump(s)
 	}
 	if err := p.placeRun(); err != nil {
@@ -237,7 +237,7 @@ func (p *pass2) subRecord(s *hprof.SubRecord) error {
 	}
 	dropped := p.heap.dropped(p.drop)
 	switch {
-	case s.Tag == hprof.HeapDumpInfoTag:
+	case s.Tag == hprof.SubHeapDumpInfo:
 		return p.heapInfo(s)
 	case s.Tag.IsRoot():
 		if dropped {
@@ -246,15 +246,15 @@ func (p *pass2) subRecord(s *hprof.SubRecord) error {
 		return p.root(s)
 	case dropped:
 		return nil
-	case s.Tag == hprof.InstanceDumpTag:
+	case s.Tag == hprof.SubInstanceDump:
 		return p.instance(s)
-	case s.Tag == hprof.ObjectArrayDumpTag:
+	case s.Tag == hprof.SubObjectArrayDump:
 		return p.objectArray(s)
-	case s.Tag == hprof.PrimitiveArrayTag, s.Tag == hprof.PrimitiveArrayNoData:
+	case s.Tag == hprof.SubPrimitiveArrayDump, s.Tag == hprof.SubPrimitiveArrayNoData:
 		if err := p.objectStart(s); err != nil {
 			return err
 		}
-		_, err := p.w.PrimitiveArray(bmd.Type(s.ElemType), s.Length, s.Tag == hprof.PrimitiveArrayNoData)
+		_, err := p.w.PrimitiveArray(bmd.Type(s.ElemType), s.Length, s.Tag == hprof.SubPrimitiveArrayNoData)
 		return err
 	}
 	return nil

@@ -210,7 +210,7 @@ func (c *converter) rest(rec *bmd.Record) error {
 	case bmd.KindTrace, bmd.KindEnd, bmd.KindObjectID:
 		return nil // state the reader applies
 	case bmd.KindHeapInfo:
-		c.s = hprof.SubRecord{Tag: hprof.HeapDumpInfoTag, HeapType: rec.HeapType, HeapName: str(rec.Name),
+		c.s = hprof.SubRecord{Tag: hprof.SubHeapDumpInfo, HeapType: rec.HeapType, HeapName: str(rec.Name),
 			Elements: c.s.Elements, Data: c.s.Data[:0], Class: c.s.Class}
 		return c.sub(&c.s)
 	case bmd.KindRoot:
@@ -406,7 +406,7 @@ func (c *converter) class(rec *bmd.Record) error {
 	c.st.Objects++
 	d := &rec.Def
 	cd := &c.s.Class
-	c.s.Tag = hprof.ClassDumpTag
+	c.s.Tag = hprof.SubClassDump
 	cd.ID, cd.StackTrace = c.obj(rec.ID), d.StackTrace
 	cd.Super, cd.Loader, cd.Signers, cd.ProtectionDomain = c.obj(d.Super), c.obj(d.Loader), c.obj(d.Signers), c.obj(d.ProtectionDomain)
 	cd.Reserved1, cd.Reserved2, cd.InstanceSize = c.obj(d.Reserved1), c.obj(d.Reserved2), d.InstanceSize
@@ -447,7 +447,7 @@ func (c *converter) value(t bmd.Type, v uint64) uint64 {
 func (c *converter) placeClasses(rec *bmd.Record) error {
 	held := c.s.Class
 	defer func() { c.s.Class = held }()
-	c.s.Tag = hprof.ClassDumpTag
+	c.s.Tag = hprof.SubClassDump
 	for i := rec.ID; i < rec.ID+rec.Length; i++ {
 		cd, ok := c.unplaced[i]
 		if !ok {
@@ -483,7 +483,7 @@ func (c *converter) instance(rec *bmd.Record) error {
 			data = binary.BigEndian.AppendUint64(data, v)
 		}
 	}
-	c.s.Tag, c.s.ID, c.s.StackTrace, c.s.ClassID, c.s.Data = hprof.InstanceDumpTag, c.obj(rec.ID), rec.Trace, c.obj(rec.Class), data
+	c.s.Tag, c.s.ID, c.s.StackTrace, c.s.ClassID, c.s.Data = hprof.SubInstanceDump, c.obj(rec.ID), rec.Trace, c.obj(rec.Class), data
 	return c.sub(&c.s)
 }
 
@@ -492,7 +492,7 @@ func (c *converter) objectArray(rec *bmd.Record) error {
 	for i, e := range rec.Elements {
 		rec.Elements[i] = c.obj(e)
 	}
-	c.s.Tag, c.s.ID, c.s.StackTrace, c.s.ClassID, c.s.Elements = hprof.ObjectArrayDumpTag, c.obj(rec.ID), rec.Trace, c.obj(rec.Class), rec.Elements
+	c.s.Tag, c.s.ID, c.s.StackTrace, c.s.ClassID, c.s.Elements = hprof.SubObjectArrayDump, c.obj(rec.ID), rec.Trace, c.obj(rec.Class), rec.Elements
 	return c.sub(&c.s)
 }
 
@@ -502,9 +502,9 @@ func (c *converter) primitiveArray(rec *bmd.Record) error {
 	if size := int64(rec.Count) * int64(rec.Type.Size()); c.opt.MaxOutput > 0 && c.w.Written()+size > c.opt.MaxOutput {
 		return &OutputLimitError{Limit: c.opt.MaxOutput}
 	}
-	c.s.Tag = hprof.PrimitiveArrayTag
+	c.s.Tag = hprof.SubPrimitiveArrayDump
 	if rec.Kind == bmd.KindPrimitiveNoData {
-		c.s.Tag = hprof.PrimitiveArrayNoData
+		c.s.Tag = hprof.SubPrimitiveArrayNoData
 	}
 	data := c.s.Data
 	c.s.ID, c.s.StackTrace, c.s.Length, c.s.ElemType, c.s.Data = c.obj(rec.ID), rec.Trace, rec.Count, hprof.BasicType(rec.Type), nil
@@ -543,7 +543,7 @@ func (c *converter) salvage() {
 			c.inHeap, c.heapSeg = true, true
 		}
 	}
-	c.s.Tag = hprof.ClassDumpTag
+	c.s.Tag = hprof.SubClassDump
 	for _, i := range slices.Sorted(maps.Keys(c.unplaced)) {
 		c.s.Class = *c.unplaced[i]
 		if !c.inHeap || c.w.WriteSub(&c.s) != nil {

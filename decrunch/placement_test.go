@@ -41,9 +41,9 @@ func objectOrder(t *testing.T, data []byte) []byte {
 				t.Fatal(err)
 			}
 			switch {
-			case s.Tag == hprof.ClassDumpTag:
+			case s.Tag == hprof.SubClassDump:
 				order = append(order, 'C')
-			case !s.Tag.IsRoot() && s.Tag != hprof.HeapDumpInfoTag:
+			case !s.Tag.IsRoot() && s.Tag != hprof.SubHeapDumpInfo:
 				order = append(order, 'o')
 			}
 		}

@@ -58,7 +58,7 @@ func namesOf(t *testing.T, data []byte) (fields map[string][]string, methods map
 				if err != nil {
 					t.Fatal(err)
 				}
-				if s.Tag == hprof.ClassDumpTag {
+				if s.Tag == hprof.SubClassDump {
 					name := byObj[s.Class.ID]
 					for _, f := range s.Class.Statics {
 						fields[name] = append(fields[name], "static "+strs[f.Name])

@@ -125,33 +125,33 @@ func readAll(t *testing.T, data []byte) (items []item, hdr hprof.Header, complet
 // the others as they were).
 func describe(s *hprof.SubRecord, idSize int) string {
 	switch s.Tag {
-	case hprof.ClassDumpTag:
+	case hprof.SubClassDump:
 		c := s.Class
 		return fmt.Sprintf("%x %d %x %x %x %x %x %x %d %v %v %v", c.ID, c.StackTrace, c.Super, c.Loader, c.Signers, c.ProtectionDomain,
 			c.Reserved1, c.Reserved2, c.InstanceSize, c.Constants, c.Statics, c.Fields)
-	case hprof.InstanceDumpTag:
+	case hprof.SubInstanceDump:
 		return fmt.Sprintf("%x %d %x %x", s.ID, s.StackTrace, s.ClassID, s.Data)
-	case hprof.ObjectArrayDumpTag:
+	case hprof.SubObjectArrayDump:
 		if int(s.Length) != len(s.Elements) {
 			panic(fmt.Sprintf("object array of length %d with %d elements", s.Length, len(s.Elements)))
 		}
 		return fmt.Sprintf("%x %d %x %x", s.ID, s.StackTrace, s.ClassID, s.Elements)
-	case hprof.PrimitiveArrayTag:
+	case hprof.SubPrimitiveArrayDump:
 		if len(s.Data) != int(s.Length)*s.ElemType.Size(idSize) {
 			panic(fmt.Sprintf("primitive array of %d %s with %d bytes", s.Length, s.ElemType, len(s.Data)))
 		}
 		return fmt.Sprintf("%x %d %d %d %x", s.ID, s.StackTrace, s.Length, s.ElemType, s.Data)
-	case hprof.PrimitiveArrayNoData:
+	case hprof.SubPrimitiveArrayNoData:
 		return fmt.Sprintf("%x %d %d %d", s.ID, s.StackTrace, s.Length, s.ElemType)
-	case hprof.HeapDumpInfoTag:
+	case hprof.SubHeapDumpInfo:
 		return fmt.Sprintf("%d %x", s.HeapType, s.HeapName)
-	case hprof.RootJNIGlobal:
+	case hprof.SubRootJNIGlobal:
 		return fmt.Sprintf("%x %x", s.ID, s.JNIRef)
-	case hprof.RootJNILocal, hprof.RootJavaFrame, hprof.RootJNIMonitor:
+	case hprof.SubRootJNILocal, hprof.SubRootJavaFrame, hprof.SubRootJNIMonitor:
 		return fmt.Sprintf("%x %d %d", s.ID, s.Thread, s.Frame)
-	case hprof.RootNativeStack, hprof.RootThreadBlock:
+	case hprof.SubRootNativeStack, hprof.SubRootThreadBlock:
 		return fmt.Sprintf("%x %d", s.ID, s.Thread)
-	case hprof.RootThreadObject:
+	case hprof.SubRootThreadObject:
 		return fmt.Sprintf("%x %d %d", s.ID, s.Thread, s.StackTrace)
 	}
 	return fmt.Sprintf("%x", s.ID)

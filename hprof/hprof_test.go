@@ -81,7 +81,7 @@ func TestCorpusIdentity(t *testing.T) {
 			if !bytes.Equal(out, src) {
 				t.Fatalf("copy differs: %d bytes in, %d out", len(src), len(out))
 			}
-			if counts[InstanceDumpTag] == 0 || counts[ClassDumpTag] == 0 {
+			if counts[SubInstanceDump] == 0 || counts[SubClassDump] == 0 {
 				t.Fatalf("no instances or classes read: %v", counts)
 			}
 			t.Logf("%v", counts)
@@ -172,7 +172,7 @@ func TestUnknownSubRecord(t *testing.T) {
 // TestCorruptCountNoHugeAlloc: an object array claiming 2^32-1 elements in a
 // short record must fail without allocating for them.
 func TestCorruptCountNoHugeAlloc(t *testing.T) {
-	body := []byte{byte(ObjectArrayDumpTag), 0, 0, 0, 1, 0, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 2}
+	body := []byte{byte(SubObjectArrayDump), 0, 0, 0, 1, 0, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 2}
 	var buf bytes.Buffer
 	w, _ := NewWriter(&buf, Header{Version: Version102, IDSize: 4})
 	w.WriteRecord(TagHeapDump, 0, body)
@@ -225,7 +225,7 @@ func TestSkipElements(t *testing.T) {
 					t.Fatal(err)
 				}
 				subs++
-				if s.Tag == ObjectArrayDumpTag {
+				if s.Tag == SubObjectArrayDump {
 					arrays = append(arrays, arr{s.ID, s.ClassID, s.Length})
 					elems += len(s.Elements)
 				}

@@ -253,15 +253,15 @@ func (r *Reader) NextSub(s *SubRecord) error {
 	s.Tag = SubTag(b[0])
 	s.Offset = off
 	switch s.Tag {
-	case InstanceDumpTag:
+	case SubInstanceDump:
 		return r.readInstance(s)
-	case ObjectArrayDumpTag:
+	case SubObjectArrayDump:
 		return r.readObjectArray(s)
-	case PrimitiveArrayTag, PrimitiveArrayNoData:
+	case SubPrimitiveArrayDump, SubPrimitiveArrayNoData:
 		return r.readPrimitiveArray(s)
-	case ClassDumpTag:
+	case SubClassDump:
 		return r.readClassDump(s)
-	case HeapDumpInfoTag:
+	case SubHeapDumpInfo:
 		return r.readHeapDumpInfo(s)
 	}
 	if s.Tag.IsRoot() {
@@ -313,14 +313,14 @@ func (r *Reader) SubRecords() iter.Seq2[*SubRecord, error] {
 func (r *Reader) readRoot(s *SubRecord) error {
 	id := r.idSize
 	switch s.Tag {
-	case RootJNIGlobal:
+	case SubRootJNIGlobal:
 		b, err := r.take(2*id, s)
 		if err != nil {
 			return err
 		}
 		s.ID = r.id(b)
 		s.JNIRef = r.id(b[id:])
-	case RootJNILocal, RootJavaFrame, RootJNIMonitor:
+	case SubRootJNILocal, SubRootJavaFrame, SubRootJNIMonitor:
 		b, err := r.take(id+8, s)
 		if err != nil {
 			return err
@@ -328,14 +328,14 @@ func (r *Reader) readRoot(s *SubRecord) error {
 		s.ID = r.id(b)
 		s.Thread = binary.BigEndian.Uint32(b[id:])
 		s.Frame = binary.BigEndian.Uint32(b[id+4:])
-	case RootNativeStack, RootThreadBlock:
+	case SubRootNativeStack, SubRootThreadBlock:
 		b, err := r.take(id+4, s)
 		if err != nil {
 			return err
 		}
 		s.ID = r.id(b)
 		s.Thread = binary.BigEndian.Uint32(b[id:])
-	case RootThreadObject:
+	case SubRootThreadObject:
 		b, err := r.take(id+8, s)
 		if err != nil {
 			return err
@@ -451,7 +451,7 @@ func (r *Reader) readPrimitiveArray(s *SubRecord) error {
 		return &FormatError{Offset: s.Offset, Record: s.Tag.String(), Tag: int(s.Tag), Msg: fmt.Sprintf("invalid element type %d", s.ElemType)}
 	}
 	s.Data = nil
-	if s.Tag == PrimitiveArrayNoData {
+	if s.Tag == SubPrimitiveArrayNoData {
 		return nil
 	}
 	n := int64(s.Length) * int64(s.ElemType.Size(id))

@@ -58,43 +58,45 @@ func (t Tag) IsHeapDump() bool { return t == TagHeapDump || t == TagHeapDumpSegm
 // SubTag is the tag of a sub-record inside a HEAP DUMP or HEAP DUMP SEGMENT.
 type SubTag uint8
 
-// Heap dump sub-record tags, HotSpot's and Android's.
+// Heap dump sub-record tags, HotSpot's and Android's: Sub and the name the
+// HPROF documentation gives the sub-record (as top-level tags are Tag and
+// the record's name).
 const (
-	RootUnknown          SubTag = 0xFF
-	RootJNIGlobal        SubTag = 0x01
-	RootJNILocal         SubTag = 0x02
-	RootJavaFrame        SubTag = 0x03
-	RootNativeStack      SubTag = 0x04
-	RootStickyClass      SubTag = 0x05
-	RootThreadBlock      SubTag = 0x06
-	RootMonitorUsed      SubTag = 0x07
-	RootThreadObject     SubTag = 0x08
-	ClassDumpTag         SubTag = 0x20
-	InstanceDumpTag      SubTag = 0x21
-	ObjectArrayDumpTag   SubTag = 0x22
-	PrimitiveArrayTag    SubTag = 0x23
-	RootInternedString   SubTag = 0x89
-	RootFinalizing       SubTag = 0x8A
-	RootDebugger         SubTag = 0x8B
-	RootReferenceCleanup SubTag = 0x8C
-	RootVMInternal       SubTag = 0x8D
-	RootJNIMonitor       SubTag = 0x8E
-	Unreachable          SubTag = 0x90
-	PrimitiveArrayNoData SubTag = 0xC3
-	HeapDumpInfoTag      SubTag = 0xFE
+	SubRootUnknown          SubTag = 0xFF
+	SubRootJNIGlobal        SubTag = 0x01
+	SubRootJNILocal         SubTag = 0x02
+	SubRootJavaFrame        SubTag = 0x03
+	SubRootNativeStack      SubTag = 0x04
+	SubRootStickyClass      SubTag = 0x05
+	SubRootThreadBlock      SubTag = 0x06
+	SubRootMonitorUsed      SubTag = 0x07
+	SubRootThreadObject     SubTag = 0x08
+	SubClassDump            SubTag = 0x20
+	SubInstanceDump         SubTag = 0x21
+	SubObjectArrayDump      SubTag = 0x22
+	SubPrimitiveArrayDump   SubTag = 0x23
+	SubRootInternedString   SubTag = 0x89 // Android
+	SubRootFinalizing       SubTag = 0x8A // Android
+	SubRootDebugger         SubTag = 0x8B // Android
+	SubRootReferenceCleanup SubTag = 0x8C // Android
+	SubRootVMInternal       SubTag = 0x8D // Android
+	SubRootJNIMonitor       SubTag = 0x8E // Android
+	SubUnreachable          SubTag = 0x90 // Android
+	SubPrimitiveArrayNoData SubTag = 0xC3 // Android
+	SubHeapDumpInfo         SubTag = 0xFE // Android
 )
 
 // subTagNames is an array, not a map: the reader names every sub-record it
 // reads (for error messages), so this is on the hot path.
 var subTagNames = [256]string{
-	RootUnknown: "ROOT UNKNOWN", RootJNIGlobal: "ROOT JNI GLOBAL", RootJNILocal: "ROOT JNI LOCAL",
-	RootJavaFrame: "ROOT JAVA FRAME", RootNativeStack: "ROOT NATIVE STACK", RootStickyClass: "ROOT STICKY CLASS",
-	RootThreadBlock: "ROOT THREAD BLOCK", RootMonitorUsed: "ROOT MONITOR USED", RootThreadObject: "ROOT THREAD OBJECT",
-	ClassDumpTag: "CLASS DUMP", InstanceDumpTag: "INSTANCE DUMP", ObjectArrayDumpTag: "OBJECT ARRAY DUMP",
-	PrimitiveArrayTag: "PRIMITIVE ARRAY DUMP", RootInternedString: "ROOT INTERNED STRING",
-	RootFinalizing: "ROOT FINALIZING", RootDebugger: "ROOT DEBUGGER", RootReferenceCleanup: "ROOT REFERENCE CLEANUP",
-	RootVMInternal: "ROOT VM INTERNAL", RootJNIMonitor: "ROOT JNI MONITOR", Unreachable: "UNREACHABLE",
-	PrimitiveArrayNoData: "PRIMITIVE ARRAY NODATA", HeapDumpInfoTag: "HEAP DUMP INFO",
+	SubRootUnknown: "ROOT UNKNOWN", SubRootJNIGlobal: "ROOT JNI GLOBAL", SubRootJNILocal: "ROOT JNI LOCAL",
+	SubRootJavaFrame: "ROOT JAVA FRAME", SubRootNativeStack: "ROOT NATIVE STACK", SubRootStickyClass: "ROOT STICKY CLASS",
+	SubRootThreadBlock: "ROOT THREAD BLOCK", SubRootMonitorUsed: "ROOT MONITOR USED", SubRootThreadObject: "ROOT THREAD OBJECT",
+	SubClassDump: "CLASS DUMP", SubInstanceDump: "INSTANCE DUMP", SubObjectArrayDump: "OBJECT ARRAY DUMP",
+	SubPrimitiveArrayDump: "PRIMITIVE ARRAY DUMP", SubRootInternedString: "ROOT INTERNED STRING",
+	SubRootFinalizing: "ROOT FINALIZING", SubRootDebugger: "ROOT DEBUGGER", SubRootReferenceCleanup: "ROOT REFERENCE CLEANUP",
+	SubRootVMInternal: "ROOT VM INTERNAL", SubRootJNIMonitor: "ROOT JNI MONITOR", SubUnreachable: "UNREACHABLE",
+	SubPrimitiveArrayNoData: "PRIMITIVE ARRAY NODATA", SubHeapDumpInfo: "HEAP DUMP INFO",
 }
 
 // String returns the sub-record's name as the HPROF documentation spells it.
@@ -109,9 +111,9 @@ func (t SubTag) String() string {
 // UNREACHABLE marker, which has the same shape as a root).
 func (t SubTag) IsRoot() bool {
 	switch t {
-	case RootUnknown, RootJNIGlobal, RootJNILocal, RootJavaFrame, RootNativeStack, RootStickyClass,
-		RootThreadBlock, RootMonitorUsed, RootThreadObject, RootInternedString, RootFinalizing,
-		RootDebugger, RootReferenceCleanup, RootVMInternal, RootJNIMonitor, Unreachable:
+	case SubRootUnknown, SubRootJNIGlobal, SubRootJNILocal, SubRootJavaFrame, SubRootNativeStack, SubRootStickyClass,
+		SubRootThreadBlock, SubRootMonitorUsed, SubRootThreadObject, SubRootInternedString, SubRootFinalizing,
+		SubRootDebugger, SubRootReferenceCleanup, SubRootVMInternal, SubRootJNIMonitor, SubUnreachable:
 		return true
 	}
 	return false
@@ -123,17 +125,17 @@ func (t SubTag) Known() bool { return subTagNames[t] != "" }
 // BasicType is the HPROF code of a field or array element type.
 type BasicType uint8
 
-// HPROF basic types.
+// HPROF basic types, named as Java names them (as bmd.Type's are).
 const (
-	Object  BasicType = 2
-	Boolean BasicType = 4
-	Char    BasicType = 5
-	Float   BasicType = 6
-	Double  BasicType = 7
-	Byte    BasicType = 8
-	Short   BasicType = 9
-	Int     BasicType = 10
-	Long    BasicType = 11
+	Object  BasicType = javatype.Object
+	Boolean BasicType = javatype.Boolean
+	Char    BasicType = javatype.Char
+	Float   BasicType = javatype.Float
+	Double  BasicType = javatype.Double
+	Byte    BasicType = javatype.Byte
+	Short   BasicType = javatype.Short
+	Int     BasicType = javatype.Int
+	Long    BasicType = javatype.Long
 )
 
 var typeNames = [...]string{2: "object", 4: "boolean", 5: "char", 6: "float", 7: "double", 8: "byte", 9: "short", 10: "int", 11: "long"}

@@ -184,7 +184,7 @@ func (w *Writer) WriteSub(s *SubRecord) error {
 		w.split = true
 		w.flushSegment()
 	}
-	if s.Tag == PrimitiveArrayTag && s.Data == nil && size > int64(w.SegmentSize) {
+	if s.Tag == SubPrimitiveArrayDump && s.Data == nil && size > int64(w.SegmentSize) {
 		return w.writeZeroArray(s, size)
 	}
 	w.seg = w.appendSub(w.seg, s)
@@ -196,13 +196,13 @@ func (w *Writer) WriteSub(s *SubRecord) error {
 func (w *Writer) subSize(s *SubRecord) int64 {
 	id := int64(w.idSize)
 	switch s.Tag {
-	case InstanceDumpTag:
+	case SubInstanceDump:
 		return 2*id + 9 + int64(len(s.Data))
-	case ObjectArrayDumpTag:
+	case SubObjectArrayDump:
 		return 2*id + 9 + int64(len(s.Elements))*id
-	case PrimitiveArrayTag:
+	case SubPrimitiveArrayDump:
 		return id + 10 + int64(s.Length)*int64(s.ElemType.Size(w.idSize))
-	case ClassDumpTag:
+	case SubClassDump:
 		c := &s.Class
 		return 7*id + 15 + int64(len(c.Constants))*11 + int64(len(c.Statics))*(2*id+1) + int64(len(c.Fields))*(id+1)
 	}
@@ -255,18 +255,18 @@ func appendValue(b []byte, t BasicType, v uint64, idSize int) []byte {
 // appendSub appends sub-record s to b.
 func (w *Writer) appendSub(b []byte, s *SubRecord) []byte {
 	switch s.Tag {
-	case HeapDumpInfoTag:
+	case SubHeapDumpInfo:
 		b = append(b, byte(s.Tag))
 		b = binary.BigEndian.AppendUint32(b, s.HeapType)
 		return w.id(b, s.HeapName)
-	case InstanceDumpTag:
+	case SubInstanceDump:
 		b = append(b, byte(s.Tag))
 		b = w.id(b, s.ID)
 		b = binary.BigEndian.AppendUint32(b, s.StackTrace)
 		b = w.id(b, s.ClassID)
 		b = binary.BigEndian.AppendUint32(b, uint32(len(s.Data)))
 		return append(b, s.Data...)
-	case ObjectArrayDumpTag:
+	case SubObjectArrayDump:
 		b = append(b, byte(s.Tag))
 		b = w.id(b, s.ID)
 		b = binary.BigEndian.AppendUint32(b, s.StackTrace)
@@ -276,15 +276,15 @@ func (w *Writer) appendSub(b []byte, s *SubRecord) []byte {
 			b = w.id(b, e)
 		}
 		return b
-	case PrimitiveArrayTag:
+	case SubPrimitiveArrayDump:
 		b = w.appendPrimHeader(b, s)
 		if s.Data != nil {
 			return append(b, s.Data...)
 		}
 		return append(b, make([]byte, int(s.Length)*s.ElemType.Size(w.idSize))...)
-	case PrimitiveArrayNoData:
+	case SubPrimitiveArrayNoData:
 		return w.appendPrimHeader(b, s)
-	case ClassDumpTag:
+	case SubClassDump:
 		return w.appendClassDump(b, s)
 	}
 	if s.Tag.IsRoot() {
@@ -301,14 +301,14 @@ func (w *Writer) appendRoot(b []byte, s *SubRecord) []byte {
 	b = append(b, byte(s.Tag))
 	b = w.id(b, s.ID)
 	switch s.Tag {
-	case RootJNIGlobal:
+	case SubRootJNIGlobal:
 		b = w.id(b, s.JNIRef)
-	case RootJNILocal, RootJavaFrame, RootJNIMonitor:
+	case SubRootJNILocal, SubRootJavaFrame, SubRootJNIMonitor:
 		b = binary.BigEndian.AppendUint32(b, s.Thread)
 		b = binary.BigEndian.AppendUint32(b, s.Frame)
-	case RootNativeStack, RootThreadBlock:
+	case SubRootNativeStack, SubRootThreadBlock:
 		b = binary.BigEndian.AppendUint32(b, s.Thread)
-	case RootThreadObject:
+	case SubRootThreadObject:
 		b = binary.BigEndian.AppendUint32(b, s.Thread)
 		b = binary.BigEndian.AppendUint32(b, s.StackTrace)
 	}

@@ -200,10 +200,10 @@ func tinyDump(t *testing.T, name []byte) []byte {
 		t.Fatal(err)
 	}
 	subs := []hprof.SubRecord{
-		{Tag: hprof.ClassDumpTag, ID: classA, Class: hprof.ClassDump{ID: classA, Loader: loader, InstanceSize: 8,
+		{Tag: hprof.SubClassDump, ID: classA, Class: hprof.ClassDump{ID: classA, Loader: loader, InstanceSize: 8,
 			Fields: []hprof.Field{{Name: 1, Type: hprof.Object}}}},
-		{Tag: hprof.ClassDumpTag, ID: classB, Class: hprof.ClassDump{ID: classB, Loader: loader}},
-		{Tag: hprof.InstanceDumpTag, ID: 0x1000, ClassID: classA, Data: make([]byte, 8)},
+		{Tag: hprof.SubClassDump, ID: classB, Class: hprof.ClassDump{ID: classB, Loader: loader}},
+		{Tag: hprof.SubInstanceDump, ID: 0x1000, ClassID: classA, Data: make([]byte, 8)},
 	}
 	for i := range subs {
 		if err := w.WriteSub(&subs[i]); err != nil {

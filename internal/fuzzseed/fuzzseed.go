@@ -171,23 +171,23 @@ func Sample(src []byte) ([]byte, error) {
 				}
 				ord++
 				switch {
-				case s.Tag == hprof.ClassDumpTag:
+				case s.Tag == hprof.SubClassDump:
 					if _, dup := classes[s.ID]; !dup {
 						classes[s.ID] = s.Class.Clone()
 						classOrder = append(classOrder, s.ID)
 					}
-				case s.Tag == hprof.InstanceDumpTag:
+				case s.Tag == hprof.SubInstanceDump:
 					if nInst < maxInstances && len(s.Data) <= maxInstData && !instClass[s.ClassID] {
 						nInst++
 						instClass[s.ClassID] = true
 						keepSub[ord] = true
 					}
-				case s.Tag == hprof.PrimitiveArrayTag:
+				case s.Tag == hprof.SubPrimitiveArrayDump:
 					if primKinds[s.ElemType] < 1 {
 						primKinds[s.ElemType]++
 						keepSub[ord] = true
 					}
-				case s.Tag == hprof.HeapDumpInfoTag:
+				case s.Tag == hprof.SubHeapDumpInfo:
 					if nInfo < 4 {
 						nInfo++
 						keepSub[ord] = true
@@ -197,7 +197,7 @@ func Sample(src []byte) ([]byte, error) {
 					if subKinds[s.Tag] < perKind {
 						subKinds[s.Tag]++
 						keepSub[ord] = true
-						if s.Tag == hprof.ObjectArrayDumpTag {
+						if s.Tag == hprof.SubObjectArrayDump {
 							wantClass[s.ClassID] = true
 						}
 					}
@@ -268,7 +268,7 @@ func Sample(src []byte) ([]byte, error) {
 				}
 				ord++
 				keep := keepSub[ord]
-				if s.Tag == hprof.ClassDumpTag {
+				if s.Tag == hprof.SubClassDump {
 					keep = wantClass[s.ID] && !wroteClass[s.ID]
 					wroteClass[s.ID] = true
 				}
@@ -282,12 +282,12 @@ func Sample(src []byte) ([]byte, error) {
 					begun = true
 				}
 				switch s.Tag {
-				case hprof.ObjectArrayDumpTag:
+				case hprof.SubObjectArrayDump:
 					if len(s.Elements) > maxElems {
 						s.Elements = s.Elements[:maxElems]
 					}
 					s.Length = uint32(len(s.Elements))
-				case hprof.PrimitiveArrayTag:
+				case hprof.SubPrimitiveArrayDump:
 					if s.Length > maxElems {
 						s.Length = maxElems
 						s.Data = s.Data[:maxElems*s.ElemType.Size(r.IDSize())]
@@ -392,18 +392,18 @@ func HandBuilt(idSize int, version string) []byte {
 
 	w.BeginHeapDump(hprof.TagHeapDumpSegment, 7)
 	sub := func(s hprof.SubRecord) { w.WriteSub(&s) }
-	sub(hprof.SubRecord{Tag: hprof.HeapDumpInfoTag, HeapType: 'Z', HeapName: 0x113})
-	sub(hprof.SubRecord{Tag: hprof.ClassDumpTag, Class: hprof.ClassDump{ID: objClass, StackTrace: 1, InstanceSize: 0}})
-	sub(hprof.SubRecord{Tag: hprof.ClassDumpTag, Class: hprof.ClassDump{ID: baseClass, StackTrace: 1, Super: objClass, InstanceSize: 16,
+	sub(hprof.SubRecord{Tag: hprof.SubHeapDumpInfo, HeapType: 'Z', HeapName: 0x113})
+	sub(hprof.SubRecord{Tag: hprof.SubClassDump, Class: hprof.ClassDump{ID: objClass, StackTrace: 1, InstanceSize: 0}})
+	sub(hprof.SubRecord{Tag: hprof.SubClassDump, Class: hprof.ClassDump{ID: baseClass, StackTrace: 1, Super: objClass, InstanceSize: 16,
 		Constants: []hprof.Constant{{Index: 1, Type: hprof.Int, Value: 7}, {Index: 2, Type: hprof.Object, Value: 0x3000}},
 		Statics: []hprof.StaticField{{Name: 0x114, Type: hprof.Long, Value: 0x1122334455667788}, {Name: 0x115, Type: hprof.Object, Value: 0x3000},
 			{Name: 0x109, Type: hprof.Double, Value: 0x400921fb54442d18}, {Name: 0x107, Type: hprof.Char, Value: 'x'}},
 		Fields: []hprof.Field{{Name: 0x103, Type: hprof.Object}, {Name: 0x105, Type: hprof.Int}}}})
-	sub(hprof.SubRecord{Tag: hprof.ClassDumpTag, Class: hprof.ClassDump{ID: leafClass, StackTrace: 1, Super: baseClass, Loader: 0x4000, InstanceSize: 40,
+	sub(hprof.SubRecord{Tag: hprof.SubClassDump, Class: hprof.ClassDump{ID: leafClass, StackTrace: 1, Super: baseClass, Loader: 0x4000, InstanceSize: 40,
 		Fields: []hprof.Field{{Name: 0x104, Type: hprof.Object}, {Name: 0x106, Type: hprof.Boolean}, {Name: 0x107, Type: hprof.Char},
 			{Name: 0x108, Type: hprof.Float}, {Name: 0x109, Type: hprof.Double}, {Name: 0x10A, Type: hprof.Byte},
 			{Name: 0x10B, Type: hprof.Short}, {Name: 0x10C, Type: hprof.Long}}}})
-	sub(hprof.SubRecord{Tag: hprof.ClassDumpTag, Class: hprof.ClassDump{ID: arrClass, Super: objClass}})
+	sub(hprof.SubRecord{Tag: hprof.SubClassDump, Class: hprof.ClassDump{ID: arrClass, Super: objClass}})
 	leafData := func(next, value uint64, n byte) []byte {
 		b := enc.AppendID(nil, next)
 		b = append(b, 1, 0, 'c', 0x3f, 0x80, 0, 0)
@@ -413,23 +413,23 @@ func HandBuilt(idSize int, version string) []byte {
 		b = enc.AppendID(b, value)
 		return binary.BigEndian.AppendUint32(b, uint32(n))
 	}
-	sub(hprof.SubRecord{Tag: hprof.InstanceDumpTag, ID: 0x2000, StackTrace: 1, ClassID: leafClass, Data: leafData(0x2010, 0x3000, 1)})
-	sub(hprof.SubRecord{Tag: hprof.InstanceDumpTag, ID: 0x2010, StackTrace: 2, ClassID: leafClass, Data: leafData(0x2000, 0x9999, 2)})
-	sub(hprof.SubRecord{Tag: hprof.InstanceDumpTag, ID: 0x2020, StackTrace: 2, ClassID: baseClass, Data: binary.BigEndian.AppendUint32(enc.AppendID(nil, 0x2020), 5)})
-	sub(hprof.SubRecord{Tag: hprof.InstanceDumpTag, ID: 0x2030, StackTrace: 0, ClassID: objClass})
-	sub(hprof.SubRecord{Tag: hprof.HeapDumpInfoTag, HeapType: 'A', HeapName: 0x112})
-	sub(hprof.SubRecord{Tag: hprof.ObjectArrayDumpTag, ID: 0x3000, StackTrace: 1, ClassID: arrClass, Elements: []uint64{0x2000, 0, 0x3000, 0x7777}})
-	sub(hprof.SubRecord{Tag: hprof.ObjectArrayDumpTag, ID: 0x3010, ClassID: 0x5555})
+	sub(hprof.SubRecord{Tag: hprof.SubInstanceDump, ID: 0x2000, StackTrace: 1, ClassID: leafClass, Data: leafData(0x2010, 0x3000, 1)})
+	sub(hprof.SubRecord{Tag: hprof.SubInstanceDump, ID: 0x2010, StackTrace: 2, ClassID: leafClass, Data: leafData(0x2000, 0x9999, 2)})
+	sub(hprof.SubRecord{Tag: hprof.SubInstanceDump, ID: 0x2020, StackTrace: 2, ClassID: baseClass, Data: binary.BigEndian.AppendUint32(enc.AppendID(nil, 0x2020), 5)})
+	sub(hprof.SubRecord{Tag: hprof.SubInstanceDump, ID: 0x2030, StackTrace: 0, ClassID: objClass})
+	sub(hprof.SubRecord{Tag: hprof.SubHeapDumpInfo, HeapType: 'A', HeapName: 0x112})
+	sub(hprof.SubRecord{Tag: hprof.SubObjectArrayDump, ID: 0x3000, StackTrace: 1, ClassID: arrClass, Elements: []uint64{0x2000, 0, 0x3000, 0x7777}})
+	sub(hprof.SubRecord{Tag: hprof.SubObjectArrayDump, ID: 0x3010, ClassID: 0x5555})
 	for i, t := range []hprof.BasicType{hprof.Boolean, hprof.Char, hprof.Float, hprof.Double, hprof.Byte, hprof.Short, hprof.Int, hprof.Long} {
 		n := uint32(i % 3)
-		sub(hprof.SubRecord{Tag: hprof.PrimitiveArrayTag, ID: uint64(0x4000 + 16*i), StackTrace: 1, Length: n, ElemType: t,
+		sub(hprof.SubRecord{Tag: hprof.SubPrimitiveArrayDump, ID: uint64(0x4000 + 16*i), StackTrace: 1, Length: n, ElemType: t,
 			Data: bytes.Repeat([]byte{0xAB}, int(n)*t.Size(idSize))})
 	}
-	sub(hprof.SubRecord{Tag: hprof.PrimitiveArrayNoData, ID: 0x4100, Length: 1000, ElemType: hprof.Byte})
-	sub(hprof.SubRecord{Tag: hprof.HeapDumpInfoTag, HeapType: 0, HeapName: 0})
-	for _, k := range []hprof.SubTag{hprof.RootUnknown, hprof.RootJNIGlobal, hprof.RootJNILocal, hprof.RootJavaFrame, hprof.RootNativeStack,
-		hprof.RootStickyClass, hprof.RootThreadBlock, hprof.RootMonitorUsed, hprof.RootThreadObject, hprof.RootInternedString,
-		hprof.RootFinalizing, hprof.RootDebugger, hprof.RootReferenceCleanup, hprof.RootVMInternal, hprof.RootJNIMonitor, hprof.Unreachable} {
+	sub(hprof.SubRecord{Tag: hprof.SubPrimitiveArrayNoData, ID: 0x4100, Length: 1000, ElemType: hprof.Byte})
+	sub(hprof.SubRecord{Tag: hprof.SubHeapDumpInfo, HeapType: 0, HeapName: 0})
+	for _, k := range []hprof.SubTag{hprof.SubRootUnknown, hprof.SubRootJNIGlobal, hprof.SubRootJNILocal, hprof.SubRootJavaFrame, hprof.SubRootNativeStack,
+		hprof.SubRootStickyClass, hprof.SubRootThreadBlock, hprof.SubRootMonitorUsed, hprof.SubRootThreadObject, hprof.SubRootInternedString,
+		hprof.SubRootFinalizing, hprof.SubRootDebugger, hprof.SubRootReferenceCleanup, hprof.SubRootVMInternal, hprof.SubRootJNIMonitor, hprof.SubUnreachable} {
 		sub(hprof.SubRecord{Tag: k, ID: 0x2000, Thread: 1, Frame: 0xFFFFFFFF, JNIRef: 0x6000, StackTrace: 1})
 		sub(hprof.SubRecord{Tag: k, ID: 0x3000, Thread: 1, Frame: 1, JNIRef: 0x6008, StackTrace: 2})
 	}

@@ -25,8 +25,8 @@ func Canonical(data []byte) ([]string, error) {
 	err = walk(data, func(rec hprof.Record, r *hprof.Reader, s *hprof.SubRecord) error {
 		switch {
 		case s == nil:
-		case s.Tag == hprof.ClassDumpTag, s.Tag == hprof.InstanceDumpTag, s.Tag == hprof.ObjectArrayDumpTag,
-			s.Tag == hprof.PrimitiveArrayTag, s.Tag == hprof.PrimitiveArrayNoData:
+		case s.Tag == hprof.SubClassDump, s.Tag == hprof.SubInstanceDump, s.Tag == hprof.SubObjectArrayDump,
+			s.Tag == hprof.SubPrimitiveArrayDump, s.Tag == hprof.SubPrimitiveArrayNoData:
 			if _, ok := c.canon[s.ID]; !ok && s.ID != 0 {
 				c.canon[s.ID] = len(c.canon) + 1
 			}
@@ -86,7 +86,7 @@ func (c *canonical) line(s *hprof.SubRecord) string {
 	switch {
 	case s.Tag.IsRoot():
 		return fmt.Sprintf("%s %s thread=%d frame=%d", s.Tag, c.ref(s.ID), s.Thread, s.Frame)
-	case s.Tag == hprof.ClassDumpTag:
+	case s.Tag == hprof.SubClassDump:
 		d := &s.Class
 		l := fmt.Sprintf("class %s %s super=%s loader=%s size=%d", c.ref(s.ID), name(c.ix.names[s.ID]), c.ref(d.Super), c.ref(d.Loader), d.InstanceSize)
 		for _, f := range d.Statics {
@@ -99,17 +99,17 @@ func (c *canonical) line(s *hprof.SubRecord) string {
 			l += " field " + name(f.Name) + ":" + f.Type.String()
 		}
 		return l
-	case s.Tag == hprof.InstanceDumpTag:
+	case s.Tag == hprof.SubInstanceDump:
 		l := fmt.Sprintf("instance %s of %s, %d bytes:", c.ref(s.ID), c.ref(s.ClassID), len(s.Data))
 		c.ix.objectFields(s, func(f, v uint64) { l += " " + name(f) + "=" + c.ref(v) })
 		return l
-	case s.Tag == hprof.ObjectArrayDumpTag:
+	case s.Tag == hprof.SubObjectArrayDump:
 		l := fmt.Sprintf("object array %s of %s, %d:", c.ref(s.ID), c.ref(s.ClassID), s.Length)
 		for _, e := range s.Elements {
 			l += " " + c.ref(e)
 		}
 		return l
-	case s.Tag == hprof.PrimitiveArrayTag, s.Tag == hprof.PrimitiveArrayNoData:
+	case s.Tag == hprof.SubPrimitiveArrayDump, s.Tag == hprof.SubPrimitiveArrayNoData:
 		return fmt.Sprintf("%s %s %s[%d]", s.Tag, c.ref(s.ID), s.ElemType, s.Length)
 	}
 	return s.Tag.String()

@@ -92,7 +92,7 @@ func newIndex(data []byte) (*index, error) {
 				return err
 			}
 			ix.names[lc.ClassID] = lc.Name
-		case s != nil && s.Tag == hprof.ClassDumpTag:
+		case s != nil && s.Tag == hprof.SubClassDump:
 			if _, dup := ix.classes[s.ID]; !dup {
 				ix.classes[s.ID] = s.Class.Clone()
 				ix.order = append(ix.order, s.ID)

@@ -22,9 +22,9 @@ func MATLayout(data []byte) (compressedRefs bool, alignment uint64, err error) {
 			return nil
 		}
 		switch s.Tag {
-		case hprof.ClassDumpTag, hprof.InstanceDumpTag, hprof.PrimitiveArrayTag, hprof.PrimitiveArrayNoData:
+		case hprof.SubClassDump, hprof.SubInstanceDump, hprof.SubPrimitiveArrayDump, hprof.SubPrimitiveArrayNoData:
 			ids = append(ids, s.ID)
-		case hprof.ObjectArrayDumpTag:
+		case hprof.SubObjectArrayDump:
 			ids = append(ids, s.ID)
 			if r.IDSize() == 8 && s.ID > start && s.ID < end {
 				compressedRefs = true

@@ -66,7 +66,7 @@ func (sum *Summary) add(ix *index, s *hprof.SubRecord, stat func(string) *ClassS
 	switch {
 	case s.Tag.IsRoot():
 		sum.Roots[s.Tag.String()]++
-	case s.Tag == hprof.InstanceDumpTag:
+	case s.Tag == hprof.SubInstanceDump:
 		sum.Objects++
 		cs := stat(ix.className(s.ClassID))
 		cs.Instances++
@@ -76,7 +76,7 @@ func (sum *Summary) add(ix *index, s *hprof.SubRecord, stat func(string) *ClassS
 				cs.Refs++
 			}
 		})
-	case s.Tag == hprof.ObjectArrayDumpTag:
+	case s.Tag == hprof.SubObjectArrayDump:
 		sum.Objects++
 		cs := stat(ix.className(s.ClassID))
 		cs.Instances++
@@ -87,7 +87,7 @@ func (sum *Summary) add(ix *index, s *hprof.SubRecord, stat func(string) *ClassS
 				cs.Refs++
 			}
 		}
-	case s.Tag == hprof.PrimitiveArrayTag, s.Tag == hprof.PrimitiveArrayNoData:
+	case s.Tag == hprof.SubPrimitiveArrayDump, s.Tag == hprof.SubPrimitiveArrayNoData:
 		sum.Objects++
 		cs := stat(s.ElemType.String() + "[]")
 		cs.Instances++

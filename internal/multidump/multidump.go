@@ -60,7 +60,7 @@ func Write(w io.Writer, n int) error {
 		}
 		sub := func(s hprof.SubRecord) { hw.WriteSub(&s) }
 		class := func(id, super uint64, fields []hprof.Field, statics []hprof.StaticField, size uint32) {
-			sub(hprof.SubRecord{Tag: hprof.ClassDumpTag, ID: id, Class: hprof.ClassDump{ID: id, Super: super,
+			sub(hprof.SubRecord{Tag: hprof.SubClassDump, ID: id, Class: hprof.ClassDump{ID: id, Super: super,
 				Fields: fields, Statics: statics, InstanceSize: size}})
 		}
 		class(object, 0, nil, nil, 0)
@@ -85,23 +85,23 @@ func Write(w io.Writer, n int) error {
 			data := binary.BigEndian.AppendUint32(nil, uint32(next))
 			data = binary.BigEndian.AppendUint32(data, uint32(name))
 			data = binary.BigEndian.AppendUint32(data, uint32(i*100+d))
-			sub(hprof.SubRecord{Tag: hprof.InstanceDumpTag, ID: id, ClassID: node, Data: data})
+			sub(hprof.SubRecord{Tag: hprof.SubInstanceDump, ID: id, ClassID: node, Data: data})
 			arr := uint64(0x4000_0000 + i*0x40)
-			sub(hprof.SubRecord{Tag: hprof.PrimitiveArrayTag, ID: arr, Length: uint32(5 + i), ElemType: hprof.Byte})
-			sub(hprof.SubRecord{Tag: hprof.InstanceDumpTag, ID: name, ClassID: str8, Data: binary.BigEndian.AppendUint32(nil, uint32(arr))})
+			sub(hprof.SubRecord{Tag: hprof.SubPrimitiveArrayDump, ID: arr, Length: uint32(5 + i), ElemType: hprof.Byte})
+			sub(hprof.SubRecord{Tag: hprof.SubInstanceDump, ID: name, ClassID: str8, Data: binary.BigEndian.AppendUint32(nil, uint32(arr))})
 		}
 		all := []uint64{}
 		for i := first; i <= last; i += 2 {
 			all = append(all, uint64(0x2000_0000+i*0x40))
 		}
-		sub(hprof.SubRecord{Tag: hprof.ObjectArrayDumpTag, ID: 0x5000_0000, ClassID: objArr, Elements: all})
+		sub(hprof.SubRecord{Tag: hprof.SubObjectArrayDump, ID: 0x5000_0000, ClassID: objArr, Elements: all})
 		if d >= 1 {
-			sub(hprof.SubRecord{Tag: hprof.InstanceDumpTag, ID: uint64(0x6000_0000 + d*0x40), ClassID: later,
+			sub(hprof.SubRecord{Tag: hprof.SubInstanceDump, ID: uint64(0x6000_0000 + d*0x40), ClassID: later,
 				Data: binary.BigEndian.AppendUint32(nil, uint32(0x2000_0000+first*0x40))})
 		}
-		sub(hprof.SubRecord{Tag: hprof.RootJNIGlobal, ID: 0x5000_0000, JNIRef: 0x9000})
+		sub(hprof.SubRecord{Tag: hprof.SubRootJNIGlobal, ID: 0x5000_0000, JNIRef: 0x9000})
 		for _, c := range []uint64{object, str8, node, objArr, byteArr} {
-			sub(hprof.SubRecord{Tag: hprof.RootStickyClass, ID: c})
+			sub(hprof.SubRecord{Tag: hprof.SubRootStickyClass, ID: c})
 		}
 		if err := hw.EndHeapDump(); err != nil {
 			return err

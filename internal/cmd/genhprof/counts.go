@@ -117,17 +117,17 @@ func (c *counts) sub(s *hprof.SubRecord) {
 		c.rootsBy[s.Tag]++
 		words = append(words, uint64(s.Tag), c.ref(s.ID))
 		switch s.Tag {
-		case hprof.RootJNIGlobal:
+		case hprof.SubRootJNIGlobal:
 			words = append(words, s.JNIRef)
-		case hprof.RootJNILocal, hprof.RootJavaFrame, hprof.RootJNIMonitor:
+		case hprof.SubRootJNILocal, hprof.SubRootJavaFrame, hprof.SubRootJNIMonitor:
 			words = append(words, uint64(s.Thread), uint64(s.Frame))
-		case hprof.RootNativeStack, hprof.RootThreadBlock:
+		case hprof.SubRootNativeStack, hprof.SubRootThreadBlock:
 			words = append(words, uint64(s.Thread))
-		case hprof.RootThreadObject:
+		case hprof.SubRootThreadObject:
 			words = append(words, uint64(s.Thread), uint64(s.StackTrace))
 		}
 		c.fpRoots += hash(words...)
-	case s.Tag == hprof.ClassDumpTag:
+	case s.Tag == hprof.SubClassDump:
 		c.classes++
 		d := &s.Class
 		words = append(words, uint64(s.Tag), c.rank(d.ID), uint64(d.StackTrace), c.ref(d.Super), c.ref(d.Loader),
@@ -150,7 +150,7 @@ func (c *counts) sub(s *hprof.SubRecord) {
 			words = append(words, uint64(f.Type))
 		}
 		c.fpClasses += hash(words...)
-	case s.Tag == hprof.InstanceDumpTag:
+	case s.Tag == hprof.SubInstanceDump:
 		c.instances++
 		words = append(words, uint64(s.Tag), c.rank(s.ID), uint64(s.StackTrace), c.ref(s.ClassID), uint64(len(s.Data)))
 		l, ok := c.layout[s.ClassID]
@@ -174,7 +174,7 @@ func (c *counts) sub(s *hprof.SubRecord) {
 			p += n
 		}
 		c.fpObjects += hash(words...)
-	case s.Tag == hprof.ObjectArrayDumpTag:
+	case s.Tag == hprof.SubObjectArrayDump:
 		c.objArrays++
 		c.objArrayElems += uint64(len(s.Elements))
 		words = append(words, uint64(s.Tag), c.rank(s.ID), uint64(s.StackTrace), c.ref(s.ClassID), uint64(len(s.Elements)))
@@ -183,8 +183,8 @@ func (c *counts) sub(s *hprof.SubRecord) {
 			h = hash(h, c.ref(e))
 		}
 		c.fpObjects += h
-	case s.Tag == hprof.PrimitiveArrayTag || s.Tag == hprof.PrimitiveArrayNoData:
-		if s.Tag == hprof.PrimitiveArrayNoData {
+	case s.Tag == hprof.SubPrimitiveArrayDump || s.Tag == hprof.SubPrimitiveArrayNoData:
+		if s.Tag == hprof.SubPrimitiveArrayNoData {
 			c.primNoData++
 		} else {
 			c.primArrays++

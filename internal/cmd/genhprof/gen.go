@@ -76,8 +76,8 @@ var classStatics = [nClasses][]static{
 
 // The roots each block gets for its first node, in turn (HotSpot's kinds;
 // STICKY CLASS and THREAD OBJECT are written once at the start).
-var blockRootKinds = []hprof.SubTag{hprof.RootJavaFrame, hprof.RootJNILocal, hprof.RootJNIGlobal, hprof.RootNativeStack,
-	hprof.RootThreadBlock, hprof.RootMonitorUsed, hprof.RootUnknown}
+var blockRootKinds = []hprof.SubTag{hprof.SubRootJavaFrame, hprof.SubRootJNILocal, hprof.SubRootJNIGlobal, hprof.SubRootNativeStack,
+	hprof.SubRootThreadBlock, hprof.SubRootMonitorUsed, hprof.SubRootUnknown}
 
 const (
 	traceDummy  = 1 // the empty stack trace objects and classes name
@@ -203,13 +203,13 @@ func (g *generator) emit() error {
 func (g *generator) subSize(s *hprof.SubRecord) int64 {
 	id := int64(g.opt.IDSize)
 	switch s.Tag {
-	case hprof.InstanceDumpTag:
+	case hprof.SubInstanceDump:
 		return 1 + 2*id + 8 + int64(len(s.Data))
-	case hprof.ObjectArrayDumpTag:
+	case hprof.SubObjectArrayDump:
 		return 1 + 2*id + 8 + int64(len(s.Elements))*id
-	case hprof.PrimitiveArrayTag:
+	case hprof.SubPrimitiveArrayDump:
 		return 1 + id + 9 + int64(s.Length)*int64(s.ElemType.Size(g.opt.IDSize))
-	case hprof.ClassDumpTag:
+	case hprof.SubClassDump:
 		return 1 + 7*id + 14 + int64(len(s.Class.Statics))*(id+9) + int64(len(s.Class.Fields))*(id+1)
 	}
 	return 1 + id + 8
@@ -218,7 +218,7 @@ func (g *generator) subSize(s *hprof.SubRecord) int64 {
 func (g *generator) root(kind hprof.SubTag, id uint64) error {
 	g.s = hprof.SubRecord{Tag: kind, ID: id, Thread: threadSer, StackTrace: traceThread,
 		JNIRef: 0x7F10_0000 + uint64(g.c.roots)*8}
-	if kind == hprof.RootJNILocal {
+	if kind == hprof.SubRootJNILocal {
 		g.s.Frame = 0xFFFFFFFF // HotSpot's "no frame"
 	}
 	return g.emit()
@@ -277,14 +277,14 @@ func (g *generator) run() error {
 			d.Statics = append(d.Statics, hprof.StaticField{Name: g.sid(f.name), Type: f.typ, Value: v})
 		}
 		g.c.addClass(&d)
-		g.s = hprof.SubRecord{Tag: hprof.ClassDumpTag, ID: d.ID, Class: d}
+		g.s = hprof.SubRecord{Tag: hprof.SubClassDump, ID: d.ID, Class: d}
 		if err := g.emit(); err != nil {
 			return err
 		}
 	}
 	g.c.buildLayouts()
 	for k := range nClasses {
-		if err := g.root(hprof.RootStickyClass, g.classID[k]); err != nil {
+		if err := g.root(hprof.SubRootStickyClass, g.classID[k]); err != nil {
 			return err
 		}
 	}
@@ -301,7 +301,7 @@ func (g *generator) run() error {
 	if err := g.emit(); err != nil {
 		return err
 	}
-	if err := g.root(hprof.RootThreadObject, thread); err != nil {
+	if err := g.root(hprof.SubRootThreadObject, thread); err != nil {
 		return err
 	}
 
@@ -311,11 +311,11 @@ func (g *generator) run() error {
 			huge = false
 			n := g.opt.HugeArray / 8
 			id := g.alloc(int(n * 8))
-			g.s = hprof.SubRecord{Tag: hprof.PrimitiveArrayTag, ID: id, StackTrace: traceDummy, ElemType: hprof.Long, Length: uint32(n)}
+			g.s = hprof.SubRecord{Tag: hprof.SubPrimitiveArrayDump, ID: id, StackTrace: traceDummy, ElemType: hprof.Long, Length: uint32(n)}
 			if err := g.emit(); err != nil {
 				return err
 			}
-			if err := g.root(hprof.RootJNIGlobal, id); err != nil {
+			if err := g.root(hprof.SubRootJNIGlobal, id); err != nil {
 				return err
 			}
 		}
@@ -337,7 +337,7 @@ func (g *generator) run() error {
 func (g *generator) instance(k int, fields func([]byte) []byte) uint64 {
 	g.data = fields(g.data[:0])
 	id := g.alloc(len(g.data) + 8)
-	g.s = hprof.SubRecord{Tag: hprof.InstanceDumpTag, ID: id, StackTrace: traceDummy, ClassID: g.classID[k], Data: g.data}
+	g.s = hprof.SubRecord{Tag: hprof.SubInstanceDump, ID: id, StackTrace: traceDummy, ClassID: g.classID[k], Data: g.data}
 	return id
 }
 
@@ -347,7 +347,7 @@ func (g *generator) primitive(t hprof.BasicType, n int) (uint64, error) {
 	n -= n % t.Size(g.opt.IDSize)
 	id := g.alloc(n + 8)
 	off := g.r.intn(len(g.pat) - n + 1)
-	g.s = hprof.SubRecord{Tag: hprof.PrimitiveArrayTag, ID: id, StackTrace: traceDummy, ElemType: t,
+	g.s = hprof.SubRecord{Tag: hprof.SubPrimitiveArrayDump, ID: id, StackTrace: traceDummy, ElemType: t,
 		Length: uint32(n / t.Size(g.opt.IDSize)), Data: g.pat[off : off+n]}
 	return id, g.emit()
 }
@@ -395,7 +395,7 @@ func (g *generator) block(n int) error {
 	if err != nil {
 		return err
 	}
-	if err := g.root(hprof.RootJNIGlobal, big); err != nil {
+	if err := g.root(hprof.SubRootJNIGlobal, big); err != nil {
 		return err
 	}
 	var smallInts uint64
@@ -441,7 +441,7 @@ func (g *generator) block(n int) error {
 				}
 			}
 			id := g.alloc(len(elems) * g.opt.IDSize)
-			g.s = hprof.SubRecord{Tag: hprof.ObjectArrayDumpTag, ID: id, StackTrace: traceDummy,
+			g.s = hprof.SubRecord{Tag: hprof.SubObjectArrayDump, ID: id, StackTrace: traceDummy,
 				ClassID: g.classID[cObjectArray], Elements: elems, Length: uint32(len(elems))}
 			if err := g.emit(); err != nil {
 				return err

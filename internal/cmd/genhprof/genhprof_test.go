@@ -208,7 +208,7 @@ func TestDecrunchOver4GiB(t *testing.T) {
 	must(w.PrimitiveArray(bmd.Byte, 1000, false))        // 4
 	must(w.Instance(1, nil))                             // 5
 	must(w.ObjectArray(1, []uint64{2, 3, 4, 5}))         // 6
-	must(0, w.Root(uint8(hprof.RootJNIGlobal), 6, 0, 0, 0x1234, 0))
+	must(0, w.Root(uint8(hprof.SubRootJNIGlobal), 6, 0, 0, 0x1234, 0))
 	must(0, w.HeapDumpEnd())
 	must(0, w.Close())
 

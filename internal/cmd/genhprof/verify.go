@@ -143,10 +143,10 @@ func scan(f io.Reader, size int64) (*scanned, error) {
 				return nil, err
 			}
 			switch s.Tag {
-			case hprof.ClassDumpTag:
+			case hprof.SubClassDump:
 				sc.classIDs = append(sc.classIDs, s.ID)
 				sc.defs = append(sc.defs, s.Class.Clone())
-			case hprof.InstanceDumpTag, hprof.ObjectArrayDumpTag, hprof.PrimitiveArrayTag, hprof.PrimitiveArrayNoData:
+			case hprof.SubInstanceDump, hprof.SubObjectArrayDump, hprof.SubPrimitiveArrayDump, hprof.SubPrimitiveArrayNoData:
 				sc.objIDs.add(s.ID)
 			}
 		}
