@@ -37,20 +37,13 @@ func readDumpNames(t *testing.T, data []byte) *dumpNames {
 		t.Fatal(err)
 	}
 	dec := hprof.BodyDecoder{IDSize: r.IDSize()}
-	var s hprof.SubRecord
-	for {
-		rec, err := r.Next()
-		if err == io.EOF {
-			break
-		}
+	for rec, err := range r.Records() {
 		if err != nil {
 			t.Fatal(err)
 		}
 		if rec.Tag.IsHeapDump() {
-			for {
-				if err := r.NextSub(&s); err == io.EOF {
-					break
-				} else if err != nil {
+			for s, err := range r.SubRecords() {
+				if err != nil {
 					t.Fatal(err)
 				}
 				switch s.Tag {

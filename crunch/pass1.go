@@ -16,7 +16,6 @@ type pass1 struct {
 	*state
 	r       *hprof.Reader
 	dec     hprof.BodyDecoder
-	sub     hprof.SubRecord
 	dropIDs idList // objects of dropped heaps
 	heap    heapTracker
 	clock   chunkClock
@@ -84,11 +83,7 @@ func (st *state) runPass1(src io.Reader) error {
 	st.idSize = r.IDSize()
 	st.stats.HPROFHeader = r.Header()
 	p := &pass1{state: st, r: r, dec: hprof.BodyDecoder{IDSize: st.idSize}}
-	for {
-		rec, err := r.Next()
-		if err == io.EOF {
-			break
-		}
+	for rec, err := range r.Records() {
 		if err != nil {
 			return err
 		}
@@ -152,19 +147,16 @@ func (p *pass1) record(rec hprof.Record) error {
 // heapDump walks the sub-records of a heap dump record.
 func (p *pass1) heapDump() error {
 	p.clock.record()
-	for {
-		err := p.r.NextSub(&p.sub)
-		if err == io.EOF {
-			return nil
-		}
+	for s, err := range p.r.SubRecords() {
 		if err != nil {
 			return err
 		}
 		p.clock.next()
-		if err := p.subRecord(&p.sub); err != nil {
+		if err := p.subRecord(s); err != nil {
 			return err
 		}
 	}
+	return nil
 }
 
 func (p *pass1) subRecord(s *hprof.SubRecord) error {

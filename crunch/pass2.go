@@ -18,7 +18,6 @@ type pass2 struct {
 	r   *hprof.Reader
 	w   *bmd.Writer
 	dec hprof.BodyDecoder
-	sub hprof.SubRecord
 
 	class       bmd.Class // reused for each definition
 	heap        heapTracker
@@ -54,11 +53,7 @@ func (st *state) runPass2(src io.Reader, out io.Writer) error {
 	}
 	p := &pass2{state: st, r: r, w: w, dec: hprof.BodyDecoder{IDSize: st.idSize}}
 	st.nStrings = 0 // now: strings written
-	for {
-		rec, err := r.Next()
-		if err == io.EOF {
-			break
-		}
+	for rec, err := range r.Records() {
 		if err != nil {
 			return err
 		}
@@ -199,21 +194,17 @@ func (p *pass2) heapDump(rec hprof.Record) error {
 	if err := p.w.HeapDump(rec.Tag == hprof.TagHeapDumpSegment); err != nil {
 		return err
 	}
-	for {
-		err := p.r.NextSub(&p.sub)
-		if err == io.EOF {
-			break
-		}
+	for s, err := range p.r.SubRecords() {
 		if err != nil {
 			return err
 		}
-		p.subCount[p.sub.Tag]++
+		p.subCount[s.Tag]++
 		if p.clock.next() {
 			if err := p.defineChunk(p.clock.chunk); err != nil {
 				return err
 			}
 		}
-		if err := p.subRecord(&p.sub); err != nil {
+		if err := p.subRecord(s); err != nil {
 			return err
 		}
 	}

@@ -3,7 +3,6 @@ package decrunch_test
 import (
 	"bytes"
 	"errors"
-	"io"
 	"strings"
 	"testing"
 
@@ -86,24 +85,18 @@ func readHPROF(b []byte) error {
 	if err != nil {
 		return err
 	}
-	var s hprof.SubRecord
-	for {
-		rec, err := r.Next()
-		if err == io.EOF {
-			return nil
-		}
+	for rec, err := range r.Records() {
 		if err != nil {
 			return err
 		}
 		if !rec.Tag.IsHeapDump() {
 			continue
 		}
-		for {
-			if err := r.NextSub(&s); err == io.EOF {
-				break
-			} else if err != nil {
+		for _, err := range r.SubRecords() {
+			if err != nil {
 				return err
 			}
 		}
 	}
+	return nil
 }

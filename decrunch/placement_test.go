@@ -2,7 +2,6 @@ package decrunch
 
 import (
 	"bytes"
-	"io"
 	"path/filepath"
 	"testing"
 
@@ -20,23 +19,14 @@ func objectOrder(t *testing.T, data []byte) []byte {
 		t.Fatal(err)
 	}
 	var order []byte
-	var s hprof.SubRecord
-	for {
-		rec, err := r.Next()
-		if err == io.EOF {
-			return order
-		}
+	for rec, err := range r.Records() {
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !rec.Tag.IsHeapDump() {
 			continue
 		}
-		for {
-			err := r.NextSub(&s)
-			if err == io.EOF {
-				break
-			}
+		for s, err := range r.SubRecords() {
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -48,6 +38,7 @@ func objectOrder(t *testing.T, data []byte) []byte {
 			}
 		}
 	}
+	return order
 }
 
 // TestClassDumpsKeepTheirPlace: the Android dialer dump interleaves class

@@ -2,7 +2,6 @@ package decrunch
 
 import (
 	"bytes"
-	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -40,21 +39,12 @@ func namesOf(t *testing.T, data []byte) (fields map[string][]string, methods map
 	byObj := map[uint64]string{}
 	bySerial := map[uint32]string{}
 	fields, methods, classes = map[string][]string{}, map[string][]string{}, map[string]bool{}
-	var s hprof.SubRecord
-	for {
-		rec, err := r.Next()
-		if err == io.EOF {
-			break
-		}
+	for rec, err := range r.Records() {
 		if err != nil {
 			t.Fatal(err)
 		}
 		if rec.Tag.IsHeapDump() {
-			for {
-				err := r.NextSub(&s)
-				if err == io.EOF {
-					break
-				}
+			for s, err := range r.SubRecords() {
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"runtime/metrics"
 	"strings"
 	"testing"
@@ -78,12 +77,7 @@ func readAll(t *testing.T, data []byte) (items []item, hdr hprof.Header, complet
 		t.Fatalf("accepted identifier size %d", hdr.IDSize)
 	}
 	r.ArrayData = true
-	var s hprof.SubRecord
-	for {
-		rec, err := r.Next()
-		if err == io.EOF {
-			return items, hdr, true
-		}
+	for rec, err := range r.Records() {
 		if err != nil {
 			check(err)
 			return items, hdr, false
@@ -104,11 +98,7 @@ func readAll(t *testing.T, data []byte) (items []item, hdr hprof.Header, complet
 			continue
 		}
 		items = append(items, item{top: true, tag: int(rec.Tag), time: rec.Time, desc: "heap"})
-		for {
-			err := r.NextSub(&s)
-			if err == io.EOF {
-				break
-			}
+		for s, err := range r.SubRecords() {
 			if err != nil {
 				check(err)
 				return items, hdr, false
@@ -116,9 +106,10 @@ func readAll(t *testing.T, data []byte) (items []item, hdr hprof.Header, complet
 			if s.Offset < rec.Offset+9 || s.Offset >= rec.Offset+9+int64(rec.Length) {
 				t.Fatalf("%s at offset %d outside its record at %d", s.Tag, s.Offset, rec.Offset)
 			}
-			items = append(items, item{tag: int(s.Tag), desc: describe(&s, hdr.IDSize)})
+			items = append(items, item{tag: int(s.Tag), desc: describe(s, hdr.IDSize)})
 		}
 	}
+	return items, hdr, true
 }
 
 // describe renders the fields of s that its tag uses (the Reader leaves
@@ -174,12 +165,11 @@ func FuzzReader(f *testing.F) {
 			return
 		}
 		dec := hprof.BodyDecoder{IDSize: r.IDSize()}
-		for {
-			rec, err := r.Next()
-			if err != nil || rec.Tag.IsHeapDump() {
-				if err != nil {
-					return
-				}
+		for rec, err := range r.Records() {
+			if err != nil {
+				return
+			}
+			if rec.Tag.IsHeapDump() {
 				continue
 			}
 			body, err := r.Body()
@@ -308,21 +298,28 @@ func TestReadErrorHasOffset(t *testing.T) {
 	for _, cut := range []int{0, 10, 31, 40, len(src) / 2, len(src) - 1} {
 		r, err := hprof.NewReader(&failingReader{src[:cut], boom})
 		if err == nil {
-			var s hprof.SubRecord
-			for err == nil {
-				var rec hprof.Record
-				if rec, err = r.Next(); err == nil && rec.Tag.IsHeapDump() {
-					for err == nil {
-						err = r.NextSub(&s)
-					}
-					if err == io.EOF {
-						err = nil
-					}
-				}
-			}
+			err = readEverything(r)
 		}
 		if !errors.Is(err, boom) || !strings.Contains(err.Error(), fmt.Sprintf("offset %d", cut)) {
 			t.Errorf("cut at %d: got %v, want boom at offset %d", cut, err, cut)
 		}
 	}
+}
+
+// readEverything reads every record and sub-record and returns the first
+// error.
+func readEverything(r *hprof.Reader) error {
+	for rec, err := range r.Records() {
+		if err != nil {
+			return err
+		}
+		if rec.Tag.IsHeapDump() {
+			for _, err := range r.SubRecords() {
+				if err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
 }

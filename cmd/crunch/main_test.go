@@ -78,15 +78,16 @@ func firstHeapRecord(t *testing.T, data []byte) (off int64, length uint32, tag h
 	if err != nil {
 		t.Fatal(err)
 	}
-	for {
-		rec, err := r.Next()
+	for rec, err := range r.Records() {
 		if err != nil {
-			t.Fatalf("no heap dump record: %v", err)
+			t.Fatal(err)
 		}
 		if rec.Tag.IsHeapDump() {
 			return rec.Offset, rec.Length, rec.Tag
 		}
 	}
+	t.Fatal("no heap dump record")
+	return
 }
 
 func pngBytes() []byte {

@@ -10,7 +10,6 @@ package heapstat
 import (
 	"bytes"
 	"encoding/binary"
-	"io"
 
 	"github.com/heapcrunch/heapcrunch/hprof"
 )
@@ -22,12 +21,7 @@ func walk(data []byte, f func(rec hprof.Record, r *hprof.Reader, s *hprof.SubRec
 	if err != nil {
 		return err
 	}
-	var s hprof.SubRecord
-	for {
-		rec, err := r.Next()
-		if err == io.EOF {
-			return nil
-		}
+	for rec, err := range r.Records() {
 		if err != nil {
 			return err
 		}
@@ -37,19 +31,16 @@ func walk(data []byte, f func(rec hprof.Record, r *hprof.Reader, s *hprof.SubRec
 			}
 			continue
 		}
-		for {
-			err := r.NextSub(&s)
-			if err == io.EOF {
-				break
-			}
+		for s, err := range r.SubRecords() {
 			if err != nil {
 				return err
 			}
-			if err := f(rec, r, &s); err != nil {
+			if err := f(rec, r, s); err != nil {
 				return err
 			}
 		}
 	}
+	return nil
 }
 
 // index is what a first walk of a dump learns: its header, the texts of

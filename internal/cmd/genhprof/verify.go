@@ -46,12 +46,7 @@ func verify(path string) (*counts, error) {
 	if err != nil {
 		return nil, err
 	}
-	var s hprof.SubRecord
-	for {
-		rec, err := r.Next()
-		if err == io.EOF {
-			break
-		}
+	for rec, err := range r.Records() {
 		if err != nil {
 			return nil, err
 		}
@@ -65,15 +60,11 @@ func verify(path string) (*counts, error) {
 			}
 			continue
 		}
-		for {
-			err := r.NextSub(&s)
-			if err == io.EOF {
-				break
-			}
+		for s, err := range r.SubRecords() {
 			if err != nil {
 				return nil, err
 			}
-			c.sub(&s)
+			c.sub(s)
 		}
 	}
 	return c, nil
@@ -101,14 +92,9 @@ func scan(f io.Reader, size int64) (*scanned, error) {
 	sc := &scanned{idSize: r.IDSize()}
 	info := &sc.info
 	info.bytes, info.version = size, r.Header().Version
-	var s hprof.SubRecord
 	want := r.Offset() // where the next record must start
 	openSegments := false
-	for {
-		rec, err := r.Next()
-		if err == io.EOF {
-			break
-		}
+	for rec, err := range r.Records() {
 		if err != nil {
 			return nil, err
 		}
@@ -134,11 +120,7 @@ func scan(f io.Reader, size int64) (*scanned, error) {
 		if !rec.Tag.IsHeapDump() {
 			continue
 		}
-		for {
-			err := r.NextSub(&s)
-			if err == io.EOF {
-				break
-			}
+		for s, err := range r.SubRecords() {
 			if err != nil {
 				return nil, err
 			}

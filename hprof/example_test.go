@@ -1,0 +1,109 @@
+package hprof_test
+
+import (
+	"bytes"
+	"fmt"
+	"log"
+
+	"github.com/heapcrunch/heapcrunch/hprof"
+)
+
+// Example writes a tiny heap dump, a class Point with two int fields and
+// one instance held by a stack frame, and reads it back record by record.
+func Example() {
+	var buf bytes.Buffer
+	w, err := hprof.NewWriter(&buf, hprof.Header{Version: hprof.Version102, IDSize: 4, Timestamp: 1700000000000})
+	if err != nil {
+		log.Fatal(err)
+	}
+	enc := w.Encoder()
+	const (
+		nameID, xID, yID = 1, 2, 3        // string IDs
+		classID, pointID = 0x1000, 0x2000 // object IDs
+		objectClassID    = 0x100          // java.lang.Object, not in this dump
+		instanceSize     = 8              // two ints
+		thread, frame    = 1, 0           // the root's thread serial and frame
+		classSerial      = 1              // LOAD CLASS serial
+		time             = 0              // microseconds after the header's time
+		x, y             = 3, 4           // the fields' values
+	)
+	// Write errors of the underlying writer are kept: Flush returns the first.
+	for id, s := range []string{nameID: "Point", xID: "x", yID: "y"} {
+		if s != "" {
+			w.WriteRecord(hprof.TagString, time, enc.String(nil, uint64(id), []byte(s)))
+		}
+	}
+	w.WriteRecord(hprof.TagLoadClass, time, enc.LoadClass(nil, hprof.LoadClass{Serial: classSerial, ClassID: classID, Name: nameID}))
+	w.BeginHeapDump(hprof.TagHeapDumpSegment, time)
+	w.WriteSub(&hprof.SubRecord{Tag: hprof.SubClassDump, Class: hprof.ClassDump{
+		ID: classID, Super: objectClassID, InstanceSize: instanceSize,
+		Fields: []hprof.Field{{Name: xID, Type: hprof.Int}, {Name: yID, Type: hprof.Int}},
+	}})
+	w.WriteSub(&hprof.SubRecord{Tag: hprof.SubInstanceDump, ID: pointID, ClassID: classID, Data: []byte{0, 0, 0, x, 0, 0, 0, y}})
+	w.WriteSub(&hprof.SubRecord{Tag: hprof.SubRootJavaFrame, ID: pointID, Thread: thread, Frame: frame})
+	w.EndHeapDump()
+	w.WriteRecord(hprof.TagHeapDumpEnd, time, nil)
+	if err := w.Flush(); err != nil {
+		log.Fatal(err)
+	}
+
+	r, err := hprof.NewReader(&buf)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("%s, %d-byte IDs\n", r.Header().Version, r.IDSize())
+	dec := hprof.BodyDecoder{IDSize: r.IDSize()}
+	strings := map[uint64]string{}
+	for rec, err := range r.Records() {
+		if err != nil {
+			log.Fatal(err)
+		}
+		switch {
+		case rec.Tag == hprof.TagString:
+			body, err := r.Body()
+			if err != nil {
+				log.Fatal(err)
+			}
+			id, text, err := dec.String(rec, body)
+			if err != nil {
+				log.Fatal(err)
+			}
+			strings[id] = string(text) // text is valid until the next read: copy it
+		case rec.Tag == hprof.TagLoadClass:
+			body, err := r.Body()
+			if err != nil {
+				log.Fatal(err)
+			}
+			l, err := dec.LoadClass(rec, body)
+			if err != nil {
+				log.Fatal(err)
+			}
+			fmt.Printf("%s: class 0x%x is %s\n", rec.Tag, l.ClassID, strings[l.Name])
+		case rec.Tag.IsHeapDump():
+			fmt.Printf("%s of %d bytes:\n", rec.Tag, rec.Length)
+			for s, err := range r.SubRecords() {
+				if err != nil {
+					log.Fatal(err)
+				}
+				switch s.Tag {
+				case hprof.SubClassDump:
+					fmt.Printf("  %s 0x%x: %d fields, instances of %d bytes\n", s.Tag, s.ID, len(s.Class.Fields), s.Class.InstanceSize)
+				case hprof.SubInstanceDump:
+					fmt.Printf("  %s 0x%x of class 0x%x: % x\n", s.Tag, s.ID, s.ClassID, s.Data)
+				default:
+					fmt.Printf("  %s 0x%x\n", s.Tag, s.ID)
+				}
+			}
+		default:
+			fmt.Printf("%s\n", rec.Tag)
+		}
+	}
+	// Output:
+	// JAVA PROFILE 1.0.2, 4-byte IDs
+	// LOAD CLASS: class 0x1000 is Point
+	// HEAP DUMP SEGMENT of 91 bytes:
+	//   CLASS DUMP 0x1000: 2 fields, instances of 8 bytes
+	//   INSTANCE DUMP 0x2000 of class 0x1000: 00 00 00 03 00 00 00 04
+	//   ROOT JAVA FRAME 0x2000
+	// HEAP DUMP END
+}
