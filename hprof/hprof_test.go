@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/heapcrunch/heapcrunch/internal/testutil"
@@ -169,23 +171,88 @@ func TestUnknownSubRecord(t *testing.T) {
 	}
 }
 
-// TestCorruptCountNoHugeAlloc: an object array claiming 2^32-1 elements in a
-// short record must fail without allocating for them.
+// TestCorruptCountNoHugeAlloc: an array whose count asks for far more than
+// its record or file holds (up to 2^32-1 elements: 32 GiB of IDs) is a
+// *FormatError at the array's offset, and reading it allocates a few
+// kilobytes whatever the count: nothing is sized by the count before its
+// bytes are there. It measures bytes (runtime.MemStats.TotalAlloc), not
+// allocations, of NextSub alone (the Reader's own buffer is allocated
+// before), the least of three runs: -race and the test runner's own
+// goroutines do not make it fail.
 func TestCorruptCountNoHugeAlloc(t *testing.T) {
-	body := []byte{byte(SubObjectArrayDump), 0, 0, 0, 1, 0, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 2}
-	var buf bytes.Buffer
-	w, _ := NewWriter(&buf, Header{Version: Version102, IDSize: 4})
-	w.WriteRecord(TagHeapDump, 0, body)
-	w.Flush()
-	r, _ := NewReader(bytes.NewReader(buf.Bytes()))
-	r.Next()
-	var s SubRecord
-	allocs := testing.AllocsPerRun(1, func() { r2, _ := NewReader(bytes.NewReader(buf.Bytes())); r2.Next(); r2.NextSub(&s) })
-	if err := r.NextSub(&s); err == nil {
-		t.Fatal("no error")
-	}
-	if allocs > 10 || cap(s.Elements) > 0 {
-		t.Fatalf("allocated for a corrupt count: %v allocs, cap %d", allocs, cap(s.Elements))
+	const limit = 64 << 10   // bytes; a count of 2^17 IDs would take 1 MiB
+	const subOffset = 31 + 9 // after the header ("JAVA PROFILE 1.0.2\0", ID size, time) and the record header
+	be32 := func(b []byte, v uint32) []byte { return append(b, byte(v>>24), byte(v>>16), byte(v>>8), byte(v)) }
+	for _, c := range []struct {
+		name      string
+		body      func(n uint32) []byte
+		elemSize  int
+		truncate  bool // the record claims 4 GiB and the file ends after body
+		arrayData bool
+	}{
+		{"object array in a short record", func(n uint32) []byte {
+			b := be32(be32(be32([]byte{byte(SubObjectArrayDump)}, 1), 0), n)
+			return be32(be32(be32(b, 2), 0x10), 0x14) // class, then 2 elements
+		}, 4, false, false},
+		{"object array in a truncated file", func(n uint32) []byte {
+			b := be32(be32(be32([]byte{byte(SubObjectArrayDump)}, 1), 0), n)
+			return be32(be32(be32(b, 2), 0x10), 0x14)
+		}, 4, true, false},
+		{"long array in a short record", func(n uint32) []byte {
+			b := be32(be32(be32([]byte{byte(SubPrimitiveArrayDump)}, 1), 0), n)
+			return append(b, byte(Long), 1, 2, 3, 4, 5, 6, 7, 8)
+		}, 8, false, true},
+		{"long array in a truncated file", func(n uint32) []byte {
+			b := be32(be32(be32([]byte{byte(SubPrimitiveArrayDump)}, 1), 0), n)
+			return append(b, byte(Long), 1, 2, 3, 4, 5, 6, 7, 8)
+		}, 8, true, true},
+	} {
+		for _, n := range []uint32{1 << 17, 1 << 24, 1<<32 - 1} {
+			var buf bytes.Buffer
+			w, _ := NewWriter(&buf, Header{Version: Version102, IDSize: 4})
+			w.WriteRecord(TagHeapDump, 0, c.body(n))
+			w.Flush()
+			data := buf.Bytes()
+			// Elements beyond the record: the reader says so; within the
+			// record but beyond the file: the file is truncated.
+			want, truncated := "run past the end of its HEAP DUMP", false
+			if c.truncate {
+				copy(data[subOffset-4:], []byte{0xFF, 0xFF, 0xFF, 0xFF})
+				if int64(n)*int64(c.elemSize) < 1<<32-32 {
+					want, truncated = "truncated", true
+				}
+			}
+			least := uint64(1 << 63)
+			var err error
+			var s SubRecord
+			for range 3 {
+				r, rerr := NewReader(bytes.NewReader(data))
+				if rerr != nil {
+					t.Fatal(rerr)
+				}
+				r.ArrayData = c.arrayData
+				if _, rerr := r.Next(); rerr != nil {
+					t.Fatal(rerr)
+				}
+				s = SubRecord{}
+				var before, after runtime.MemStats
+				runtime.ReadMemStats(&before)
+				err = r.NextSub(&s)
+				runtime.ReadMemStats(&after)
+				least = min(least, after.TotalAlloc-before.TotalAlloc)
+			}
+			var fe *FormatError
+			if !errors.As(err, &fe) || fe.Offset != subOffset || !strings.Contains(err.Error(), want) {
+				t.Errorf("%s, count %d: error %v, want a *FormatError at offset %d saying %q", c.name, n, err, subOffset, want)
+			}
+			if truncated && !errors.Is(err, io.ErrUnexpectedEOF) {
+				t.Errorf("%s, count %d: error %v does not wrap io.ErrUnexpectedEOF", c.name, n, err)
+			}
+			if least > limit || len(s.Elements) > 2 || len(s.Data) > 8 {
+				t.Fatalf("%s, count %d: NextSub allocated %d bytes (limit %d), kept %d elements and %d data bytes",
+					c.name, n, least, limit, len(s.Elements), len(s.Data))
+			}
+		}
 	}
 }
 
