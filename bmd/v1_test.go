@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -336,31 +337,76 @@ func TestV1SpecExample(t *testing.T) {
 }
 
 // TestV1BadInput: damaged input gives a FormatError with an offset, never a
-// panic or a huge allocation.
+// panic or a huge allocation. A file cut anywhere reads back as exactly
+// the records before the cut: cut between two records (version 1 has no
+// end marker), they end with io.EOF; cut inside the header, the error is
+// a truncated header at offset 0; cut inside a record, the error is a
+// truncation of that record, named, at its offset.
 func TestV1BadInput(t *testing.T) {
-	good, _ := v1Sample(t)
-	// Every truncation is either a clean end between records or an error.
-	for n := 0; n < len(good); n++ {
+	good, want := v1Sample(t)
+	// bounds[i] is the offset of record i, bounds[len(want)] the end.
+	r, err := NewV1Reader(bytes.NewReader(good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bounds := []int64{r.Offset()}
+	for {
+		if _, err := r.Next(); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		bounds = append(bounds, r.Offset())
+	}
+	if len(bounds) != len(want)+1 || bounds[len(want)] != int64(len(good)) {
+		t.Fatalf("test premise: %d records end at %v, want %d ending at %d", len(bounds)-1, bounds, len(want), len(good))
+	}
+	for n := 0; n <= len(good); n++ {
 		r, err := NewV1Reader(bytes.NewReader(good[:n]))
-		if err != nil {
+		if int64(n) < bounds[0] {
 			var fe *FormatError
-			if !errors.As(err, &fe) {
-				t.Fatalf("cut at %d: %v is not a FormatError", n, err)
+			switch {
+			case !errors.As(err, &fe) || fe.Offset != 0 || fe.Record != "header":
+				t.Errorf("cut at %d, in the header: %v, want a FormatError in the header at offset 0", n, err)
+			case n == 0 && !errors.Is(err, ErrNotBMD):
+				t.Errorf("empty input: %v, want ErrNotBMD", err)
+			case n > 0 && !errors.Is(err, io.ErrUnexpectedEOF):
+				t.Errorf("cut at %d, in the header: %v, want a truncation", n, err)
 			}
 			continue
 		}
+		if err != nil {
+			t.Fatalf("cut at %d, after the header: %v", n, err)
+		}
+		var got []V1Record
 		for {
-			_, err := r.Next()
-			if err == io.EOF {
+			var rec *V1Record
+			if rec, err = r.Next(); err != nil {
 				break
 			}
-			if err != nil {
-				var fe *FormatError
-				if !errors.As(err, &fe) || !errors.Is(err, io.ErrUnexpectedEOF) {
-					t.Fatalf("cut at %d: %v", n, err)
-				}
-				break
+			got = append(got, normalize(rec))
+		}
+		k := 0 // the records wholly before the cut
+		for k < len(want) && bounds[k+1] <= int64(n) {
+			k++
+		}
+		if len(got) != k {
+			t.Fatalf("cut at %d: %d records read, want the %d before the cut", n, len(got), k)
+		}
+		for i := range got {
+			if w := normalize(&want[i]); !reflect.DeepEqual(got[i], w) {
+				t.Fatalf("cut at %d: record %d:\n got %+v\nwant %+v", n, i, got[i], w)
 			}
+		}
+		if int64(n) == bounds[k] {
+			if err != io.EOF {
+				t.Errorf("cut at %d, between records: %v, want io.EOF", n, err)
+			}
+			continue
+		}
+		var fe *FormatError
+		if !errors.As(err, &fe) || !errors.Is(err, io.ErrUnexpectedEOF) || fe.Offset != bounds[k] || fe.Record != want[k].Tag.String() {
+			t.Errorf("cut at %d: %v, want a truncated %s record at offset %d", n, err, want[k].Tag, bounds[k])
 		}
 	}
 	hdr := "01 00"
@@ -409,16 +455,41 @@ func TestV1BadInput(t *testing.T) {
 	}
 }
 
-// TestV1HugeCountsAllocate: a count of 2^31-1 with nothing behind it must
-// not allocate for the count.
+// TestV1HugeCountsAllocate: a count or length of 2^31-1 with nothing
+// behind it is a truncation error, and reading it allocates a few
+// kilobytes, not memory for the count (a string, an object array, roots,
+// a legacy record). It measures the bytes (runtime.MemStats.TotalAlloc)
+// Next allocates, the reader and its buffer made before, the least of
+// three runs: -race and other goroutines do not make it fail.
 func TestV1HugeCountsAllocate(t *testing.T) {
-	in := mustHex(t, "01 00 06 01 01 feffffff07 00")
-	allocs := testing.AllocsPerRun(5, func() {
-		r, _ := NewV1Reader(bytes.NewReader(in))
-		r.Next()
-	})
-	if allocs > 20 {
-		t.Errorf("%v allocations", allocs)
+	const limit = 64 << 10 // the smallest claim here would take 2 GiB
+	for _, in := range []string{
+		"01 00 01 01 feffffff07 41",    // STRING of 2^31-1 bytes
+		"01 00 06 01 01 feffffff07 00", // OBJECT ARRAY of 2^31-1 elements
+		"01 00 05 feffffff07 01",       // ROOT OBJECTS
+		"01 00 08 01 feffffff07 01",    // LEGACY HPROF RECORD
+	} {
+		data := mustHex(t, in)
+		least := uint64(1 << 63)
+		var err error
+		for range 3 {
+			r, rerr := NewV1Reader(bytes.NewReader(data))
+			if rerr != nil {
+				t.Fatal(rerr)
+			}
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			_, err = r.Next()
+			runtime.ReadMemStats(&after)
+			least = min(least, after.TotalAlloc-before.TotalAlloc)
+		}
+		var fe *FormatError
+		if !errors.As(err, &fe) || !errors.Is(err, io.ErrUnexpectedEOF) || fe.Offset != 2 {
+			t.Errorf("%s: %v, want a truncation at offset 2", in, err)
+		}
+		if least > limit {
+			t.Errorf("%s: Next allocated %d bytes", in, least)
+		}
 	}
 }
 

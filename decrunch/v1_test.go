@@ -348,7 +348,14 @@ func TestV1OwnLegacyRecords(t *testing.T) {
 }
 
 // TestV1BadInput: damaged version 1 input gives an error with an offset,
-// and --salvage writes what precedes the damage.
+// and --salvage writes what precedes the damage. Cut at any of 200
+// places, a real file gives: inside a record, a *bmd.FormatError that
+// names the truncated record and its offset, and with Salvage the same
+// error in Stats.Salvaged and exactly the HPROF of the file cut at the
+// last record boundary before the damage, byte for byte (but see
+// v1SalvageKeeps for class definitions); between two records (version 1
+// has no end marker), no error; inside the header, an error in the
+// header, even with Salvage.
 func TestV1BadInput(t *testing.T) {
 	good := originalStyleFile(t)
 	for _, c := range []struct {
@@ -375,12 +382,85 @@ func TestV1BadInput(t *testing.T) {
 			t.Errorf("%s salvage: output does not read: %v", c.name, err)
 		}
 	}
-	// Every cut of a real file is an error or a clean end, never a panic.
 	src := testutil.ReadAll(t, testutil.Fixture("sample32.hprof.gz"))
 	b := crunchV1Bytes(t, src, crunch.Options{})
+	bounds, tags := v1Records(t, b)
+	kinds := map[bmd.V1Tag]bool{}
 	for n := 0; n < len(b); n += 1 + len(b)/200 {
-		Decrunch(bytes.NewReader(b[:n]), io.Discard, Options{})
+		_, err := Decrunch(bytes.NewReader(b[:n]), io.Discard, Options{})
+		var out bytes.Buffer
+		st, serr := Decrunch(bytes.NewReader(b[:n]), &out, Options{Salvage: true})
+		var fe *bmd.FormatError
+		if int64(n) < bounds[0] {
+			if !errors.As(err, &fe) || fe.Record != "header" || serr == nil {
+				t.Errorf("cut at %d, in the header: %v; with salvage %v; want an error in the header", n, err, serr)
+			}
+			continue
+		}
+		k := sort.Search(len(bounds), func(i int) bool { return bounds[i] > int64(n) }) - 1 // the record cut
+		if int64(n) == bounds[k] {
+			if err != nil || serr != nil || st.Salvaged != nil {
+				t.Errorf("cut at %d, between two records: %v; with salvage %v, %v; want no error", n, err, serr, st)
+			}
+			continue
+		}
+		kinds[tags[k]] = true
+		where := fmt.Sprintf("truncated in %s record at offset %d", tags[k], bounds[k])
+		if !errors.As(err, &fe) || !errors.Is(err, io.ErrUnexpectedEOF) || fe.Offset != bounds[k] || !strings.Contains(err.Error(), where) {
+			t.Errorf("cut at %d: %v, want an error saying %q", n, err, where)
+			continue
+		}
+		if serr != nil || st.Salvaged == nil || st.Salvaged.Error() != err.Error() {
+			t.Errorf("cut at %d: salvage: %v, reported damage %v, want none and %v", n, serr, st, err)
+			continue
+		}
+		keep := v1SalvageKeeps(bounds, tags, k)
+		want, _ := decrunchV1Bytes(t, b[:keep], Options{})
+		if !bytes.Equal(out.Bytes(), want) {
+			t.Errorf("cut at %d (in a %s record at offset %d): the salvaged HPROF (%d bytes) is not that of the file cut at %d (%d bytes)",
+				n, tags[k], bounds[k], out.Len(), keep, len(want))
+		}
 	}
+	for _, k := range []bmd.V1Tag{bmd.V1ClassDefinition, bmd.V1InstanceDump, bmd.V1ObjectArray, bmd.V1String} {
+		if !kinds[k] {
+			t.Errorf("test premise: no cut inside a %s record", k)
+		}
+	}
+}
+
+// v1Records returns the offsets of the records of a version 1 file
+// (bounds[i] is that of record i, the last one the end of the file) and
+// their tags.
+func v1Records(t *testing.T, b []byte) (bounds []int64, tags []bmd.V1Tag) {
+	t.Helper()
+	r, err := bmd.NewV1Reader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bounds = []int64{r.Offset()}
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			return bounds, tags
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		bounds, tags = append(bounds, r.Offset()), append(tags, rec.Tag)
+	}
+}
+
+// v1SalvageKeeps returns where a salvage of a version 1 file damaged in
+// record k ends what it keeps: the start of record k, or of the run of
+// CLASS DEFINITION records just before it (or holding it). V1Source gives
+// out a run of class definitions only when the record after it is read
+// (their LOAD CLASS records and the CLASS records go together), so damage
+// there loses the run with it.
+func v1SalvageKeeps(bounds []int64, tags []bmd.V1Tag, k int) int64 {
+	for k > 0 && tags[k-1] == bmd.V1ClassDefinition {
+		k--
+	}
+	return bounds[k]
 }
 
 func TestNameTableForHash(t *testing.T) {
