@@ -103,139 +103,189 @@ func Prefix(src []byte, max int) []byte {
 // INFOs, and the strings that name what is kept. crunch accepts the result
 // whenever it accepts src.
 func Sample(src []byte) ([]byte, error) {
-	const (
-		maxInstances = 12
-		maxInstData  = 256
-		maxElems     = 6
-		perKind      = 2
-	)
-	// Pass 1: choose.
-	r, err := hprof.NewReader(bytes.NewReader(src))
-	if err != nil {
+	var p sampler
+	if err := p.choose(src); err != nil {
 		return nil, err
 	}
-	dec := hprof.BodyDecoder{IDSize: r.IDSize()}
-	classes := map[uint64]*hprof.ClassDump{}
-	var classOrder []uint64
-	loadName := map[uint64]uint64{}
-	wantSID := map[uint64]bool{}
-	keepSub := map[int]bool{}
-	subKinds := map[hprof.SubTag]int{}
-	primKinds := map[hprof.BasicType]int{}
-	instClass := map[uint64]bool{}
-	wantClass := map[uint64]bool{}
-	topKinds := map[hprof.Tag]int{}
-	nInst, nInfo, ord := 0, 0, 0
-	var s hprof.SubRecord
+	p.closeClasses()
+	return p.write(src)
+}
+
+// What Sample keeps.
+const (
+	maxInstances = 12
+	maxInstData  = 256
+	maxElems     = 6
+	perKind      = 2
+)
+
+// sampler is the state of Sample: what the first pass chooses, which the
+// second pass writes.
+type sampler struct {
+	dec        hprof.BodyDecoder
+	classes    map[uint64]*hprof.ClassDump // first CLASS DUMP of each class
+	classOrder []uint64                    // classes in the order of their first dump
+	loadName   map[uint64]uint64           // class ID -> name string ID (LOAD CLASS)
+	wantSID    map[uint64]bool             // string IDs to keep
+	keepSub    map[int]bool                // heap sub-records to keep, by ordinal
+	subKinds   map[hprof.SubTag]int
+	primKinds  map[hprof.BasicType]int
+	instClass  map[uint64]bool // classes with a kept instance
+	wantClass  map[uint64]bool // classes whose CLASS DUMP and LOAD CLASS are kept
+	topKinds   map[hprof.Tag]int
+	nInst      int
+	nInfo      int
+	ord        int             // ordinal of the current heap sub-record
+	s          hprof.SubRecord // shared by both passes
+}
+
+// choose is the first pass: it reads src and picks the records to keep.
+func (p *sampler) choose(src []byte) error {
+	r, err := hprof.NewReader(bytes.NewReader(src))
+	if err != nil {
+		return err
+	}
+	p.dec = hprof.BodyDecoder{IDSize: r.IDSize()}
+	p.classes = map[uint64]*hprof.ClassDump{}
+	p.loadName = map[uint64]uint64{}
+	p.wantSID = map[uint64]bool{}
+	p.keepSub = map[int]bool{}
+	p.subKinds = map[hprof.SubTag]int{}
+	p.primKinds = map[hprof.BasicType]int{}
+	p.instClass = map[uint64]bool{}
+	p.wantClass = map[uint64]bool{}
+	p.topKinds = map[hprof.Tag]int{}
 	for {
 		rec, err := r.Next()
 		if err == io.EOF {
-			break
+			return nil
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
 		switch {
 		case rec.Tag == hprof.TagLoadClass:
 			body, err := r.Body()
 			if err != nil {
-				return nil, err
+				return err
 			}
-			if lc, err := dec.LoadClass(rec, body); err == nil {
-				loadName[lc.ClassID] = lc.Name
+			if lc, err := p.dec.LoadClass(rec, body); err == nil {
+				p.loadName[lc.ClassID] = lc.Name
 			}
 		case rec.Tag == hprof.TagStartThread || rec.Tag == hprof.TagStackFrame:
 			body, err := r.Body()
 			if err != nil {
-				return nil, err
+				return err
 			}
-			topKinds[rec.Tag]++
-			if topKinds[rec.Tag] > perKind+1 {
-				continue
-			}
-			if rec.Tag == hprof.TagStartThread {
-				if t, err := dec.StartThread(rec, body); err == nil {
-					wantSID[t.Name], wantSID[t.Group], wantSID[t.ParentGroup] = true, true, true
-				}
-			} else if f, err := dec.StackFrame(rec, body); err == nil {
-				wantSID[f.Method], wantSID[f.Signature], wantSID[f.SourceFile] = true, true, true
-			}
+			p.chooseNames(rec, body)
 		case rec.Tag.IsHeapDump():
-			for {
-				err := r.NextSub(&s)
-				if err == io.EOF {
-					break
-				}
-				if err != nil {
-					return nil, err
-				}
-				ord++
-				switch {
-				case s.Tag == hprof.SubClassDump:
-					if _, dup := classes[s.ID]; !dup {
-						classes[s.ID] = s.Class.Clone()
-						classOrder = append(classOrder, s.ID)
-					}
-				case s.Tag == hprof.SubInstanceDump:
-					if nInst < maxInstances && len(s.Data) <= maxInstData && !instClass[s.ClassID] {
-						nInst++
-						instClass[s.ClassID] = true
-						keepSub[ord] = true
-					}
-				case s.Tag == hprof.SubPrimitiveArrayDump:
-					if primKinds[s.ElemType] < 1 {
-						primKinds[s.ElemType]++
-						keepSub[ord] = true
-					}
-				case s.Tag == hprof.SubHeapDumpInfo:
-					if nInfo < 4 {
-						nInfo++
-						keepSub[ord] = true
-						wantSID[s.HeapName] = true
-					}
-				default:
-					if subKinds[s.Tag] < perKind {
-						subKinds[s.Tag]++
-						keepSub[ord] = true
-						if s.Tag == hprof.SubObjectArrayDump {
-							wantClass[s.ClassID] = true
-						}
-					}
+			if err := p.chooseSubs(r); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// chooseNames keeps the names of the first START THREAD and STACK FRAME
+// records.
+func (p *sampler) chooseNames(rec hprof.Record, body []byte) {
+	p.topKinds[rec.Tag]++
+	if p.topKinds[rec.Tag] > perKind+1 {
+		return
+	}
+	if rec.Tag == hprof.TagStartThread {
+		if t, err := p.dec.StartThread(rec, body); err == nil {
+			p.wantSID[t.Name], p.wantSID[t.Group], p.wantSID[t.ParentGroup] = true, true, true
+		}
+	} else if f, err := p.dec.StackFrame(rec, body); err == nil {
+		p.wantSID[f.Method], p.wantSID[f.Signature], p.wantSID[f.SourceFile] = true, true, true
+	}
+}
+
+// chooseSubs reads the sub-records of a heap dump record, remembering
+// every class and choosing the other sub-records to keep.
+func (p *sampler) chooseSubs(r *hprof.Reader) error {
+	s := &p.s
+	for {
+		err := r.NextSub(s)
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		p.ord++
+		switch {
+		case s.Tag == hprof.SubClassDump:
+			if _, dup := p.classes[s.ID]; !dup {
+				p.classes[s.ID] = s.Class.Clone()
+				p.classOrder = append(p.classOrder, s.ID)
+			}
+		case s.Tag == hprof.SubInstanceDump:
+			if p.nInst < maxInstances && len(s.Data) <= maxInstData && !p.instClass[s.ClassID] {
+				p.nInst++
+				p.instClass[s.ClassID] = true
+				p.keepSub[p.ord] = true
+			}
+		case s.Tag == hprof.SubPrimitiveArrayDump:
+			if p.primKinds[s.ElemType] < 1 {
+				p.primKinds[s.ElemType]++
+				p.keepSub[p.ord] = true
+			}
+		case s.Tag == hprof.SubHeapDumpInfo:
+			if p.nInfo < 4 {
+				p.nInfo++
+				p.keepSub[p.ord] = true
+				p.wantSID[s.HeapName] = true
+			}
+		default:
+			if p.subKinds[s.Tag] < perKind {
+				p.subKinds[s.Tag]++
+				p.keepSub[p.ord] = true
+				if s.Tag == hprof.SubObjectArrayDump {
+					p.wantClass[s.ClassID] = true
 				}
 			}
 		}
 	}
-	// The classes of the kept instances and arrays, their super chains,
-	// and the first few classes of the dump.
-	for i, id := range classOrder {
+}
+
+// closeClasses adds to the classes kept those of the kept instances and
+// arrays, their super chains, and the first few classes of the dump, and
+// to the strings kept the names of the classes kept and of their fields.
+func (p *sampler) closeClasses() {
+	for i, id := range p.classOrder {
 		if i < 3 {
-			wantClass[id] = true
+			p.wantClass[id] = true
 		}
 	}
-	for id := range instClass {
-		wantClass[id] = true
+	for id := range p.instClass {
+		p.wantClass[id] = true
 	}
-	for id := range wantClass {
-		for c, n := classes[id], 0; c != nil && n <= len(classes); n++ {
-			wantClass[c.ID] = true
-			c = classes[c.Super]
+	for id := range p.wantClass {
+		for c, n := p.classes[id], 0; c != nil && n <= len(p.classes); n++ {
+			p.wantClass[c.ID] = true
+			c = p.classes[c.Super]
 		}
 	}
-	for id := range wantClass {
-		wantSID[loadName[id]] = true
-		if c := classes[id]; c != nil {
+	for id := range p.wantClass {
+		p.wantSID[p.loadName[id]] = true
+		if c := p.classes[id]; c != nil {
 			for _, f := range c.Fields {
-				wantSID[f.Name] = true
+				p.wantSID[f.Name] = true
 			}
 			for _, f := range c.Statics {
-				wantSID[f.Name] = true
+				p.wantSID[f.Name] = true
 			}
 		}
 	}
-	delete(wantSID, 0)
+	delete(p.wantSID, 0)
+}
 
-	// Pass 2: write.
-	r, err = hprof.NewReader(bytes.NewReader(src))
+// write is the second pass: it reads src again and writes what was
+// chosen.
+func (p *sampler) write(src []byte) ([]byte, error) {
+	r, err := hprof.NewReader(bytes.NewReader(src))
 	if err != nil {
 		return nil, err
 	}
@@ -245,9 +295,9 @@ func Sample(src []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	topKinds = map[hprof.Tag]int{}
+	p.topKinds = map[hprof.Tag]int{}
 	wroteClass := map[uint64]bool{}
-	ord = 0
+	p.ord = 0
 	for {
 		rec, err := r.Next()
 		if err == io.EOF {
@@ -257,50 +307,8 @@ func Sample(src []byte) ([]byte, error) {
 			return nil, err
 		}
 		if rec.Tag.IsHeapDump() {
-			begun := false
-			for {
-				err := r.NextSub(&s)
-				if err == io.EOF {
-					break
-				}
-				if err != nil {
-					return nil, err
-				}
-				ord++
-				keep := keepSub[ord]
-				if s.Tag == hprof.SubClassDump {
-					keep = wantClass[s.ID] && !wroteClass[s.ID]
-					wroteClass[s.ID] = true
-				}
-				if !keep {
-					continue
-				}
-				if !begun {
-					if err := w.BeginHeapDump(rec.Tag, rec.Time); err != nil {
-						return nil, err
-					}
-					begun = true
-				}
-				switch s.Tag {
-				case hprof.SubObjectArrayDump:
-					if len(s.Elements) > maxElems {
-						s.Elements = s.Elements[:maxElems]
-					}
-					s.Length = uint32(len(s.Elements))
-				case hprof.SubPrimitiveArrayDump:
-					if s.Length > maxElems {
-						s.Length = maxElems
-						s.Data = s.Data[:maxElems*s.ElemType.Size(r.IDSize())]
-					}
-				}
-				if err := w.WriteSub(&s); err != nil {
-					return nil, err
-				}
-			}
-			if begun {
-				if err := w.EndHeapDump(); err != nil {
-					return nil, err
-				}
+			if err := p.writeSubs(r, w, rec, wroteClass); err != nil {
+				return nil, err
 			}
 			continue
 		}
@@ -308,25 +316,7 @@ func Sample(src []byte) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		keep := false
-		switch rec.Tag {
-		case hprof.TagString:
-			id, text, err := dec.String(rec, body)
-			topKinds[rec.Tag]++
-			keep = err == nil && (wantSID[id] || topKinds[rec.Tag] <= 4) && len(text) <= 512
-		case hprof.TagLoadClass:
-			lc, err := dec.LoadClass(rec, body)
-			keep = err == nil && wantClass[lc.ClassID]
-		case hprof.TagStackTrace:
-			topKinds[rec.Tag]++
-			keep = topKinds[rec.Tag] <= perKind+1 && len(body) <= 12+8*8
-		case hprof.TagHeapDumpEnd:
-			keep = true
-		default:
-			topKinds[rec.Tag]++
-			keep = topKinds[rec.Tag] <= perKind+1 && len(body) <= 512
-		}
-		if keep {
+		if p.keepTop(rec, body) {
 			if err := w.WriteRecord(rec.Tag, rec.Time, body); err != nil {
 				return nil, err
 			}
@@ -336,6 +326,80 @@ func Sample(src []byte) ([]byte, error) {
 		return nil, err
 	}
 	return out.Bytes(), nil
+}
+
+// writeSubs writes the chosen sub-records of heap dump record rec, the
+// first dump of each class kept, and arrays cut to maxElems elements, in
+// a heap dump record of its own if any.
+func (p *sampler) writeSubs(r *hprof.Reader, w *hprof.Writer, rec hprof.Record, wroteClass map[uint64]bool) error {
+	s := &p.s
+	begun := false
+	for {
+		err := r.NextSub(s)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		p.ord++
+		keep := p.keepSub[p.ord]
+		if s.Tag == hprof.SubClassDump {
+			keep = p.wantClass[s.ID] && !wroteClass[s.ID]
+			wroteClass[s.ID] = true
+		}
+		if !keep {
+			continue
+		}
+		if !begun {
+			if err := w.BeginHeapDump(rec.Tag, rec.Time); err != nil {
+				return err
+			}
+			begun = true
+		}
+		switch s.Tag {
+		case hprof.SubObjectArrayDump:
+			if len(s.Elements) > maxElems {
+				s.Elements = s.Elements[:maxElems]
+			}
+			s.Length = uint32(len(s.Elements))
+		case hprof.SubPrimitiveArrayDump:
+			if s.Length > maxElems {
+				s.Length = maxElems
+				s.Data = s.Data[:maxElems*s.ElemType.Size(r.IDSize())]
+			}
+		}
+		if err := w.WriteSub(s); err != nil {
+			return err
+		}
+	}
+	if begun {
+		return w.EndHeapDump()
+	}
+	return nil
+}
+
+// keepTop says whether the second pass keeps a top-level record: the
+// strings chosen and the first few, the LOAD CLASS records of the classes
+// kept, HEAP DUMP END, and the first few small records of other kinds.
+func (p *sampler) keepTop(rec hprof.Record, body []byte) bool {
+	switch rec.Tag {
+	case hprof.TagString:
+		id, text, err := p.dec.String(rec, body)
+		p.topKinds[rec.Tag]++
+		return err == nil && (p.wantSID[id] || p.topKinds[rec.Tag] <= 4) && len(text) <= 512
+	case hprof.TagLoadClass:
+		lc, err := p.dec.LoadClass(rec, body)
+		return err == nil && p.wantClass[lc.ClassID]
+	case hprof.TagStackTrace:
+		p.topKinds[rec.Tag]++
+		return p.topKinds[rec.Tag] <= perKind+1 && len(body) <= 12+8*8
+	case hprof.TagHeapDumpEnd:
+		return true
+	default:
+		p.topKinds[rec.Tag]++
+		return p.topKinds[rec.Tag] <= perKind+1 && len(body) <= 512
+	}
 }
 
 // Seeds returns, for each dump of Dumps, its Sample and its Prefix of max
