@@ -47,121 +47,157 @@ func (n *mappedName) add(name string) {
 // the others name methods inlined into it and are not taken as originals.
 // A malformed line is a *FormatError whose message gives its line number.
 func ParseMapping(r io.Reader) (*Mapping, error) {
-	m := &Mapping{classes: make(map[string]*mappedClass)}
-	var cur *mappedClass
-	// The pending method line: R8's inline frames share obfuscated name and
-	// range, and the last of them is the real method.
-	var pendName, pendObf, pendRange string
-	flush := func() {
-		if pendObf != "" && cur != nil {
-			if cur.methods == nil {
-				cur.methods = make(map[string]mappedName)
-			}
-			n := cur.methods[pendObf]
-			n.add(pendName)
-			cur.methods[pendObf] = n
-		}
-		pendName, pendObf, pendRange = "", "", ""
-	}
-	err := scanLines(r, func(raw []byte, lineNo int, off int64) error {
-		if lineNo == 1 {
-			raw = trimBOM(raw)
-		}
-		line := string(raw)
-		body := strings.TrimLeft(line, " \t")
-		if body == "" || body[0] == '#' {
-			return nil
-		}
-		bad := func(msg string) error {
-			return formatErr(off, fmt.Sprintf("mapping line %d: %s", lineNo, msg))
-		}
-		left, right, ok := strings.Cut(body, " -> ")
-		if !ok {
-			return bad(`no " -> "`)
-		}
-		left = strings.TrimSpace(left)
-		right = strings.TrimSpace(right)
-		if len(body) == len(line) {
-			// A class line: "original -> obfuscated:".
-			flush()
-			obf, ok := strings.CutSuffix(right, ":")
-			obf = strings.TrimSpace(obf)
-			if !ok || obf == "" || left == "" || strings.ContainsAny(obf, " \t") || strings.ContainsAny(left, " \t") {
-				return bad(`class line is not "original -> obfuscated:"`)
-			}
-			c := m.classes[obf]
-			if c == nil {
-				c = &mappedClass{original: left}
-				m.classes[obf] = c
-			} else if c.original != left {
-				c.ambiguous = true
-			}
-			cur = c
-			return nil
-		}
-		if cur == nil {
-			return bad("member line before any class line")
-		}
-		if right == "" || strings.ContainsAny(right, " \t") {
-			return bad("bad obfuscated member name")
-		}
-		// Member: [a:b:]type name[(args)[:c[:d]]]
-		var lineRange string
-		if left != "" && isDigit(left[0]) {
-			i := 0
-			for k := 0; k < 2; k++ {
-				j := i
-				for j < len(left) && isDigit(left[j]) {
-					j++
-				}
-				if j == i || j >= len(left) || left[j] != ':' {
-					return bad("bad line range")
-				}
-				i = j + 1
-			}
-			lineRange = left[:i]
-			left = left[i:]
-		}
-		sp := strings.LastIndexAny(left, " \t")
-		open := strings.IndexByte(left, '(')
-		if open < 0 {
-			// A field: "type name".
-			flush()
-			if lineRange != "" {
-				return bad("field with a line range")
-			}
-			if sp <= 0 || sp == len(left)-1 {
-				return bad(`field is not "type name"`)
-			}
-			if cur.fields == nil {
-				cur.fields = make(map[string]mappedName)
-			}
-			n := cur.fields[right]
-			n.add(simpleName(left[sp+1:]))
-			cur.fields[right] = n
-			return nil
-		}
-		// A method: "type name(args)" with an optional ":c" or ":c:d".
-		head := left[:open]
-		sp = strings.LastIndexAny(head, " \t")
-		if sp <= 0 || sp == len(head)-1 {
-			return bad(`method is not "type name(arguments)"`)
-		}
-		if strings.IndexByte(left[open:], ')') < 0 {
-			return bad(`method arguments have no ")"`)
-		}
-		name := simpleName(head[sp+1:])
-		if lineRange == "" || lineRange != pendRange || right != pendObf {
-			flush()
-		}
-		pendName, pendObf, pendRange = name, right, lineRange
-		return nil
-	})
-	flush()
+	p := &mappingParser{m: &Mapping{classes: make(map[string]*mappedClass)}}
+	err := scanLines(r, p.line)
+	p.flush()
 	if err != nil {
 		return nil, err
 	}
-	return m, nil
+	return p.m, nil
+}
+
+// mappingParser is the state of ParseMapping between lines.
+type mappingParser struct {
+	m   *Mapping
+	cur *mappedClass // the class of the member lines that follow
+	// The pending method line: R8's inline frames share obfuscated name
+	// and range, and the last of them is the real method.
+	pendName, pendObf, pendRange string
+}
+
+// flush records the pending method line, if any.
+func (p *mappingParser) flush() {
+	if p.pendObf != "" && p.cur != nil {
+		if p.cur.methods == nil {
+			p.cur.methods = make(map[string]mappedName)
+		}
+		n := p.cur.methods[p.pendObf]
+		n.add(p.pendName)
+		p.cur.methods[p.pendObf] = n
+	}
+	p.pendName, p.pendObf, p.pendRange = "", "", ""
+}
+
+// line parses one line of the file, numbered from 1, at offset off.
+func (p *mappingParser) line(raw []byte, lineNo int, off int64) error {
+	if lineNo == 1 {
+		raw = trimBOM(raw)
+	}
+	line := string(raw)
+	body := strings.TrimLeft(line, " \t")
+	if body == "" || body[0] == '#' {
+		return nil
+	}
+	bad := func(msg string) error {
+		return formatErr(off, fmt.Sprintf("mapping line %d: %s", lineNo, msg))
+	}
+	left, right, ok := strings.Cut(body, " -> ")
+	if !ok {
+		return bad(`no " -> "`)
+	}
+	left = strings.TrimSpace(left)
+	right = strings.TrimSpace(right)
+	if len(body) == len(line) {
+		if msg := p.class(left, right); msg != "" {
+			return bad(msg)
+		}
+		return nil
+	}
+	if p.cur == nil {
+		return bad("member line before any class line")
+	}
+	if right == "" || strings.ContainsAny(right, " \t") {
+		return bad("bad obfuscated member name")
+	}
+	if msg := p.member(left, right); msg != "" {
+		return bad(msg)
+	}
+	return nil
+}
+
+// class takes a class line, "original -> obfuscated:", split at the
+// arrow. It returns what is wrong with it, or "".
+func (p *mappingParser) class(left, right string) string {
+	p.flush()
+	obf, ok := strings.CutSuffix(right, ":")
+	obf = strings.TrimSpace(obf)
+	if !ok || obf == "" || left == "" || strings.ContainsAny(obf, " \t") || strings.ContainsAny(left, " \t") {
+		return `class line is not "original -> obfuscated:"`
+	}
+	c := p.m.classes[obf]
+	if c == nil {
+		c = &mappedClass{original: left}
+		p.m.classes[obf] = c
+	} else if c.original != left {
+		c.ambiguous = true
+	}
+	p.cur = c
+	return ""
+}
+
+// member takes a member line of the current class, split at the arrow:
+// "[a:b:]type name[(args)[:c[:d]]] -> obfuscated". It returns what is
+// wrong with it, or "".
+func (p *mappingParser) member(left, obf string) string {
+	lineRange, left, ok := cutLineRange(left)
+	if !ok {
+		return "bad line range"
+	}
+	open := strings.IndexByte(left, '(')
+	if open < 0 {
+		// A field: "type name".
+		p.flush()
+		if lineRange != "" {
+			return "field with a line range"
+		}
+		sp := strings.LastIndexAny(left, " \t")
+		if sp <= 0 || sp == len(left)-1 {
+			return `field is not "type name"`
+		}
+		if p.cur.fields == nil {
+			p.cur.fields = make(map[string]mappedName)
+		}
+		n := p.cur.fields[obf]
+		n.add(simpleName(left[sp+1:]))
+		p.cur.fields[obf] = n
+		return ""
+	}
+	// A method: "type name(args)" with an optional ":c" or ":c:d".
+	head := left[:open]
+	sp := strings.LastIndexAny(head, " \t")
+	if sp <= 0 || sp == len(head)-1 {
+		return `method is not "type name(arguments)"`
+	}
+	if strings.IndexByte(left[open:], ')') < 0 {
+		return `method arguments have no ")"`
+	}
+	name := simpleName(head[sp+1:])
+	if lineRange == "" || lineRange != p.pendRange || obf != p.pendObf {
+		p.flush()
+	}
+	p.pendName, p.pendObf, p.pendRange = name, obf, lineRange
+	return ""
+}
+
+// cutLineRange splits the "a:b:" line range off the left side of a member
+// line, if it starts with a digit. ok is false when the range is
+// malformed.
+func cutLineRange(left string) (lineRange, rest string, ok bool) {
+	if left == "" || !isDigit(left[0]) {
+		return "", left, true
+	}
+	i := 0
+	for range 2 {
+		j := i
+		for j < len(left) && isDigit(left[j]) {
+			j++
+		}
+		if j == i || j >= len(left) || left[j] != ':' {
+			return "", left, false
+		}
+		i = j + 1
+	}
+	return left[:i], left[i:], true
 }
 
 // simpleName drops the class of a member that R8 writes qualified
