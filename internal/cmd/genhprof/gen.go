@@ -226,9 +226,36 @@ func (g *generator) root(kind hprof.SubTag, id uint64) error {
 
 func (g *generator) appendID(b []byte, id uint64) []byte { return g.w.Encoder().AppendID(b, id) }
 
+// run writes the dump: the records before the heap dump, then in HEAP
+// DUMP SEGMENTs the classes, the thread and blocks of objects until the
+// size is reached, then HEAP DUMP END.
 func (g *generator) run() error {
+	g.preamble()
+	if err := g.w.BeginHeapDump(hprof.TagHeapDumpSegment, 0); err != nil {
+		return err
+	}
+	if err := g.classDumps(); err != nil {
+		return err
+	}
+	if err := g.thread(); err != nil {
+		return err
+	}
+	if err := g.blocks(); err != nil {
+		return err
+	}
+	if err := g.w.EndHeapDump(); err != nil {
+		return err
+	}
+	if err := g.w.WriteRecord(hprof.TagHeapDumpEnd, 0, nil); err != nil {
+		return err
+	}
+	return g.w.Flush()
+}
+
+// preamble writes names first, as HotSpot does, then LOAD CLASS, frames
+// and traces, and the names of the fields; and chooses the class IDs.
+func (g *generator) preamble() {
 	enc := g.w.Encoder()
-	// Names first, as HotSpot does, then LOAD CLASS, frames and traces.
 	for k := range nClasses {
 		g.sid(classNames[k])
 		// Class mirrors: below every other object, so that they rank first.
@@ -256,10 +283,10 @@ func (g *generator) run() error {
 			g.sid(f.name)
 		}
 	}
+}
 
-	if err := g.w.BeginHeapDump(hprof.TagHeapDumpSegment, 0); err != nil {
-		return err
-	}
+// classDumps writes the CLASS DUMPs and their ROOT STICKY CLASS roots.
+func (g *generator) classDumps() error {
 	for k := range nClasses {
 		d := hprof.ClassDump{ID: g.classID[k], StackTrace: traceDummy}
 		if k != cObject {
@@ -288,7 +315,11 @@ func (g *generator) run() error {
 			return err
 		}
 	}
-	// The thread, its name and their roots.
+	return nil
+}
+
+// thread writes the thread, its name and their roots.
+func (g *generator) thread() error {
 	name, err := g.stringObject()
 	if err != nil {
 		return err
@@ -301,10 +332,12 @@ func (g *generator) run() error {
 	if err := g.emit(); err != nil {
 		return err
 	}
-	if err := g.root(hprof.SubRootThreadObject, thread); err != nil {
-		return err
-	}
+	return g.root(hprof.SubRootThreadObject, thread)
+}
 
+// blocks writes blocks of objects until the dump reaches its size, and
+// the huge array, if asked for, once it is a quarter written.
+func (g *generator) blocks() error {
 	huge := g.opt.HugeArray >= 8
 	for block := 0; g.size < g.opt.Size; block++ {
 		if huge && g.size >= g.opt.Size/4 {
@@ -323,13 +356,7 @@ func (g *generator) run() error {
 			return err
 		}
 	}
-	if err := g.w.EndHeapDump(); err != nil {
-		return err
-	}
-	if err := g.w.WriteRecord(hprof.TagHeapDumpEnd, 0, nil); err != nil {
-		return err
-	}
-	return g.w.Flush()
+	return nil
 }
 
 // instance prepares an INSTANCE DUMP of class k in g.s, its field bytes
