@@ -65,10 +65,9 @@ func TestReadAPKNotZip(t *testing.T) {
 	} {
 		_, err := ReadAPK(writeTemp(t, name, data), func(string) {})
 		fe := asFormatError(t, err)
-		if !strings.HasSuffix(fe.Path, name) {
-			t.Errorf("%s: path %q", name, fe.Path)
+		if !strings.HasSuffix(fe.Path, name) || !strings.Contains(fe.Msg, "not a zip archive") {
+			t.Errorf("%s: %v, want \"not a zip archive\" and the path", name, fe)
 		}
-		t.Log(fe)
 	}
 	_, err := ReadAPK(t.TempDir(), func(string) {})
 	asFormatError(t, err)
@@ -115,16 +114,18 @@ func patchCentral(t *testing.T, z []byte, field int, v uint32) []byte {
 
 func TestReadAPKCorruptEntry(t *testing.T) {
 	z := buildZip(t, zipEntry{name: "classes.dex", data: buildDEX(dexSpec{}, []byte("x"))})
-	for name, data := range map[string][]byte{
-		"crc":  patchCentral(t, z, 16, 0xDEADBEEF),
-		"huge": patchCentral(t, z, 24, 0xFFFFFFF0),
+	for name, c := range map[string]struct {
+		data []byte
+		want string
+	}{
+		"crc":  {patchCentral(t, z, 16, 0xDEADBEEF), "checksum error"},
+		"huge": {patchCentral(t, z, 24, 0xFFFFFFF0), "entry of 4294967280 bytes is larger than the 512 MiB limit"},
 	} {
-		_, err := ReadAPK(writeTemp(t, "app.apk", data), func(string) {})
+		_, err := ReadAPK(writeTemp(t, "app.apk", c.data), func(string) {})
 		fe := asFormatError(t, err)
-		if fe.Entry != "classes.dex" {
-			t.Errorf("%s: %v", name, fe)
+		if fe.Entry != "classes.dex" || !strings.Contains(fe.Error(), c.want) {
+			t.Errorf("%s: %v, want an error in classes.dex saying %q", name, fe, c.want)
 		}
-		t.Logf("%s: %v", name, fe)
 	}
 }
 

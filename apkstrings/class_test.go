@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/heapcrunch/heapcrunch/internal/testutil"
 )
 
 func TestReadClassFixture(t *testing.T) {
@@ -45,7 +47,7 @@ func TestReadClassFixture(t *testing.T) {
 func TestReadClassJavap(t *testing.T) {
 	javap, err := exec.LookPath("javap")
 	if err != nil {
-		t.Skip("javap (JDK) not installed")
+		testutil.Skip(t, "javap (JDK) not installed")
 	}
 	utf8Line := regexp.MustCompile(`(?m)^\s*#\d+ = Utf8 `)
 	for _, name := range []string{"Hello.class"} {

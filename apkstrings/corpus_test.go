@@ -14,6 +14,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/heapcrunch/heapcrunch/internal/testutil"
 	"github.com/heapcrunch/heapcrunch/names"
 )
 
@@ -182,7 +183,7 @@ func TestCorpusJAR(t *testing.T) {
 func TestCorpusDexdump(t *testing.T) {
 	dexdump, err := exec.LookPath("dexdump")
 	if err != nil {
-		t.Skip("dexdump not installed (Debian package dexdump)")
+		testutil.Skip(t, "dexdump not installed (Debian package dexdump)")
 	}
 	files := []string{"apk-jadx-small.apk", "apk-jetnews-release.apk"}
 	for _, c := range corpusDEX {
@@ -267,7 +268,7 @@ func TestJmod(t *testing.T) {
 	}
 	matches, _ := filepath.Glob("/usr/lib/jvm/*/jmods/java.base.jmod")
 	if len(matches) == 0 {
-		t.Skip("no JDK java.base.jmod under /usr/lib/jvm/*/jmods")
+		testutil.Skip(t, "no JDK java.base.jmod under /usr/lib/jvm/*/jmods")
 	}
 	want := map[string]bool{"java/lang/String": false, "value": false, "hashCode": false, "java/util/HashMap$Node": false}
 	n, err := ReadJAR(matches[0], func(s string) {

@@ -3,6 +3,7 @@ package apkstrings
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -171,9 +172,14 @@ func TestReadDEXOverlappingStrings(t *testing.T) {
 	}
 }
 
+// TestReadDEXSizeLimit: a DEX file over maxEntrySize is refused for its
+// size, before anything is read or allocated (the reader here is empty).
 func TestReadDEXSizeLimit(t *testing.T) {
 	_, err := ReadDEX(bytes.NewReader(nil), maxEntrySize+1, func(string) {})
-	asFormatError(t, err)
+	fe := asFormatError(t, err)
+	if want := fmt.Sprintf("dex file of %d bytes is larger than the 512 MiB limit", maxEntrySize+1); fe.Msg != want {
+		t.Errorf("error %q, want %q", fe.Msg, want)
+	}
 }
 
 func TestFormatErrorText(t *testing.T) {

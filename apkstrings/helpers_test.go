@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/heapcrunch/heapcrunch/internal/testutil"
 )
 
 // corpusDir is the shared corpus of real files, beside the repository.
@@ -19,7 +21,7 @@ func corpusFile(t testing.TB, name string) string {
 	t.Helper()
 	p := filepath.Join(corpusDir, name)
 	if _, err := os.Stat(p); err != nil {
-		t.Skipf("corpus file %s not available (the shared corpus lives at ../shared/corpus beside the module root): %v", name, err)
+		testutil.Skip(t, "corpus file %s not available (the shared corpus lives at ../shared/corpus beside the module root): %v", name, err)
 	}
 	return p
 }

@@ -438,11 +438,9 @@ func TestSuccess(t *testing.T) {
 				t.Fatalf("--stats: %q", r.Stderr)
 			}
 		}
-		apk := filepath.Join(testutil.Root(), "..", "shared", "corpus", "apk-jadx-small.apk")
-		if _, err := os.Stat(apk); err != nil {
-			t.Logf("no corpus APK: --apk after the input not tried")
-			return
-		}
+	})
+	t.Run("--apk after the input", func(t *testing.T) {
+		apk := filepath.Join(testutil.CorpusDir(t), "apk-jadx-small.apk")
 		clitest.Copy(t, filepath.Join(d.Path, "x.apk"), apk)
 		clitest.ExpectOK(t, d.Run(t, nil, decrunchBin, "in.bmd", "--apk", "x.apk", "-o", "apk.hprof"))
 		isHPROF(t, d.Read(t, "apk.hprof"))
