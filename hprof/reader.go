@@ -220,17 +220,21 @@ func (r *Reader) id(b []byte) uint64 {
 	return binary.BigEndian.Uint64(b)
 }
 
-// take consumes the next n bytes of the current sub-record s and returns
-// them (valid until the next read).
+// take consumes the next n bytes (at most the buffer's size) of the
+// current sub-record s and returns them (valid until the next read).
+//
+// It is on the hot path: the buffer is read with the calls of bufin that
+// inline, Take's would not.
 func (r *Reader) take(n int, s *SubRecord) ([]byte, error) {
 	if r.Offset()+int64(n) > r.recEnd {
 		return nil, &FormatError{Offset: s.Offset, Record: s.Tag.String(), Tag: int(s.Tag),
 			Msg: fmt.Sprintf("sub-record runs %d bytes past the end of its %s at offset %d", r.Offset()+int64(n)-r.recEnd, r.rec.Tag, r.rec.Offset)}
 	}
-	b, ok := r.in.Take(n)
-	if !ok {
+	if !r.in.Fill(n) {
 		return nil, r.truncated(s.Offset, s.Tag.String(), int(s.Tag), int64(n))
 	}
+	b := r.in.Buffered()[:n]
+	r.in.Discard(n)
 	return b, nil
 }
 
@@ -246,11 +250,11 @@ func (r *Reader) NextSub(s *SubRecord) error {
 		r.inRecord = false
 		return io.EOF
 	}
-	b, ok := r.in.Take(1)
-	if !ok {
+	if !r.in.Fill(1) {
 		return r.truncated(r.rec.Offset, r.rec.Tag.String(), int(r.rec.Tag), r.recEnd-off)
 	}
-	s.Tag = SubTag(b[0])
+	s.Tag = SubTag(r.in.Buffered()[0])
+	r.in.Discard(1)
 	s.Offset = off
 	switch s.Tag {
 	case SubInstanceDump:
@@ -419,7 +423,8 @@ func (r *Reader) readElements(s *SubRecord) error {
 			return r.truncated(s.Offset, s.Tag.String(), int(s.Tag), int64(rem*id))
 		}
 		k := min(len(r.in.Buffered())/id, rem)
-		b, _ := r.in.Take(k * id)
+		b := r.in.Buffered()[:k*id]
+		r.in.Discard(k * id)
 		if id == 4 {
 			for i := 0; i < len(b); i += 4 {
 				s.Elements = append(s.Elements, uint64(binary.BigEndian.Uint32(b[i:])))

@@ -95,10 +95,9 @@ func (b *Reader) Discard(n int) { b.pos += n }
 // bytes present whatever n claims; a long run that fails is consumed as far
 // as the input goes.
 func (b *Reader) Take(n int) (p []byte, ok bool) {
-	if b.end-b.pos >= n {
-		p = b.buf[b.pos : b.pos+n]
-		b.pos += n
-		return p, true
+	if i := b.pos; n <= b.end-i {
+		b.pos = i + n
+		return b.buf[i : i+n], true
 	}
 	return b.take(n)
 }
