@@ -137,7 +137,6 @@ func OpenInput(name string) (io.ReadCloser, error) {
 type Progress struct {
 	on    bool
 	total int64
-	label string
 }
 
 // NewProgress returns a Progress for total bytes (0 if unknown), silent when
