@@ -320,16 +320,13 @@ func TestV1OwnLegacyRecords(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for {
-			rec, err := r.Next()
-			if err == io.EOF {
-				return m
-			}
+		for rec, err := range r.Records() {
 			if err != nil {
 				t.Fatal(err)
 			}
 			m[rec.Tag]++
 		}
+		return m
 	}
 	want, got := count(src), count(out)
 	for _, tag := range []hprof.Tag{hprof.TagStackFrame, hprof.TagStackTrace, hprof.TagStartThread, hprof.TagLoadClass} {
@@ -494,26 +491,20 @@ func readAllHPROF(b []byte) error {
 	if err != nil {
 		return err
 	}
-	var s hprof.SubRecord
-	for {
-		rec, err := r.Next()
-		if err == io.EOF {
-			return nil
-		}
+	for rec, err := range r.Records() {
 		if err != nil {
 			return err
 		}
 		if !rec.Tag.IsHeapDump() {
 			continue
 		}
-		for {
-			if err := r.NextSub(&s); err == io.EOF {
-				break
-			} else if err != nil {
+		for _, err := range r.SubRecords() {
+			if err != nil {
 				return err
 			}
 		}
 	}
+	return nil
 }
 
 // TestV1DeepHierarchy: instance sizes of a deep class hierarchy cost its

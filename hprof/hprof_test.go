@@ -27,12 +27,7 @@ func copyHPROF(src []byte, segSize int) ([]byte, map[SubTag]int, error) {
 	}
 	w.SegmentSize = segSize
 	counts := map[SubTag]int{}
-	var s SubRecord
-	for {
-		rec, err := r.Next()
-		if err == io.EOF {
-			break
-		}
+	for rec, err := range r.Records() {
 		if err != nil {
 			return nil, nil, err
 		}
@@ -49,16 +44,12 @@ func copyHPROF(src []byte, segSize int) ([]byte, map[SubTag]int, error) {
 		if err := w.BeginHeapDump(rec.Tag, rec.Time); err != nil {
 			return nil, nil, err
 		}
-		for {
-			err := r.NextSub(&s)
-			if err == io.EOF {
-				break
-			}
+		for s, err := range r.SubRecords() {
 			if err != nil {
 				return nil, nil, err
 			}
 			counts[s.Tag]++
-			if err := w.WriteSub(&s); err != nil {
+			if err := w.WriteSub(s); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -114,10 +105,9 @@ func TestSegmentSplit(t *testing.T) {
 	}
 	r, _ := NewReader(bytes.NewReader(out))
 	tags := map[Tag]int{}
-	for {
-		rec, err := r.Next()
+	for rec, err := range r.Records() {
 		if err != nil {
-			break
+			t.Fatal(err)
 		}
 		tags[rec.Tag]++
 	}
@@ -271,23 +261,14 @@ func TestSkipElements(t *testing.T) {
 			t.Fatal(err)
 		}
 		r.SkipElements = skip
-		var s SubRecord
-		for {
-			rec, err := r.Next()
-			if err == io.EOF {
-				return
-			}
+		for rec, err := range r.Records() {
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !rec.Tag.IsHeapDump() {
 				continue
 			}
-			for {
-				err := r.NextSub(&s)
-				if err == io.EOF {
-					break
-				}
+			for s, err := range r.SubRecords() {
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -298,6 +279,7 @@ func TestSkipElements(t *testing.T) {
 				}
 			}
 		}
+		return
 	}
 	a1, e1, n1 := read(false)
 	a2, e2, n2 := read(true)

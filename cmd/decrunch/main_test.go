@@ -92,19 +92,15 @@ func isHPROF(t *testing.T, b []byte) {
 	if err != nil {
 		t.Fatalf("output is not HPROF: %v", err)
 	}
-	var s hprof.SubRecord
-	for {
-		rec, err := r.Next()
-		if err == io.EOF {
-			return
-		}
+	for rec, err := range r.Records() {
 		if err != nil {
 			t.Fatalf("output HPROF does not read back: %v", err)
 		}
-		for rec.Tag.IsHeapDump() {
-			if err := r.NextSub(&s); err == io.EOF {
-				break
-			} else if err != nil {
+		if !rec.Tag.IsHeapDump() {
+			continue
+		}
+		for _, err := range r.SubRecords() {
+			if err != nil {
 				t.Fatalf("output HPROF does not read back: %v", err)
 			}
 		}

@@ -82,8 +82,7 @@ func Prefix(src []byte, max int) []byte {
 		return src
 	}
 	end := r.Offset()
-	for {
-		rec, err := r.Next()
+	for rec, err := range r.Records() {
 		if err != nil {
 			break
 		}
@@ -135,8 +134,7 @@ type sampler struct {
 	topKinds   map[hprof.Tag]int
 	nInst      int
 	nInfo      int
-	ord        int             // ordinal of the current heap sub-record
-	s          hprof.SubRecord // shared by both passes
+	ord        int // ordinal of the current heap sub-record
 }
 
 // choose is the first pass: it reads src and picks the records to keep.
@@ -155,11 +153,7 @@ func (p *sampler) choose(src []byte) error {
 	p.instClass = map[uint64]bool{}
 	p.wantClass = map[uint64]bool{}
 	p.topKinds = map[hprof.Tag]int{}
-	for {
-		rec, err := r.Next()
-		if err == io.EOF {
-			return nil
-		}
+	for rec, err := range r.Records() {
 		if err != nil {
 			return err
 		}
@@ -184,6 +178,7 @@ func (p *sampler) choose(src []byte) error {
 			}
 		}
 	}
+	return nil
 }
 
 // chooseNames keeps the names of the first START THREAD and STACK FRAME
@@ -205,12 +200,7 @@ func (p *sampler) chooseNames(rec hprof.Record, body []byte) {
 // chooseSubs reads the sub-records of a heap dump record, remembering
 // every class and choosing the other sub-records to keep.
 func (p *sampler) chooseSubs(r *hprof.Reader) error {
-	s := &p.s
-	for {
-		err := r.NextSub(s)
-		if err == io.EOF {
-			return nil
-		}
+	for s, err := range r.SubRecords() {
 		if err != nil {
 			return err
 		}
@@ -248,6 +238,7 @@ func (p *sampler) chooseSubs(r *hprof.Reader) error {
 			}
 		}
 	}
+	return nil
 }
 
 // closeClasses adds to the classes kept those of the kept instances and
@@ -298,11 +289,7 @@ func (p *sampler) write(src []byte) ([]byte, error) {
 	p.topKinds = map[hprof.Tag]int{}
 	wroteClass := map[uint64]bool{}
 	p.ord = 0
-	for {
-		rec, err := r.Next()
-		if err == io.EOF {
-			break
-		}
+	for rec, err := range r.Records() {
 		if err != nil {
 			return nil, err
 		}
@@ -332,13 +319,8 @@ func (p *sampler) write(src []byte) ([]byte, error) {
 // first dump of each class kept, and arrays cut to maxElems elements, in
 // a heap dump record of its own if any.
 func (p *sampler) writeSubs(r *hprof.Reader, w *hprof.Writer, rec hprof.Record, wroteClass map[uint64]bool) error {
-	s := &p.s
 	begun := false
-	for {
-		err := r.NextSub(s)
-		if err == io.EOF {
-			break
-		}
+	for s, err := range r.SubRecords() {
 		if err != nil {
 			return err
 		}
