@@ -54,11 +54,11 @@ func dumpWithClasses(t testing.TB, h hierarchy) []byte {
 	classSID := func(i int) uint64 { return 0x1000_0000 + uint64(i) }
 	fieldSID := func(i, j int) uint64 { return 0x2000_0000 + uint64(i)<<8 + uint64(j) }
 	for i := range h.supers {
-		must(w.WriteRecord(hprof.TagString, 0, enc.String(nil, classSID(i), fmt.Appendf(nil, "com.example.C%d", i))))
+		must(w.WriteRecord(hprof.TagString, 0, enc.AppendString(nil, classSID(i), fmt.Appendf(nil, "com.example.C%d", i))))
 		for j := range h.fields(i) {
-			must(w.WriteRecord(hprof.TagString, 0, enc.String(nil, fieldSID(i, j), fmt.Appendf(nil, "f%d_%d", i, j))))
+			must(w.WriteRecord(hprof.TagString, 0, enc.AppendString(nil, fieldSID(i, j), fmt.Appendf(nil, "f%d_%d", i, j))))
 		}
-		must(w.WriteRecord(hprof.TagLoadClass, 0, enc.LoadClass(nil, hprof.LoadClass{Serial: uint32(i + 1), ClassID: id(i), Name: classSID(i)})))
+		must(w.WriteRecord(hprof.TagLoadClass, 0, enc.AppendLoadClass(nil, hprof.LoadClass{Serial: uint32(i + 1), ClassID: id(i), Name: classSID(i)})))
 	}
 	must(w.BeginHeapDump(hprof.TagHeapDumpSegment, 0))
 	size := make([]int, len(h.supers)) // of a class and its supers; in a loop, any

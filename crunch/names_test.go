@@ -69,7 +69,7 @@ func readDumpNames(t *testing.T, data []byte) *dumpNames {
 		}
 		switch rec.Tag {
 		case hprof.TagString:
-			id, text, err := dec.String(rec, body)
+			id, text, err := dec.ParseString(rec, body)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -77,21 +77,21 @@ func readDumpNames(t *testing.T, data []byte) *dumpNames {
 				d.text[id] = string(text)
 			}
 		case hprof.TagLoadClass:
-			l, err := dec.LoadClass(rec, body)
+			l, err := dec.ParseLoadClass(rec, body)
 			if err != nil {
 				t.Fatal(err)
 			}
 			loads[l.ClassID] = l
 			d.referenced[l.Name] = true
 		case hprof.TagStackFrame:
-			f, err := dec.StackFrame(rec, body)
+			f, err := dec.ParseStackFrame(rec, body)
 			if err != nil {
 				t.Fatal(err)
 			}
 			frames = append(frames, frame{f.Method, f.Signature, f.SourceFile, f.Class})
 			d.referenced[f.Method], d.referenced[f.Signature], d.referenced[f.SourceFile] = true, true, true
 		case hprof.TagStartThread:
-			th, err := dec.StartThread(rec, body)
+			th, err := dec.ParseStartThread(rec, body)
 			if err != nil {
 				t.Fatal(err)
 			}

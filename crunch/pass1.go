@@ -110,13 +110,13 @@ func (p *pass1) record(rec hprof.Record) error {
 	}
 	switch rec.Tag {
 	case hprof.TagString:
-		id, text, err := p.dec.String(rec, body)
+		id, text, err := p.dec.ParseString(rec, body)
 		if err != nil {
 			return err
 		}
 		p.addString(id, text)
 	case hprof.TagLoadClass:
-		lc, err := p.dec.LoadClass(rec, body)
+		lc, err := p.dec.ParseLoadClass(rec, body)
 		if err != nil {
 			return err
 		}
@@ -125,7 +125,7 @@ func (p *pass1) record(rec hprof.Record) error {
 		}
 		p.loads = append(p.loads, loadInfo{serial: lc.Serial, trace: lc.StackTrace, time: rec.Time, class: lc.ClassID, name: lc.Name})
 	case hprof.TagStackFrame:
-		f, err := p.dec.StackFrame(rec, body)
+		f, err := p.dec.ParseStackFrame(rec, body)
 		if err != nil {
 			return err
 		}
@@ -135,7 +135,7 @@ func (p *pass1) record(rec hprof.Record) error {
 		}
 		p.frameNames = append(p.frameNames, frameNames{f.Method, f.Signature, f.SourceFile, f.Class})
 	case hprof.TagStartThread:
-		t, err := p.dec.StartThread(rec, body)
+		t, err := p.dec.ParseStartThread(rec, body)
 		if err != nil {
 			return err
 		}

@@ -97,13 +97,13 @@ func (p *pass2) record(rec hprof.Record) error {
 	}
 	switch rec.Tag {
 	case hprof.TagUnloadClass:
-		serial, err := p.dec.Serial(rec, body)
+		serial, err := p.dec.ParseSerial(rec, body)
 		if err != nil {
 			return err
 		}
 		return p.w.UnloadClass(serial)
 	case hprof.TagEndThread:
-		serial, err := p.dec.Serial(rec, body)
+		serial, err := p.dec.ParseSerial(rec, body)
 		if err != nil {
 			return err
 		}
@@ -142,7 +142,7 @@ func (p *pass2) writeLoad(l *loadInfo) error {
 }
 
 func (p *pass2) stackFrame(rec hprof.Record, body []byte) error {
-	f, err := p.dec.StackFrame(rec, body)
+	f, err := p.dec.ParseStackFrame(rec, body)
 	if err != nil {
 		return err
 	}
@@ -157,7 +157,7 @@ func (p *pass2) stackFrame(rec hprof.Record, body []byte) error {
 }
 
 func (p *pass2) stackTrace(rec hprof.Record, body []byte) error {
-	t, err := p.dec.StackTrace(rec, body, p.frames)
+	t, err := p.dec.ParseStackTrace(rec, body, p.frames)
 	if err != nil {
 		return err
 	}
@@ -169,7 +169,7 @@ func (p *pass2) stackTrace(rec hprof.Record, body []byte) error {
 }
 
 func (p *pass2) startThread(rec hprof.Record, body []byte) error {
-	t, err := p.dec.StartThread(rec, body)
+	t, err := p.dec.ParseStartThread(rec, body)
 	if err != nil {
 		return err
 	}

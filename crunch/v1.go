@@ -172,21 +172,21 @@ func (t *transcoder) record(r *bmd.Reader, rec *bmd.Record, trace *uint32) error
 		if _, err := t.id(rec.Class); err != nil {
 			return err
 		}
-		return t.legacy(hprof.TagLoadClass, t.enc.LoadClass(b, hprof.LoadClass{Serial: rec.Serial, ClassID: rec.Class, StackTrace: rec.Trace, Name: rec.Name}))
+		return t.legacy(hprof.TagLoadClass, t.enc.AppendLoadClass(b, hprof.LoadClass{Serial: rec.Serial, ClassID: rec.Class, StackTrace: rec.Trace, Name: rec.Name}))
 	case bmd.KindUnloadClass:
-		return t.legacy(hprof.TagUnloadClass, t.enc.Serial(b, rec.Serial))
+		return t.legacy(hprof.TagUnloadClass, t.enc.AppendSerial(b, rec.Serial))
 	case bmd.KindEndThread:
-		return t.legacy(hprof.TagEndThread, t.enc.Serial(b, rec.Serial))
+		return t.legacy(hprof.TagEndThread, t.enc.AppendSerial(b, rec.Serial))
 	case bmd.KindStackFrame:
-		return t.legacy(hprof.TagStackFrame, t.enc.StackFrame(b, hprof.StackFrame{ID: rec.ID, Method: rec.Method,
+		return t.legacy(hprof.TagStackFrame, t.enc.AppendStackFrame(b, hprof.StackFrame{ID: rec.ID, Method: rec.Method,
 			Signature: rec.Signature, SourceFile: rec.Source, Class: rec.ClassSerial, Line: rec.Line}))
 	case bmd.KindStackTrace:
-		return t.legacy(hprof.TagStackTrace, t.enc.StackTrace(b, hprof.StackTrace{Serial: rec.Serial, Thread: rec.Thread, Frames: rec.Frames}))
+		return t.legacy(hprof.TagStackTrace, t.enc.AppendStackTrace(b, hprof.StackTrace{Serial: rec.Serial, Thread: rec.Thread, Frames: rec.Frames}))
 	case bmd.KindStartThread:
 		if _, err := t.id(rec.Object); err != nil {
 			return err
 		}
-		return t.legacy(hprof.TagStartThread, t.enc.StartThread(b, hprof.StartThread{Serial: rec.Serial, Object: rec.Object,
+		return t.legacy(hprof.TagStartThread, t.enc.AppendStartThread(b, hprof.StartThread{Serial: rec.Serial, Object: rec.Object,
 			StackTrace: rec.Trace, Name: rec.Name, Group: rec.Group, ParentGroup: rec.Parent}))
 	case bmd.KindRawRecord:
 		if !v1SafeRaw[rec.Tag] {

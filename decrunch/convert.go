@@ -182,19 +182,19 @@ func (c *converter) rest(rec *bmd.Record) error {
 	case bmd.KindString, bmd.KindHashedString, bmd.KindArrayName, bmd.KindLoadClass:
 		return nil // written by the first pass
 	case bmd.KindUnloadClass:
-		return c.w.WriteRecord(hprof.TagUnloadClass, c.time, c.enc.Serial(c.body[:0], rec.Serial))
+		return c.w.WriteRecord(hprof.TagUnloadClass, c.time, c.enc.AppendSerial(c.body[:0], rec.Serial))
 	case bmd.KindEndThread:
-		return c.w.WriteRecord(hprof.TagEndThread, c.time, c.enc.Serial(c.body[:0], rec.Serial))
+		return c.w.WriteRecord(hprof.TagEndThread, c.time, c.enc.AppendSerial(c.body[:0], rec.Serial))
 	case bmd.KindStackFrame:
 		return c.stackFrame(rec)
 	case bmd.KindStackTrace:
 		for i, f := range rec.Frames {
 			rec.Frames[i] = frameID(f)
 		}
-		c.body = c.enc.StackTrace(c.body[:0], hprof.StackTrace{Serial: rec.Serial, Thread: rec.Thread, Frames: rec.Frames})
+		c.body = c.enc.AppendStackTrace(c.body[:0], hprof.StackTrace{Serial: rec.Serial, Thread: rec.Thread, Frames: rec.Frames})
 		return c.w.WriteRecord(hprof.TagStackTrace, c.time, c.body)
 	case bmd.KindStartThread:
-		c.body = c.enc.StartThread(c.body[:0], hprof.StartThread{Serial: rec.Serial, Object: c.obj(rec.Object), StackTrace: rec.Trace,
+		c.body = c.enc.AppendStartThread(c.body[:0], hprof.StartThread{Serial: rec.Serial, Object: c.obj(rec.Object), StackTrace: rec.Trace,
 			Name: str(rec.Name), Group: str(rec.Group), ParentGroup: str(rec.Parent)})
 		return c.w.WriteRecord(hprof.TagStartThread, c.time, c.body)
 	case bmd.KindRawRecord:
@@ -293,7 +293,7 @@ func (c *converter) name(rec *bmd.Record) error {
 	if c.rn != nil {
 		c.rn.texts[rec.ID] = c.texts[len(c.texts)-1]
 	}
-	c.body = c.enc.String(c.body[:0], strID(rec.ID), text)
+	c.body = c.enc.AppendString(c.body[:0], strID(rec.ID), text)
 	return c.w.WriteRecord(hprof.TagString, c.time, c.body)
 }
 
@@ -308,7 +308,7 @@ func (c *converter) loadClass(rec *bmd.Record) error {
 			return err
 		}
 	}
-	c.body = c.enc.LoadClass(c.body[:0], hprof.LoadClass{Serial: rec.Serial, ClassID: c.obj(rec.Class), StackTrace: rec.Trace, Name: name})
+	c.body = c.enc.AppendLoadClass(c.body[:0], hprof.LoadClass{Serial: rec.Serial, ClassID: c.obj(rec.Class), StackTrace: rec.Trace, Name: name})
 	return c.w.WriteRecord(hprof.TagLoadClass, c.time, c.body)
 }
 
@@ -321,7 +321,7 @@ func (c *converter) stackFrame(rec *bmd.Record) error {
 			return err
 		}
 	}
-	c.body = c.enc.StackFrame(c.body[:0], hprof.StackFrame{ID: frameID(rec.ID), Method: method, Signature: str(rec.Signature),
+	c.body = c.enc.AppendStackFrame(c.body[:0], hprof.StackFrame{ID: frameID(rec.ID), Method: method, Signature: str(rec.Signature),
 		SourceFile: str(rec.Source), Class: rec.ClassSerial, Line: rec.Line})
 	return c.w.WriteRecord(hprof.TagStackFrame, c.time, c.body)
 }
@@ -339,7 +339,7 @@ func (c *converter) rename(sid uint64, orig string, ok bool, count *uint64) (uin
 		return str(sid), nil
 	}
 	if write {
-		b := c.enc.String(nil, id, []byte(orig))
+		b := c.enc.AppendString(nil, id, []byte(orig))
 		if err := c.w.WriteRecord(hprof.TagString, c.time, b); err != nil {
 			return 0, err
 		}

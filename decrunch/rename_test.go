@@ -66,13 +66,13 @@ func namesOf(t *testing.T, data []byte) (fields map[string][]string, methods map
 		}
 		switch rec.Tag {
 		case hprof.TagString:
-			id, text, err := dec.String(rec, body)
+			id, text, err := dec.ParseString(rec, body)
 			if err != nil {
 				t.Fatal(err)
 			}
 			strs[id] = string(text)
 		case hprof.TagLoadClass:
-			lc, err := dec.LoadClass(rec, body)
+			lc, err := dec.ParseLoadClass(rec, body)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -84,7 +84,7 @@ func namesOf(t *testing.T, data []byte) (fields map[string][]string, methods map
 			byObj[lc.ClassID], bySerial[lc.Serial] = name, name
 			classes[name] = true
 		case hprof.TagStackFrame:
-			f, err := dec.StackFrame(rec, body)
+			f, err := dec.ParseStackFrame(rec, body)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -476,7 +476,7 @@ func (s *V1Source) legacy(v *bmd.V1Record) (*bmd.Record, error) {
 	}
 	switch tag {
 	case hprof.TagLoadClass:
-		lc, err := s.dec.LoadClass(hr, v.Text)
+		lc, err := s.dec.ParseLoadClass(hr, v.Text)
 		if err != nil || len(v.Text) != 16 {
 			return bad(err)
 		}
@@ -491,7 +491,7 @@ func (s *V1Source) legacy(v *bmd.V1Record) (*bmd.Record, error) {
 		}
 		rec.Kind, rec.Serial, rec.Class, rec.Trace, rec.Name = bmd.KindLoadClass, lc.Serial, lc.ClassID, lc.StackTrace, lc.Name
 	case hprof.TagUnloadClass, hprof.TagEndThread:
-		serial, err := s.dec.Serial(hr, v.Text)
+		serial, err := s.dec.ParseSerial(hr, v.Text)
 		if err != nil || len(v.Text) != 4 {
 			return bad(err)
 		}
@@ -500,19 +500,19 @@ func (s *V1Source) legacy(v *bmd.V1Record) (*bmd.Record, error) {
 			rec.Kind = bmd.KindEndThread
 		}
 	case hprof.TagStackFrame:
-		f, err := s.dec.StackFrame(hr, v.Text)
+		f, err := s.dec.ParseStackFrame(hr, v.Text)
 		if err != nil || len(v.Text) != 24 {
 			return bad(err)
 		}
 		rec.Kind, rec.ID, rec.Method, rec.Signature, rec.Source, rec.ClassSerial, rec.Line = bmd.KindStackFrame, f.ID, f.Method, f.Signature, f.SourceFile, f.Class, f.Line
 	case hprof.TagStackTrace:
-		t, err := s.dec.StackTrace(hr, v.Text, rec.Frames)
+		t, err := s.dec.ParseStackTrace(hr, v.Text, rec.Frames)
 		if err != nil || len(v.Text) != 12+4*len(t.Frames) {
 			return bad(err)
 		}
 		rec.Kind, rec.Serial, rec.Thread, rec.Frames = bmd.KindStackTrace, t.Serial, t.Thread, t.Frames
 	case hprof.TagStartThread:
-		t, err := s.dec.StartThread(hr, v.Text)
+		t, err := s.dec.ParseStartThread(hr, v.Text)
 		if err != nil || len(v.Text) != 24 {
 			return bad(err)
 		}

@@ -30,10 +30,10 @@ func Example() {
 	// Write errors of the underlying writer are kept: Flush returns the first.
 	for id, s := range []string{nameID: "Point", xID: "x", yID: "y"} {
 		if s != "" {
-			w.WriteRecord(hprof.TagString, time, enc.String(nil, uint64(id), []byte(s)))
+			w.WriteRecord(hprof.TagString, time, enc.AppendString(nil, uint64(id), []byte(s)))
 		}
 	}
-	w.WriteRecord(hprof.TagLoadClass, time, enc.LoadClass(nil, hprof.LoadClass{Serial: classSerial, ClassID: classID, Name: nameID}))
+	w.WriteRecord(hprof.TagLoadClass, time, enc.AppendLoadClass(nil, hprof.LoadClass{Serial: classSerial, ClassID: classID, Name: nameID}))
 	w.BeginHeapDump(hprof.TagHeapDumpSegment, time)
 	w.WriteSub(&hprof.SubRecord{Tag: hprof.SubClassDump, Class: hprof.ClassDump{
 		ID: classID, Super: objectClassID, InstanceSize: instanceSize,
@@ -64,7 +64,7 @@ func Example() {
 			if err != nil {
 				log.Fatal(err)
 			}
-			id, text, err := dec.String(rec, body)
+			id, text, err := dec.ParseString(rec, body)
 			if err != nil {
 				log.Fatal(err)
 			}
@@ -74,7 +74,7 @@ func Example() {
 			if err != nil {
 				log.Fatal(err)
 			}
-			l, err := dec.LoadClass(rec, body)
+			l, err := dec.ParseLoadClass(rec, body)
 			if err != nil {
 				log.Fatal(err)
 			}

@@ -179,17 +179,17 @@ func FuzzReader(f *testing.F) {
 			var derr error
 			switch rec.Tag {
 			case hprof.TagString:
-				_, _, derr = dec.String(rec, body)
+				_, _, derr = dec.ParseString(rec, body)
 			case hprof.TagLoadClass:
-				_, derr = dec.LoadClass(rec, body)
+				_, derr = dec.ParseLoadClass(rec, body)
 			case hprof.TagStackFrame:
-				_, derr = dec.StackFrame(rec, body)
+				_, derr = dec.ParseStackFrame(rec, body)
 			case hprof.TagStackTrace:
-				_, derr = dec.StackTrace(rec, body, nil)
+				_, derr = dec.ParseStackTrace(rec, body, nil)
 			case hprof.TagStartThread:
-				_, derr = dec.StartThread(rec, body)
+				_, derr = dec.ParseStartThread(rec, body)
 			case hprof.TagUnloadClass, hprof.TagEndThread:
-				_, derr = dec.Serial(rec, body)
+				_, derr = dec.ParseSerial(rec, body)
 			}
 			var fe *hprof.FormatError
 			if derr != nil && !errors.As(derr, &fe) {

@@ -59,16 +59,16 @@ func short(rec Record, need, have int) error {
 		Msg: fmt.Sprintf("body of %d bytes is too short (needs %d)", have, need)}
 }
 
-// String splits a STRING body into its ID and text.
-func (d BodyDecoder) String(rec Record, b []byte) (uint64, []byte, error) {
+// ParseString splits a STRING body into its ID and text.
+func (d BodyDecoder) ParseString(rec Record, b []byte) (uint64, []byte, error) {
 	if len(b) < d.IDSize {
 		return 0, nil, short(rec, d.IDSize, len(b))
 	}
 	return d.id(b), b[d.IDSize:], nil
 }
 
-// LoadClass decodes a LOAD CLASS body.
-func (d BodyDecoder) LoadClass(rec Record, b []byte) (LoadClass, error) {
+// ParseLoadClass decodes a LOAD CLASS body.
+func (d BodyDecoder) ParseLoadClass(rec Record, b []byte) (LoadClass, error) {
 	n := 8 + 2*d.IDSize
 	if len(b) < n {
 		return LoadClass{}, short(rec, n, len(b))
@@ -78,8 +78,8 @@ func (d BodyDecoder) LoadClass(rec Record, b []byte) (LoadClass, error) {
 		StackTrace: binary.BigEndian.Uint32(b[4+i:]), Name: d.id(b[8+i:])}, nil
 }
 
-// StackFrame decodes a STACK FRAME body.
-func (d BodyDecoder) StackFrame(rec Record, b []byte) (StackFrame, error) {
+// ParseStackFrame decodes a STACK FRAME body.
+func (d BodyDecoder) ParseStackFrame(rec Record, b []byte) (StackFrame, error) {
 	i := d.IDSize
 	n := 4*i + 8
 	if len(b) < n {
@@ -89,8 +89,8 @@ func (d BodyDecoder) StackFrame(rec Record, b []byte) (StackFrame, error) {
 		Class: binary.BigEndian.Uint32(b[4*i:]), Line: int32(binary.BigEndian.Uint32(b[4*i+4:]))}, nil
 }
 
-// StackTrace decodes a STACK TRACE body; frames are appended to buf.
-func (d BodyDecoder) StackTrace(rec Record, b []byte, buf []uint64) (StackTrace, error) {
+// ParseStackTrace decodes a STACK TRACE body; frames are appended to buf.
+func (d BodyDecoder) ParseStackTrace(rec Record, b []byte, buf []uint64) (StackTrace, error) {
 	if len(b) < 12 {
 		return StackTrace{}, short(rec, 12, len(b))
 	}
@@ -106,8 +106,8 @@ func (d BodyDecoder) StackTrace(rec Record, b []byte, buf []uint64) (StackTrace,
 	return t, nil
 }
 
-// StartThread decodes a START THREAD body.
-func (d BodyDecoder) StartThread(rec Record, b []byte) (StartThread, error) {
+// ParseStartThread decodes a START THREAD body.
+func (d BodyDecoder) ParseStartThread(rec Record, b []byte) (StartThread, error) {
 	i := d.IDSize
 	n := 8 + 4*i
 	if len(b) < n {
@@ -117,8 +117,8 @@ func (d BodyDecoder) StartThread(rec Record, b []byte) (StartThread, error) {
 		Name: d.id(b[8+i:]), Group: d.id(b[8+2*i:]), ParentGroup: d.id(b[8+3*i:])}, nil
 }
 
-// Serial decodes the single u4 of an UNLOAD CLASS or END THREAD body.
-func (d BodyDecoder) Serial(rec Record, b []byte) (uint32, error) {
+// ParseSerial decodes the single u4 of an UNLOAD CLASS or END THREAD body.
+func (d BodyDecoder) ParseSerial(rec Record, b []byte) (uint32, error) {
 	if len(b) < 4 {
 		return 0, short(rec, 4, len(b))
 	}
@@ -138,21 +138,21 @@ func (e BodyEncoder) AppendID(b []byte, id uint64) []byte {
 	return binary.BigEndian.AppendUint64(b, id)
 }
 
-// String appends a STRING body.
-func (e BodyEncoder) String(b []byte, id uint64, text []byte) []byte {
+// AppendString appends a STRING body.
+func (e BodyEncoder) AppendString(b []byte, id uint64, text []byte) []byte {
 	return append(e.AppendID(b, id), text...)
 }
 
-// LoadClass appends a LOAD CLASS body.
-func (e BodyEncoder) LoadClass(b []byte, l LoadClass) []byte {
+// AppendLoadClass appends a LOAD CLASS body.
+func (e BodyEncoder) AppendLoadClass(b []byte, l LoadClass) []byte {
 	b = binary.BigEndian.AppendUint32(b, l.Serial)
 	b = e.AppendID(b, l.ClassID)
 	b = binary.BigEndian.AppendUint32(b, l.StackTrace)
 	return e.AppendID(b, l.Name)
 }
 
-// StackFrame appends a STACK FRAME body.
-func (e BodyEncoder) StackFrame(b []byte, f StackFrame) []byte {
+// AppendStackFrame appends a STACK FRAME body.
+func (e BodyEncoder) AppendStackFrame(b []byte, f StackFrame) []byte {
 	b = e.AppendID(b, f.ID)
 	b = e.AppendID(b, f.Method)
 	b = e.AppendID(b, f.Signature)
@@ -161,8 +161,8 @@ func (e BodyEncoder) StackFrame(b []byte, f StackFrame) []byte {
 	return binary.BigEndian.AppendUint32(b, uint32(f.Line))
 }
 
-// StackTrace appends a STACK TRACE body.
-func (e BodyEncoder) StackTrace(b []byte, t StackTrace) []byte {
+// AppendStackTrace appends a STACK TRACE body.
+func (e BodyEncoder) AppendStackTrace(b []byte, t StackTrace) []byte {
 	b = binary.BigEndian.AppendUint32(b, t.Serial)
 	b = binary.BigEndian.AppendUint32(b, t.Thread)
 	b = binary.BigEndian.AppendUint32(b, uint32(len(t.Frames)))
@@ -172,8 +172,8 @@ func (e BodyEncoder) StackTrace(b []byte, t StackTrace) []byte {
 	return b
 }
 
-// StartThread appends a START THREAD body.
-func (e BodyEncoder) StartThread(b []byte, t StartThread) []byte {
+// AppendStartThread appends a START THREAD body.
+func (e BodyEncoder) AppendStartThread(b []byte, t StartThread) []byte {
 	b = binary.BigEndian.AppendUint32(b, t.Serial)
 	b = e.AppendID(b, t.Object)
 	b = binary.BigEndian.AppendUint32(b, t.StackTrace)
@@ -182,7 +182,7 @@ func (e BodyEncoder) StartThread(b []byte, t StartThread) []byte {
 	return e.AppendID(b, t.ParentGroup)
 }
 
-// Serial appends the u4 body of UNLOAD CLASS or END THREAD.
-func (e BodyEncoder) Serial(b []byte, serial uint32) []byte {
+// AppendSerial appends the u4 body of UNLOAD CLASS or END THREAD.
+func (e BodyEncoder) AppendSerial(b []byte, serial uint32) []byte {
 	return binary.BigEndian.AppendUint32(b, serial)
 }

@@ -186,11 +186,11 @@ func tinyDump(t *testing.T, name []byte) []byte {
 		tag  hprof.Tag
 		body []byte
 	}{
-		{hprof.TagString, enc.String(nil, 1, name)},
-		{hprof.TagString, enc.String(nil, 2, name)},
-		{hprof.TagString, enc.String(nil, 3, []byte("com.example.A"))},
-		{hprof.TagLoadClass, enc.LoadClass(nil, hprof.LoadClass{Serial: 1, ClassID: classA, Name: 3})},
-		{hprof.TagLoadClass, enc.LoadClass(nil, hprof.LoadClass{Serial: 2, ClassID: classB, Name: 2})},
+		{hprof.TagString, enc.AppendString(nil, 1, name)},
+		{hprof.TagString, enc.AppendString(nil, 2, name)},
+		{hprof.TagString, enc.AppendString(nil, 3, []byte("com.example.A"))},
+		{hprof.TagLoadClass, enc.AppendLoadClass(nil, hprof.LoadClass{Serial: 1, ClassID: classA, Name: 3})},
+		{hprof.TagLoadClass, enc.AppendLoadClass(nil, hprof.LoadClass{Serial: 2, ClassID: classB, Name: 2})},
 	} {
 		if err := w.WriteRecord(r.tag, 0, r.body); err != nil {
 			t.Fatal(err)

@@ -163,7 +163,7 @@ func (p *sampler) choose(src []byte) error {
 			if err != nil {
 				return err
 			}
-			if lc, err := p.dec.LoadClass(rec, body); err == nil {
+			if lc, err := p.dec.ParseLoadClass(rec, body); err == nil {
 				p.loadName[lc.ClassID] = lc.Name
 			}
 		case rec.Tag == hprof.TagStartThread || rec.Tag == hprof.TagStackFrame:
@@ -189,10 +189,10 @@ func (p *sampler) chooseNames(rec hprof.Record, body []byte) {
 		return
 	}
 	if rec.Tag == hprof.TagStartThread {
-		if t, err := p.dec.StartThread(rec, body); err == nil {
+		if t, err := p.dec.ParseStartThread(rec, body); err == nil {
 			p.wantSID[t.Name], p.wantSID[t.Group], p.wantSID[t.ParentGroup] = true, true, true
 		}
-	} else if f, err := p.dec.StackFrame(rec, body); err == nil {
+	} else if f, err := p.dec.ParseStackFrame(rec, body); err == nil {
 		p.wantSID[f.Method], p.wantSID[f.Signature], p.wantSID[f.SourceFile] = true, true, true
 	}
 }
@@ -367,11 +367,11 @@ func (p *sampler) writeSubs(r *hprof.Reader, w *hprof.Writer, rec hprof.Record, 
 func (p *sampler) keepTop(rec hprof.Record, body []byte) bool {
 	switch rec.Tag {
 	case hprof.TagString:
-		id, text, err := p.dec.String(rec, body)
+		id, text, err := p.dec.ParseString(rec, body)
 		p.topKinds[rec.Tag]++
 		return err == nil && (p.wantSID[id] || p.topKinds[rec.Tag] <= 4) && len(text) <= 512
 	case hprof.TagLoadClass:
-		lc, err := p.dec.LoadClass(rec, body)
+		lc, err := p.dec.ParseLoadClass(rec, body)
 		return err == nil && p.wantClass[lc.ClassID]
 	case hprof.TagStackTrace:
 		p.topKinds[rec.Tag]++
@@ -412,7 +412,7 @@ func HandBuilt(idSize int, version string) []byte {
 	var out bytes.Buffer
 	w, _ := hprof.NewWriter(&out, hprof.Header{Version: version, IDSize: idSize, Timestamp: 1700000000000})
 	enc := w.Encoder()
-	str := func(id uint64, s string) { w.WriteRecord(hprof.TagString, 0, enc.String(nil, id, []byte(s))) }
+	str := func(id uint64, s string) { w.WriteRecord(hprof.TagString, 0, enc.AppendString(nil, id, []byte(s))) }
 	names := []string{"java.lang.Object", "com.example.Base", "com.example.Leaf", "value", "next", "count",
 		"flag", "ch", "f", "d", "b", "s", "l", "main", "system", "run", "()V", "Leaf.java", "app", "zygote", "CONST", "secret"}
 	for i, n := range names {
@@ -425,13 +425,13 @@ func HandBuilt(idSize int, version string) []byte {
 		arrClass  = 0x1030
 	)
 	for i, c := range []uint64{objClass, baseClass, leafClass} {
-		w.WriteRecord(hprof.TagLoadClass, 0, enc.LoadClass(nil, hprof.LoadClass{Serial: uint32(i + 1), ClassID: c, StackTrace: 1, Name: uint64(0x100 + i)}))
+		w.WriteRecord(hprof.TagLoadClass, 0, enc.AppendLoadClass(nil, hprof.LoadClass{Serial: uint32(i + 1), ClassID: c, StackTrace: 1, Name: uint64(0x100 + i)}))
 	}
-	w.WriteRecord(hprof.TagStackFrame, 5, enc.StackFrame(nil, hprof.StackFrame{ID: 0x500, Method: 0x10F, Signature: 0x110, SourceFile: 0x111, Class: 3, Line: 42}))
-	w.WriteRecord(hprof.TagStackFrame, 5, enc.StackFrame(nil, hprof.StackFrame{ID: 0x508, Method: 0x10F, Class: 3, Line: -3}))
-	w.WriteRecord(hprof.TagStackTrace, 5, enc.StackTrace(nil, hprof.StackTrace{Serial: 1, Thread: 1, Frames: []uint64{0x500, 0x508}}))
-	w.WriteRecord(hprof.TagStackTrace, 5, enc.StackTrace(nil, hprof.StackTrace{Serial: 2, Thread: 2}))
-	w.WriteRecord(hprof.TagStartThread, 6, enc.StartThread(nil, hprof.StartThread{Serial: 1, Object: 0x2000, StackTrace: 1, Name: 0x10D, Group: 0x10E}))
+	w.WriteRecord(hprof.TagStackFrame, 5, enc.AppendStackFrame(nil, hprof.StackFrame{ID: 0x500, Method: 0x10F, Signature: 0x110, SourceFile: 0x111, Class: 3, Line: 42}))
+	w.WriteRecord(hprof.TagStackFrame, 5, enc.AppendStackFrame(nil, hprof.StackFrame{ID: 0x508, Method: 0x10F, Class: 3, Line: -3}))
+	w.WriteRecord(hprof.TagStackTrace, 5, enc.AppendStackTrace(nil, hprof.StackTrace{Serial: 1, Thread: 1, Frames: []uint64{0x500, 0x508}}))
+	w.WriteRecord(hprof.TagStackTrace, 5, enc.AppendStackTrace(nil, hprof.StackTrace{Serial: 2, Thread: 2}))
+	w.WriteRecord(hprof.TagStartThread, 6, enc.AppendStartThread(nil, hprof.StartThread{Serial: 1, Object: 0x2000, StackTrace: 1, Name: 0x10D, Group: 0x10E}))
 	w.WriteRecord(hprof.TagControlSettings, 6, []byte{0, 0, 0, 2, 0, 4})
 	w.WriteRecord(hprof.TagHeapSummary, 6, make([]byte, 24))
 	w.WriteRecord(hprof.Tag(0x42), 6, []byte("unknown record"))
@@ -481,8 +481,8 @@ func HandBuilt(idSize int, version string) []byte {
 	}
 	w.EndHeapDump()
 	w.WriteRecord(hprof.TagHeapDumpEnd, 7, nil)
-	w.WriteRecord(hprof.TagUnloadClass, 8, enc.Serial(nil, 3))
-	w.WriteRecord(hprof.TagEndThread, 8, enc.Serial(nil, 1))
+	w.WriteRecord(hprof.TagUnloadClass, 8, enc.AppendSerial(nil, 3))
+	w.WriteRecord(hprof.TagEndThread, 8, enc.AppendSerial(nil, 1))
 	w.Flush()
 	return out.Bytes()
 }

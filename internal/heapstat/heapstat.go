@@ -66,7 +66,7 @@ func newIndex(data []byte) (*index, error) {
 			if err != nil {
 				return err
 			}
-			id, t, err := dec.String(rec, b)
+			id, t, err := dec.ParseString(rec, b)
 			if err != nil {
 				return err
 			}
@@ -78,7 +78,7 @@ func newIndex(data []byte) (*index, error) {
 			if err != nil {
 				return err
 			}
-			lc, err := dec.LoadClass(rec, b)
+			lc, err := dec.ParseLoadClass(rec, b)
 			if err != nil {
 				return err
 			}

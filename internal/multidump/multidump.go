@@ -28,7 +28,7 @@ func Write(w io.Writer, n int) error {
 		}
 		id := uint64(0x7000_0000+len(sid)*16) + 8
 		sid[s] = id
-		hw.WriteRecord(hprof.TagString, 0, enc.String(nil, id, []byte(s)))
+		hw.WriteRecord(hprof.TagString, 0, enc.AppendString(nil, id, []byte(s)))
 		return id
 	}
 	const (
@@ -41,7 +41,7 @@ func Write(w io.Writer, n int) error {
 	)
 	serial := uint32(1)
 	load := func(id uint64, name string) {
-		hw.WriteRecord(hprof.TagLoadClass, 0, enc.LoadClass(nil, hprof.LoadClass{Serial: serial, ClassID: id, Name: str(name)}))
+		hw.WriteRecord(hprof.TagLoadClass, 0, enc.AppendLoadClass(nil, hprof.LoadClass{Serial: serial, ClassID: id, Name: str(name)}))
 		serial++
 	}
 	load(object, "java/lang/Object")

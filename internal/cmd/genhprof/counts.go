@@ -204,21 +204,21 @@ func (c *counts) top(rec hprof.Record, body []byte) error {
 		c.strings++
 	case hprof.TagLoadClass:
 		c.loadClasses++
-		l, err := dec.LoadClass(rec, body)
+		l, err := dec.ParseLoadClass(rec, body)
 		if err != nil {
 			return err
 		}
 		c.fpTop += hash(uint64(rec.Tag), uint64(l.Serial), c.ref(l.ClassID), uint64(l.StackTrace))
 	case hprof.TagStackFrame:
 		c.stackFrames++
-		f, err := dec.StackFrame(rec, body)
+		f, err := dec.ParseStackFrame(rec, body)
 		if err != nil {
 			return err
 		}
 		c.fpTop += hash(uint64(rec.Tag), uint64(f.Class), uint64(uint32(f.Line)))
 	case hprof.TagStackTrace:
 		c.stackTraces++
-		t, err := dec.StackTrace(rec, body, nil)
+		t, err := dec.ParseStackTrace(rec, body, nil)
 		if err != nil {
 			return err
 		}

@@ -163,7 +163,7 @@ func (g *generator) sid(name string) uint64 {
 		id = 0x2000_0000 + uint64(len(g.sids))*0x10
 	}
 	g.sids[name] = id
-	body := g.w.Encoder().String(nil, id, []byte(name))
+	body := g.w.Encoder().AppendString(nil, id, []byte(name))
 	g.top(hprof.TagString, body)
 	return id
 }
@@ -267,14 +267,14 @@ func (g *generator) preamble() {
 		g.ids = append(g.ids, g.classID[k])
 	}
 	for k := range nClasses {
-		g.top(hprof.TagLoadClass, enc.LoadClass(nil, hprof.LoadClass{Serial: uint32(k + 1), ClassID: g.classID[k],
+		g.top(hprof.TagLoadClass, enc.AppendLoadClass(nil, hprof.LoadClass{Serial: uint32(k + 1), ClassID: g.classID[k],
 			StackTrace: traceDummy, Name: g.sid(classNames[k])}))
 	}
 	frame := uint64(0x7F20_0000)
-	g.top(hprof.TagStackFrame, enc.StackFrame(nil, hprof.StackFrame{ID: frame, Method: g.sid("run"), Signature: g.sid("()V"),
+	g.top(hprof.TagStackFrame, enc.AppendStackFrame(nil, hprof.StackFrame{ID: frame, Method: g.sid("run"), Signature: g.sid("()V"),
 		SourceFile: g.sid("Node.java"), Class: cNode + 1, Line: 42}))
-	g.top(hprof.TagStackTrace, enc.StackTrace(nil, hprof.StackTrace{Serial: traceDummy}))
-	g.top(hprof.TagStackTrace, enc.StackTrace(nil, hprof.StackTrace{Serial: traceThread, Thread: threadSer, Frames: []uint64{frame}}))
+	g.top(hprof.TagStackTrace, enc.AppendStackTrace(nil, hprof.StackTrace{Serial: traceDummy}))
+	g.top(hprof.TagStackTrace, enc.AppendStackTrace(nil, hprof.StackTrace{Serial: traceThread, Thread: threadSer, Frames: []uint64{frame}}))
 	for k := range nClasses {
 		for _, f := range classFields[k] {
 			g.sid(f.name)
