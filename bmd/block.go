@@ -127,8 +127,18 @@ func (b *blockReader) truncated(at int64, err error) error {
 	if err == io.EOF || err == io.ErrUnexpectedEOF {
 		return &FormatError{Offset: at, Record: "block", Msg: fmt.Sprintf("truncated: block %d is cut short", b.blocks+1), Err: io.ErrUnexpectedEOF}
 	}
-	return fmt.Errorf("bmd: reading block %d at offset %d: %w", b.blocks+1, at, err)
+	return &blockReadError{fmt.Sprintf("bmd: reading block %d at offset %d", b.blocks+1, at), err}
 }
+
+// blockReadError is a failure of the underlying reader while reading a
+// block: it says which block and at what file offset.
+type blockReadError struct {
+	where string
+	err   error
+}
+
+func (e *blockReadError) Error() string { return e.where + ": " + e.err.Error() }
+func (e *blockReadError) Unwrap() error { return e.err }
 
 // fileOffset returns the file offset of stream offset s, and forgets the
 // blocks wholly before s: the decoder asks in increasing order. Past the

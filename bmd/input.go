@@ -46,10 +46,11 @@ func (in *input) failed() error {
 func (in *input) formatError(at int64, record, msg string, err error) error {
 	if srcErr := in.failed(); srcErr != nil {
 		var fe *FormatError
-		if errors.As(srcErr, &fe) {
-			return srcErr // a damaged or cut block: where it is
+		var be *blockReadError
+		if errors.As(srcErr, &fe) || errors.As(srcErr, &be) {
+			return srcErr // a damaged, cut or unreadable block: where it is in the file
 		}
-		return fmt.Errorf("reading at offset %d: %w", in.off(), srcErr)
+		return fmt.Errorf("bmd: reading at offset %d: %w", in.off(), srcErr) // version 1: a file offset
 	}
 	return &FormatError{Offset: at, Record: record, Msg: msg, Err: err}
 }
