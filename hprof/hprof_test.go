@@ -3,9 +3,11 @@ package hprof
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strings"
 	"testing"
 
@@ -116,21 +118,85 @@ func TestSegmentSplit(t *testing.T) {
 	}
 }
 
+// TestTruncatedEverywhere cuts a real dump at every offset of its first
+// 2 KiB and at every 401st beyond: a cut between two records leaves a
+// shorter, sound file; any other cut gives a *FormatError wrapping
+// io.ErrUnexpectedEOF, at the cut record (or at the sub-record cut, within
+// it), and a cut top-level record says exactly how many bytes it lacks.
 func TestTruncatedEverywhere(t *testing.T) {
 	src := testutil.ReadAll(t, filepath.Join(testutil.CorpusDir(t), "jdk-hprof-slurp-hprof-32.bin"))
-	for _, cut := range []int{0, 5, 20, 30, 40, len(src) / 3, len(src) / 2, len(src) - 100, len(src) - 3, len(src) - 1} {
+	type span struct {
+		start, end int64
+		heap       bool
+	}
+	var recs []span
+	r, err := NewReader(bytes.NewReader(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	headerEnd := r.Offset()
+	for rec, err := range r.Records() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, span{rec.Offset, rec.Offset + 9 + int64(rec.Length), rec.Tag.IsHeapDump()})
+	}
+	checked := 0
+	for cut := int64(0); cut < int64(len(src)); cut++ {
+		if cut > 2048 && cut%401 != 0 {
+			continue
+		}
+		checked++
 		_, _, err := copyHPROF(src[:cut], 1<<30)
-		if err == nil {
-			t.Fatalf("cut at %d: no error", cut)
+		k := sort.Search(len(recs), func(i int) bool { return recs[i].end > cut })
+		if cut >= headerEnd && (k == len(recs) || recs[k].start == cut) {
+			if err != nil {
+				t.Fatalf("cut at %d, between records: %v", cut, err)
+			}
+			continue
 		}
 		var fe *FormatError
-		if !errors.As(err, &fe) {
-			t.Fatalf("cut at %d: error %v is not a FormatError", cut, err)
+		if !errors.As(err, &fe) || !errors.Is(err, io.ErrUnexpectedEOF) && cut >= headerEnd {
+			t.Fatalf("cut at %d: %v, want a FormatError saying truncated", cut, err)
 		}
-		if cut > 31 && !errors.Is(err, io.ErrUnexpectedEOF) {
-			t.Fatalf("cut at %d: %v does not say truncated", cut, err)
+		if cut < headerEnd {
+			continue
+		}
+		rec := recs[k]
+		switch {
+		case fe.Offset < rec.start || fe.Offset > cut:
+			t.Fatalf("cut at %d in the record at %d: error at offset %d", cut, rec.start, fe.Offset)
+		case !rec.heap && cut >= rec.start+9:
+			want := fmt.Sprintf("needs %d more bytes", rec.end-cut)
+			if fe.Offset != rec.start || !strings.Contains(fe.Msg, want) {
+				t.Fatalf("cut at %d in the record at %d..%d: %v, want %q at offset %d", cut, rec.start, rec.end, err, want, rec.start)
+			}
+		}
+		// Skipping every record, heap dumps included, meets the cut in
+		// the record and says what it lacks.
+		if cut >= rec.start+9 {
+			err := skipAll(src[:cut])
+			want := fmt.Sprintf("needs %d more bytes", rec.end-cut)
+			if !errors.As(err, &fe) || fe.Offset != rec.start || !strings.Contains(fe.Msg, want) {
+				t.Fatalf("cut at %d, skipping the record at %d..%d: %v, want %q at offset %d", cut, rec.start, rec.end, err, want, rec.start)
+			}
 		}
 	}
+	t.Logf("%d cuts of %d bytes, %d records", checked, len(src), len(recs))
+}
+
+// skipAll reads the record headers of src, skipping every body.
+func skipAll(src []byte) error {
+	r, err := NewReader(bytes.NewReader(src))
+	if err != nil {
+		return err
+	}
+	for _, err := range r.Records() {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func TestNotHPROF(t *testing.T) {

@@ -179,7 +179,7 @@ func (r *Reader) skipTo(target int64) error {
 		return nil
 	}
 	if k := r.in.Skip(n); k < n {
-		return r.truncated(r.rec.Offset, r.rec.Tag.String(), int(r.rec.Tag), n-k+1)
+		return r.truncated(r.rec.Offset, r.rec.Tag.String(), int(r.rec.Tag), n-k)
 	}
 	return nil
 }
