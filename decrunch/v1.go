@@ -66,6 +66,9 @@ type V1Source struct {
 	dec     hprof.BodyDecoder
 
 	inHeap, eof, fillerOut bool
+	// failed is a read error met while class definitions were pending:
+	// they are given out first (salvage keeps them), then the error.
+	failed error
 	placeAmong             bool            // Android: classes placed among the objects
 	toPlace                []uint64        // classes defined, to place after the next object
 	loaded                 map[uint32]bool // classes with a LOAD CLASS given out
@@ -224,6 +227,9 @@ func (s *V1Source) Next() (*bmd.Record, error) {
 			s.rootAt++
 			return &s.rec, nil
 		}
+		if s.failed != nil {
+			return nil, s.failed
+		}
 		if s.eof {
 			return nil, io.EOF
 		}
@@ -243,6 +249,11 @@ func (s *V1Source) Next() (*bmd.Record, error) {
 				continue
 			}
 			if err != nil {
+				if len(s.pending) > 0 {
+					s.flushClasses()
+					s.failed = err
+					continue
+				}
 				return nil, err
 			}
 		}

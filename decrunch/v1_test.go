@@ -349,8 +349,8 @@ func TestV1OwnLegacyRecords(t *testing.T) {
 // places, a real file gives: inside a record, a *bmd.FormatError that
 // names the truncated record and its offset, and with Salvage the same
 // error in Stats.Salvaged and exactly the HPROF of the file cut at the
-// last record boundary before the damage, byte for byte (but see
-// v1SalvageKeeps for class definitions); between two records (version 1
+// last record boundary before the damage, byte for byte (class
+// definitions read before the damage included); between two records (version 1
 // has no end marker), no error; inside the header, an error in the
 // header, even with Salvage.
 func TestV1BadInput(t *testing.T) {
@@ -411,7 +411,7 @@ func TestV1BadInput(t *testing.T) {
 			t.Errorf("cut at %d: salvage: %v, reported damage %v, want none and %v", n, serr, st, err)
 			continue
 		}
-		keep := v1SalvageKeeps(bounds, tags, k)
+		keep := bounds[k]
 		want, _ := decrunchV1Bytes(t, b[:keep], Options{})
 		if !bytes.Equal(out.Bytes(), want) {
 			t.Errorf("cut at %d (in a %s record at offset %d): the salvaged HPROF (%d bytes) is not that of the file cut at %d (%d bytes)",
@@ -445,19 +445,6 @@ func v1Records(t *testing.T, b []byte) (bounds []int64, tags []bmd.V1Tag) {
 		}
 		bounds, tags = append(bounds, r.Offset()), append(tags, rec.Tag)
 	}
-}
-
-// v1SalvageKeeps returns where a salvage of a version 1 file damaged in
-// record k ends what it keeps: the start of record k, or of the run of
-// CLASS DEFINITION records just before it (or holding it). V1Source gives
-// out a run of class definitions only when the record after it is read
-// (their LOAD CLASS records and the CLASS records go together), so damage
-// there loses the run with it.
-func v1SalvageKeeps(bounds []int64, tags []bmd.V1Tag, k int) int64 {
-	for k > 0 && tags[k-1] == bmd.V1ClassDefinition {
-		k--
-	}
-	return bounds[k]
 }
 
 func TestNameTableForHash(t *testing.T) {
