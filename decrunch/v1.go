@@ -68,17 +68,17 @@ type V1Source struct {
 	inHeap, eof, fillerOut bool
 	// failed is a read error met while class definitions were pending:
 	// they are given out first (salvage keeps them), then the error.
-	failed error
-	placeAmong             bool            // Android: classes placed among the objects
-	toPlace                []uint64        // classes defined, to place after the next object
-	loaded                 map[uint32]bool // classes with a LOAD CLASS given out
-	synth                  map[uint32]bool // classes given a made-up LOAD CLASS
-	sizes                  map[uint32]int  // instance data size per class
-	missing                map[uint32]bool // super classes sizes were computed without
-	nextSerial             uint32
-	roots                  []uint32
-	rootAt                 int
-	sawRoots               bool
+	failed     error
+	placeAmong bool            // Android: classes placed among the objects
+	toPlace    []uint64        // classes defined, to place after the next object
+	loaded     map[uint32]bool // classes with a LOAD CLASS given out
+	synth      map[uint32]bool // classes given a made-up LOAD CLASS
+	sizes      map[uint32]int  // instance data size per class
+	missing    map[uint32]bool // super classes sizes were computed without
+	nextSerial uint32
+	roots      []uint32
+	rootAt     int
+	sawRoots   bool
 
 	// counts for the warnings
 	nRoots, nSynth, nFiller, nLegacyLate uint64
