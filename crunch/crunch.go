@@ -132,8 +132,8 @@ type state struct {
 	firstNeed map[uint64]uint32 // pass 1: class object ID -> the first chunk that needs it
 	defOrder  []int             // class indexes in the order pass 2 defines them
 
-	objs        idList // non-class object IDs in order (pass 1)
-	redumps     bool   // some objects are dumped more than once (several heap dumps)
+	objs        idSeq // non-class object IDs in order (pass 1)
+	redumps     bool  // some objects are dumped more than once (several heap dumps)
 	index       *idIndex
 	dropped     *idIndex
 	nObj        uint64 // classes + objects written

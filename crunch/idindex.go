@@ -186,35 +186,6 @@ func (x *idIndex) bytes() int64 {
 	return int64(cap(x.keys))*8 + int64(cap(x.ids))*8 + int64(cap(x.ords))*4 + int64(cap(x.buckets))*4
 }
 
-// idList collects IDs in fixed-size chunks, so that growing it never copies
-// and never holds two large arrays at once (an appended slice of 20 M IDs
-// would briefly need 2.25 times its size).
-type idList struct {
-	chunks [][]uint64
-	n      int
-}
-
-const idChunk = 1 << 20
-
-func (l *idList) add(id uint64) {
-	if l.n%idChunk == 0 {
-		l.chunks = append(l.chunks, make([]uint64, 0, idChunk))
-	}
-	c := &l.chunks[len(l.chunks)-1]
-	*c = append(*c, id)
-	l.n++
-}
-
-// appendTo appends the IDs to dst, releasing each chunk once copied.
-func (l *idList) appendTo(dst []uint64) []uint64 {
-	for i, c := range l.chunks {
-		dst = append(dst, c...)
-		l.chunks[i] = nil
-	}
-	l.chunks, l.n = nil, 0
-	return dst
-}
-
 // sortKeys sorts distinct keys, on two cores when there are enough of them:
 // it partitions the keys in place around the median of a sample and sorts
 // the two parts at once. No memory beyond the keys themselves.

@@ -86,14 +86,5 @@ func (s *idSeq) each(f func(id uint64)) {
 	}
 }
 
-// bytes returns the memory the sequence holds.
-func (s *idSeq) bytes() int64 {
-	var b int64
-	for _, c := range s.chunks {
-		b += int64(cap(c.delta))
-	}
-	return b
-}
-
 // release drops the IDs.
 func (s *idSeq) release() { s.chunks = nil }

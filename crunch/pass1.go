@@ -16,7 +16,7 @@ type pass1 struct {
 	*state
 	r       *hprof.Reader
 	dec     hprof.BodyDecoder
-	dropIDs idList // objects of dropped heaps
+	dropIDs idSeq // objects of dropped heaps
 	heap    heapTracker
 	clock   chunkClock
 }
@@ -229,14 +229,14 @@ func (p *pass1) finish() error {
 // buildIndex numbers the objects: classes first in CLASS DUMP order, then
 // the other objects in file order, each distinct ID once.
 func (p *pass1) buildIndex() error {
-	nc := len(p.classes)
-	all := make([]uint64, 0, nc+p.objs.n)
+	var all idSeq
 	for _, c := range p.classes {
-		all = append(all, c.dump.ID)
+		all.add(c.dump.ID)
 	}
-	all = p.objs.appendTo(all)
+	all.appendSeq(&p.objs)
 	var dups int
-	p.index, dups = newDedupedIDIndex(all)
+	p.index, dups = buildIDIndex(&all)
+	all.release()
 	p.nObj = uint64(p.index.len())
 	p.redumps = dups > 0 || p.stats.Redumps > 0
 	p.stats.Redumps += uint64(dups)
@@ -247,7 +247,8 @@ func (p *pass1) buildIndex() error {
 			return fmt.Errorf("crunch: object 0x%x is dumped both as a class and as another object", c.dump.ID)
 		}
 	}
-	p.dropped, _ = newDedupedIDIndex(p.dropIDs.appendTo(make([]uint64, 0, p.dropIDs.n)))
+	p.dropped, _ = buildIDIndex(&p.dropIDs)
+	p.dropIDs.release()
 	p.stats.Dropped = uint64(p.dropped.len())
 	p.stats.IndexBytes = p.index.bytes() + p.dropped.bytes()
 	return nil
