@@ -13,6 +13,10 @@ import "slices"
 // and flattened chains are cached only while their total stays within a
 // budget; beyond it a chain is rebuilt in a scratch slice at each use.
 type layouts struct {
+	// dense holds the classes of index below denseClasses (every real
+	// dump's), found without hashing; classes holds the others.
+	dense   []*layoutClass
+	n       int // classes defined
 	classes map[uint64]*layoutClass
 	fields  int // fields of all classes
 	cached  int // fields held in chains
@@ -33,27 +37,63 @@ type layoutClass struct {
 	cyclic bool    // its chain ends by coming back to a class in it
 }
 
-// defined reports whether class idx is defined.
-func (l *layouts) defined(idx uint64) bool {
-	_, ok := l.classes[idx]
-	return ok
+// denseClasses bounds the slice of classes: at most 8 MB of pointers,
+// however large an index a file gives.
+const denseClasses = 1 << 20
+
+// get returns class idx, or nil.
+func (l *layouts) get(idx uint64) *layoutClass {
+	if idx < uint64(len(l.dense)) {
+		return l.dense[idx]
+	}
+	if idx < denseClasses {
+		return nil
+	}
+	return l.classes[idx]
 }
+
+// defined reports whether class idx is defined.
+func (l *layouts) defined(idx uint64) bool { return l.get(idx) != nil }
 
 // add defines class c.Index.
 func (l *layouts) add(c *Class) {
-	if l.classes == nil {
-		l.classes = map[uint64]*layoutClass{}
+	k := &layoutClass{super: c.Super, fields: append([]Field(nil), c.Fields...)}
+	if l.get(c.Index) == nil {
+		l.n++
 	}
-	l.classes[c.Index] = &layoutClass{super: c.Super, fields: append([]Field(nil), c.Fields...)}
+	switch {
+	case c.Index < denseClasses:
+		if c.Index >= uint64(len(l.dense)) {
+			l.dense = slices.Grow(l.dense, int(c.Index)+1-len(l.dense))[:c.Index+1]
+		}
+		l.dense[c.Index] = k
+	default:
+		if l.classes == nil {
+			l.classes = map[uint64]*layoutClass{}
+		}
+		l.classes[c.Index] = k
+	}
 	l.fields += len(c.Fields)
+}
+
+// each calls f with every class defined.
+func (l *layouts) each(f func(*layoutClass)) {
+	for _, k := range l.dense {
+		if k != nil {
+			f(k)
+		}
+	}
+	for _, k := range l.classes {
+		f(k)
+	}
 }
 
 // same reports whether c has the super class and the instance fields of
 // its earlier definition: another dump of a class (a file with several
 // heap dumps) may change its statics, never its layout.
 func (l *layouts) same(c *Class) bool {
-	old, ok := l.classes[c.Index]
-	return ok && old.super == c.Super && slices.Equal(old.fields, c.Fields)
+	old := l.get(c.Index)
+	return old != nil && old.super == c.Super && slices.Equal(old.fields, c.Fields)
 }
 
 // chain returns the flattened fields of class idx, or ok=false if there is
@@ -69,8 +109,8 @@ func (l *layouts) same(c *Class) bool {
 // ordered. A chain that comes back to a class in it (a loop, which only a
 // damaged file has) takes each class once and is not reused by others.
 func (l *layouts) chain(idx, classes uint64) (fields []Field, ok bool, missing uint64) {
-	c, ok := l.classes[idx]
-	if !ok {
+	c := l.get(idx)
+	if c == nil {
 		return nil, false, 0
 	}
 	if c.chain != nil {
@@ -113,9 +153,7 @@ func (l *layouts) chain(idx, classes uint64) (fields []Field, ok bool, missing u
 func (l *layouts) walkUp(c *layoutClass, classes uint64) (path []*layoutClass, tail []Field, cyclic bool, missing uint64) {
 	l.walk++
 	if l.walk == 0 {
-		for _, k := range l.classes {
-			k.seen = 0
-		}
+		l.each(func(k *layoutClass) { k.seen = 0 })
 		l.walk = 1
 	}
 	path = l.path[:0]
@@ -133,8 +171,8 @@ func (l *layouts) walkUp(c *layoutClass, classes uint64) (path []*layoutClass, t
 		if cur.super == 0 || cur.super > classes {
 			return path, nil, false, 0
 		}
-		next, ok := l.classes[cur.super]
-		if !ok {
+		next := l.get(cur.super)
+		if next == nil {
 			return path, nil, false, cur.super
 		}
 		cur = next

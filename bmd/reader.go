@@ -219,7 +219,7 @@ func (r *Reader) Layout(idx uint64) ([]Field, bool) {
 }
 
 // Classes returns the number of class records read so far.
-func (r *Reader) Classes() uint64 { return uint64(len(r.lay.classes)) }
+func (r *Reader) Classes() uint64 { return uint64(r.lay.n) }
 
 // Next reads the next record. It returns io.EOF at the end of the file.
 // The Record is reused by the next call.
