@@ -108,17 +108,35 @@ func (c *converter) open() (Source, error) {
 	if _, err := c.src.Seek(0, io.SeekStart); err != nil {
 		return nil, err
 	}
-	if bmd.Sniff(head[:n]) == bmd.Version1 {
-		v1, err := NewV1Source(c.src)
-		if err != nil {
-			return nil, err
-		}
-		if t, ok := c.opt.Names.(*NameTable); ok {
-			c.opt.Names = t.ForHash(bmd.HashJava)
-		}
-		return v1, nil
+	r, v1, err := OpenSource(c.src, head[:n])
+	if err != nil {
+		return nil, err
 	}
-	return bmd.NewReader(c.src)
+	if t, ok := c.opt.Names.(*NameTable); ok && v1 {
+		c.opt.Names = t.ForHash(bmd.HashJava)
+	}
+	return r, nil
+}
+
+// OpenSource returns a Source reading a BMD file of either version from
+// r, whose first bytes are prefix (its first 64 bytes, or all of a
+// shorter file; r must still yield them), and whether it is version 1.
+// The version is the one bmd.Sniff recognises; a file whose version
+// number is 1 but whose header is not goes to the version 1 reader too,
+// which says what is wrong and where.
+func OpenSource(r io.Reader, prefix []byte) (src Source, v1 bool, err error) {
+	if bmd.Sniff(prefix) == bmd.Version1 || bmd.Sniff(prefix) == 0 && len(prefix) > 0 && prefix[0] == bmd.Version1 {
+		v, err := NewV1Source(r)
+		if err != nil {
+			return nil, true, err
+		}
+		return v, true, nil
+	}
+	v, err := bmd.NewReader(r)
+	if err != nil {
+		return nil, false, err
+	}
+	return v, false, nil
 }
 
 // run reads the records of r, giving each to handle, until the end or the

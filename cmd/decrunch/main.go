@@ -380,18 +380,9 @@ func readHeader(inName string, src io.ReadSeeker, damage error) (meta bmd.Metada
 	if _, err := src.Seek(0, io.SeekStart); err != nil {
 		return meta, false, err
 	}
-	v1 = bmd.Sniff(head) == bmd.Version1
-	if v1 {
-		// BMD version 1, from the original 2014 tools (or crunch --format v1)
-		var r *decrunch.V1Source
-		if r, err = decrunch.NewV1Source(src); err == nil {
-			meta = r.Metadata()
-		}
-	} else {
-		var r *bmd.Reader
-		if r, err = bmd.NewReader(src); err == nil {
-			meta = r.Metadata()
-		}
+	var r decrunch.Source
+	if r, v1, err = decrunch.OpenSource(src, head); err == nil {
+		meta = r.Metadata()
 	}
 	if err == nil {
 		return meta, v1, nil
@@ -502,17 +493,7 @@ func info(inName string, w io.Writer) error {
 	if kind != compress.None {
 		fmt.Fprintf(w, "compression: %s\n", kind)
 	}
-	if bmd.Sniff(head) == bmd.Version1 {
-		v1, err := decrunch.NewV1Source(br)
-		if err != nil {
-			return fmt.Errorf("%s: %w", inName, err)
-		}
-		m := v1.Metadata()
-		fmt.Fprintf(w, "format: BMD version 1 (the original 2014 tools)\n")
-		printMeta(w, &m)
-		return nil
-	}
-	r, err := bmd.NewReader(br)
+	r, v1, err := decrunch.OpenSource(br, head)
 	if err != nil {
 		if what := cliutil.Sniff(head); errors.Is(err, bmd.ErrNotBMD) && what != "" && what != "a BMD file" {
 			err = fmt.Errorf("not a BMD file: it is %s", what)
@@ -520,7 +501,11 @@ func info(inName string, w io.Writer) error {
 		return fmt.Errorf("%s: %w", inName, err)
 	}
 	m := r.Metadata()
-	fmt.Fprintf(w, "format: BMD version %d\n", bmd.Version2)
+	if v1 {
+		fmt.Fprintf(w, "format: BMD version 1 (the original 2014 tools)\n")
+	} else {
+		fmt.Fprintf(w, "format: BMD version %d\n", bmd.Version2)
+	}
 	printMeta(w, &m)
 	return nil
 }
