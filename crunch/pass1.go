@@ -161,6 +161,14 @@ func (p *pass1) heapDump() error {
 
 func (p *pass1) subRecord(s *hprof.SubRecord) error {
 	switch s.Tag {
+	case hprof.SubClassDump, hprof.SubInstanceDump, hprof.SubObjectArrayDump, hprof.SubPrimitiveArrayDump, hprof.SubPrimitiveArrayNoData:
+		if s.ID == 0 {
+			// 0 is null: no reference could reach it, and a number for it
+			// would shift every object after it.
+			return &hprof.FormatError{Offset: s.Offset, Record: s.Tag.String(), Tag: int(s.Tag), Msg: "object ID 0 (null)"}
+		}
+	}
+	switch s.Tag {
 	case hprof.SubHeapDumpInfo:
 		p.heap.cur, p.heap.set = s.HeapType, true
 		p.heapsSeen[s.HeapType] = true
@@ -240,13 +248,6 @@ func (p *pass1) buildIndex() error {
 	p.nObj = uint64(p.index.len())
 	p.redumps = dups > 0 || p.stats.Redumps > 0
 	p.stats.Redumps += uint64(dups)
-	// A class's ID must be a class's: an object record with the ID of a
-	// class would take the class's number.
-	for i, c := range p.classes {
-		if o, _ := p.index.lookup(c.dump.ID); int(o) != i {
-			return fmt.Errorf("crunch: object 0x%x is dumped both as a class and as another object", c.dump.ID)
-		}
-	}
 	p.dropped, _ = buildIDIndex(&p.dropIDs)
 	p.dropIDs.release()
 	p.stats.Dropped = uint64(p.dropped.len())

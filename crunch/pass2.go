@@ -324,7 +324,14 @@ func (p *pass2) root(s *hprof.SubRecord) error {
 // serial, and, in a file where objects are dumped more than once, its ID.
 func (p *pass2) objectStart(s *hprof.SubRecord) error {
 	if p.redumps {
-		if err := p.w.ObjectID(p.obj(s.ID)); err != nil {
+		// An object with a class's ID reads as a repeat of the class
+		// (classes come first in the index).
+		o := p.obj(s.ID)
+		if o <= uint64(len(p.classes)) {
+			return &hprof.FormatError{Offset: s.Offset, Record: s.Tag.String(), Tag: int(s.Tag),
+				Msg: fmt.Sprintf("object 0x%x is dumped both as a class and as another object", s.ID)}
+		}
+		if err := p.w.ObjectID(o); err != nil {
 			return err
 		}
 	}

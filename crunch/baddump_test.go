@@ -1,0 +1,73 @@
+package crunch_test
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/heapcrunch/heapcrunch/crunch"
+	"github.com/heapcrunch/heapcrunch/hprof"
+)
+
+// inconsistentDump writes a small dump: class 0x100 (no fields), then the
+// sub-records subs, in one heap dump segment.
+func inconsistentDump(t *testing.T, subs ...hprof.SubRecord) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w, err := hprof.NewWriter(&buf, hprof.Header{Version: hprof.Version102, IDSize: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.BeginHeapDump(hprof.TagHeapDumpSegment, 0)
+	w.WriteSub(&hprof.SubRecord{Tag: hprof.SubClassDump, ID: 0x100, Class: hprof.ClassDump{ID: 0x100}})
+	for i := range subs {
+		if err := w.WriteSub(&subs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.EndHeapDump()
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestInconsistentDumps: a dump that breaks what every VM writes gets an
+// error that says what and where, not a BMD that decrunches to another
+// heap (an object with ID 0, the null reference, would take a number and
+// shift every object after it: FuzzCrunch found it).
+func TestInconsistentDumps(t *testing.T) {
+	const segment = 31 + 9 // header, segment record header
+	classDump := 1 + 4 + 4 + 6*4 + 4 + 2 + 2 + 2
+	for _, c := range []struct {
+		name   string
+		subs   []hprof.SubRecord
+		msg    string
+		offset int64 // of the sub-record
+	}{
+		{"object ID 0", []hprof.SubRecord{{Tag: hprof.SubPrimitiveArrayDump, ID: 0, ElemType: hprof.Int, Length: 1}},
+			"object ID 0 (null)", int64(segment + classDump)},
+		{"class ID 0", []hprof.SubRecord{{Tag: hprof.SubClassDump, ID: 0, Class: hprof.ClassDump{ID: 0}}},
+			"object ID 0 (null)", int64(segment + classDump)},
+		{"instance of no class", []hprof.SubRecord{{Tag: hprof.SubInstanceDump, ID: 0x200, ClassID: 0x300}},
+			"instance of class 0x300, which has no CLASS DUMP", int64(segment + classDump)},
+		{"instance too long", []hprof.SubRecord{{Tag: hprof.SubInstanceDump, ID: 0x200, ClassID: 0x100, Data: []byte{1, 2}}},
+			"instance has 2 bytes of fields, its class layout 0", int64(segment + classDump)},
+		{"class and object", []hprof.SubRecord{{Tag: hprof.SubPrimitiveArrayDump, ID: 0x100, ElemType: hprof.Int}},
+			"object 0x100 is dumped both as a class and as another object", int64(segment + classDump)},
+		{"class dumped again, other fields", []hprof.SubRecord{{Tag: hprof.SubClassDump, ID: 0x100, Class: hprof.ClassDump{ID: 0x100, Fields: []hprof.Field{{Name: 1, Type: hprof.Int}}}}},
+			"class 0x100 dumped again with another super class or other fields", int64(segment + classDump)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := crunch.Crunch(bytes.NewReader(inconsistentDump(t, c.subs...)), &bytes.Buffer{}, crunch.Options{})
+			if err == nil || !strings.Contains(err.Error(), c.msg) {
+				t.Fatalf("error %v, want %q", err, c.msg)
+			}
+			var fe *hprof.FormatError
+			if !errors.As(err, &fe) || fe.Offset != c.offset {
+				t.Errorf("error %v: want a FormatError at offset %d", err, c.offset)
+			}
+		})
+	}
+}
