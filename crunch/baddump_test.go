@@ -3,11 +3,14 @@ package crunch_test
 import (
 	"bytes"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/heapcrunch/heapcrunch/crunch"
+	"github.com/heapcrunch/heapcrunch/decrunch"
 	"github.com/heapcrunch/heapcrunch/hprof"
+	"github.com/heapcrunch/heapcrunch/internal/heapstat"
 )
 
 // inconsistentDump writes a small dump: class 0x100 (no fields), then the
@@ -69,5 +72,53 @@ func TestInconsistentDumps(t *testing.T) {
 				t.Errorf("error %v: want a FormatError at offset %d", err, c.offset)
 			}
 		})
+	}
+}
+
+// TestStringIDZero: string ID 0 is null like object ID 0: a class named by
+// it has no name, and a STRING record with ID 0 is left out (spec §6.3),
+// also with --keep-strings; the round trip keeps the rest of the dump.
+// FuzzCrunch found a dump whose oracle read the text of string ID 0.
+func TestStringIDZero(t *testing.T) {
+	var buf bytes.Buffer
+	w, err := hprof.NewWriter(&buf, hprof.Header{Version: hprof.Version102, IDSize: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc := w.Encoder()
+	w.WriteRecord(hprof.TagString, 0, enc.AppendString(nil, 0, []byte("ZeroText")))
+	w.WriteRecord(hprof.TagString, 0, enc.AppendString(nil, 1, []byte("NamedClass")))
+	w.WriteRecord(hprof.TagLoadClass, 0, enc.AppendLoadClass(nil, hprof.LoadClass{Serial: 1, ClassID: 0x100, Name: 0}))
+	w.WriteRecord(hprof.TagLoadClass, 0, enc.AppendLoadClass(nil, hprof.LoadClass{Serial: 2, ClassID: 0x200, Name: 1}))
+	w.BeginHeapDump(hprof.TagHeapDumpSegment, 0)
+	w.WriteSub(&hprof.SubRecord{Tag: hprof.SubClassDump, ID: 0x100, Class: hprof.ClassDump{ID: 0x100}})
+	w.WriteSub(&hprof.SubRecord{Tag: hprof.SubClassDump, ID: 0x200, Class: hprof.ClassDump{ID: 0x200, Super: 0x100}})
+	w.EndHeapDump()
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	var out, back bytes.Buffer
+	if _, err := crunch.Crunch(bytes.NewReader(buf.Bytes()), &out, crunch.Options{KeepStrings: true}); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(out.Bytes(), []byte("NamedClass")) || bytes.Contains(out.Bytes(), []byte("ZeroText")) {
+		t.Errorf("BMD with --keep-strings: want NamedClass and not the text of string ID 0")
+	}
+	if _, err := decrunch.Decrunch(bytes.NewReader(out.Bytes()), &back, decrunch.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	want, err := heapstat.Canonical(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := heapstat.Canonical(back.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("round trip (- input, + decrunched):\n%s", lineDiff(want, got, 10))
+	}
+	if want[1] != "class #1  super=null loader=null size=0" {
+		t.Errorf("the class named by string ID 0: %q, want no name", want[1])
 	}
 }

@@ -70,7 +70,9 @@ func newIndex(data []byte) (*index, error) {
 			if err != nil {
 				return err
 			}
-			if _, dup := ix.strs[id]; !dup {
+			// ID 0 is null: no reference names it, whatever a STRING
+			// record with ID 0 says (spec §6.3).
+			if _, dup := ix.strs[id]; !dup && id != 0 {
 				ix.strs[id] = string(t)
 			}
 		case s == nil && rec.Tag == hprof.TagLoadClass:
