@@ -361,3 +361,51 @@ func TestSkipElements(t *testing.T) {
 		}
 	}
 }
+
+// TestRootFieldsOfItsKind: a root has the fields of its own kind and zero
+// for the others, not the values of the root read before it (FuzzCrunch
+// found an oracle printing a stale frame number of an UNREACHABLE).
+func TestRootFieldsOfItsKind(t *testing.T) {
+	in := []SubRecord{
+		{Tag: SubRootJavaFrame, ID: 1, Thread: 7, Frame: 3},
+		{Tag: SubRootThreadObject, ID: 2, Thread: 8, StackTrace: 9},
+		{Tag: SubRootJNIGlobal, ID: 3, JNIRef: 0x44},
+		{Tag: SubUnreachable, ID: 4},
+		{Tag: SubRootNativeStack, ID: 5, Thread: 6},
+		{Tag: SubRootUnknown, ID: 6},
+	}
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, Header{Version: Version102, IDSize: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.BeginHeapDump(TagHeapDumpSegment, 0)
+	for i := range in {
+		if err := w.WriteSub(&in[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.EndHeapDump()
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewReader(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []SubRecord
+	for _, err := range r.Records() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		for s, err := range r.SubRecords() {
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, SubRecord{Tag: s.Tag, ID: s.ID, Thread: s.Thread, Frame: s.Frame, StackTrace: s.StackTrace, JNIRef: s.JNIRef})
+		}
+	}
+	if fmt.Sprint(got) != fmt.Sprint(in) {
+		t.Errorf("read back\n%v\nwant\n%v", got, in)
+	}
+}

@@ -313,9 +313,11 @@ func (r *Reader) SubRecords() iter.Seq2[*SubRecord, error] {
 	}
 }
 
-// readRoot reads the body of a GC root or UNREACHABLE sub-record.
+// readRoot reads the body of a GC root or UNREACHABLE sub-record. The
+// fields a root's kind does not have are zero, not a previous record's.
 func (r *Reader) readRoot(s *SubRecord) error {
 	id := r.idSize
+	s.Thread, s.Frame, s.StackTrace, s.JNIRef = 0, 0, 0, 0
 	switch s.Tag {
 	case SubRootJNIGlobal:
 		b, err := r.take(2*id, s)
