@@ -30,8 +30,6 @@ type pass2 struct {
 	loadsSeen   int    // LOAD CLASS records met
 
 	values, elems, frames []uint64
-	lastClassID           uint64 // a one-entry cache of classIdx
-	lastClassIdx          int
 
 	topCount, topBytes, subCount [256]int64 // by tag, for Stats
 }
@@ -324,14 +322,7 @@ func (p *pass2) root(s *hprof.SubRecord) error {
 // serial, and, in a file where objects are dumped more than once, its ID.
 func (p *pass2) objectStart(s *hprof.SubRecord) error {
 	if p.redumps {
-		// An object with a class's ID reads as a repeat of the class
-		// (classes come first in the index).
-		o := p.obj(s.ID)
-		if o <= uint64(len(p.classes)) {
-			return &hprof.FormatError{Offset: s.Offset, Record: s.Tag.String(), Tag: int(s.Tag),
-				Msg: fmt.Sprintf("object 0x%x is dumped both as a class and as another object", s.ID)}
-		}
-		if err := p.w.ObjectID(o); err != nil {
+		if err := p.w.ObjectID(p.obj(s.ID)); err != nil {
 			return err
 		}
 	}
@@ -340,15 +331,10 @@ func (p *pass2) objectStart(s *hprof.SubRecord) error {
 
 // classOf returns the index of the class of an instance.
 func (p *pass2) classOf(s *hprof.SubRecord) (int, error) {
-	if s.ClassID == p.lastClassID && p.lastClassID != 0 {
-		return p.lastClassIdx, nil
+	if o, ok := p.classIndex.lookup(s.ClassID); ok {
+		return int(o), nil
 	}
-	k, ok := p.classIdx[s.ClassID]
-	if !ok {
-		return 0, &hprof.FormatError{Offset: s.Offset, Record: s.Tag.String(), Tag: int(s.Tag), Msg: fmt.Sprintf("instance of class 0x%x, which has no CLASS DUMP", s.ClassID)}
-	}
-	p.lastClassID, p.lastClassIdx = s.ClassID, k
-	return k, nil
+	return 0, &hprof.FormatError{Offset: s.Offset, Record: s.Tag.String(), Tag: int(s.Tag), Msg: fmt.Sprintf("instance of class 0x%x, which has no CLASS DUMP", s.ClassID)}
 }
 
 func (p *pass2) instance(s *hprof.SubRecord) error {
