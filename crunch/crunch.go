@@ -245,22 +245,32 @@ func (st *state) obj(id uint64) uint64 {
 	return st.objSlow(id)
 }
 
-// objSlow is obj for IDs the bitmap index does not hold.
-func (st *state) objSlow(id uint64) uint64 {
+// known returns the dense ID of an object of the dump (0 for null), from
+// the indexes alone: it changes nothing, and pass 2's reading goroutine
+// calls it.
+func (st *state) known(id uint64) (uint64, bool) {
 	if id == 0 {
-		return 0
+		return 0, true
 	}
 	if o, ok := st.index.lookup(id); ok {
-		return st.objBase + uint64(o)
+		return st.objBase + uint64(o), true
 	}
 	if o, ok := st.classIndex.lookup(id); ok {
-		return uint64(o) + 1
+		return uint64(o) + 1, true
 	}
 	if o, ok := st.dropped.lookup(id); ok {
-		return st.nObj + uint64(o) + 1
+		return st.nObj + uint64(o) + 1, true
+	}
+	return 0, false
+}
+
+// objSlow is obj for IDs the bitmap index does not hold.
+func (st *state) objSlow(id uint64) uint64 {
+	if d, ok := st.known(id); ok {
+		return d
 	}
 	d, ok := st.danglingIDs[id]
-	if !ok {
+	if !ok { // not in the dump: the next free ID
 		d = st.nObj + uint64(st.dropped.len()) + uint64(len(st.danglingIDs)) + 1
 		st.danglingIDs[id] = d
 	}
