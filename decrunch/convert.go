@@ -44,6 +44,9 @@ func Decrunch(src io.ReadSeeker, out io.Writer, opt Options) (*Stats, error) {
 	if opt.Mapping != nil {
 		c.rn = newRenamer()
 	}
+	if r, ok := first.(*bmd.Reader); ok {
+		r.SkipValues = true // the first pass needs no values
+	}
 	errA := c.run(first, c.names)
 	if errA != nil && !opt.Salvage {
 		return nil, errA
@@ -187,7 +190,7 @@ func (c *converter) names(rec *bmd.Record) error {
 			}
 		}
 	case bmd.KindObjectArray:
-		c.estimate += int64(len(rec.Elements)) * int64(c.meta.IDSize)
+		c.estimate += int64(rec.Count) * int64(c.meta.IDSize)
 	case bmd.KindPrimitiveArray:
 		c.estimate += int64(rec.Count) * int64(rec.Type.Size())
 	}
