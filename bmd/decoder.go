@@ -38,8 +38,18 @@ func (d *decoder) failWith(msg string, err error) error {
 
 func (d *decoder) truncated() { d.failWith("truncated", io.ErrUnexpectedEOF) }
 
-// uvarint consumes a varint of up to 10 bytes.
+// uvarint consumes a varint of up to 10 bytes. Most are one byte, read
+// here; the rest in uvarintLong.
 func (d *decoder) uvarint() uint64 {
+	if d.err == nil {
+		if v, ok := d.in.buf.SmallUvarint(); ok {
+			return v
+		}
+	}
+	return d.uvarintLong()
+}
+
+func (d *decoder) uvarintLong() uint64 {
 	if d.err != nil {
 		return 0
 	}
@@ -61,6 +71,61 @@ func (d *decoder) uvarint() uint64 {
 	}
 	in.Discard(n)
 	return v
+}
+
+// skipVarints consumes n varints without decoding them, with the checks
+// uvarint makes: it stops at the end of the input (truncated) and at a
+// varint of more than 10 bytes or over 64 bits.
+func (d *decoder) skipVarints(n uint64) {
+	in := &d.in.buf
+	run := 0 // bytes of the current varint so far
+	for n > 0 && d.err == nil {
+		if !in.Fill(1) {
+			d.truncated()
+			return
+		}
+		b := in.Buffered()
+		i := 0
+		for ; i < len(b); i++ {
+			c := b[i]
+			if c >= 0x80 {
+				if run++; run == binary.MaxVarintLen64 {
+					break
+				}
+				continue
+			}
+			if run == binary.MaxVarintLen64-1 && c > 1 {
+				run++
+				break
+			}
+			run = 0
+			if n--; n == 0 {
+				i++
+				break
+			}
+		}
+		if run == binary.MaxVarintLen64 {
+			d.fail("corrupt varint at offset %d (more than 10 bytes or over 64 bits)", d.fileOffset(in.Offset()+int64(i-run+1)))
+			return
+		}
+		in.Discard(i)
+	}
+}
+
+// skipValues consumes the values of an instance of layout ch.
+func (d *decoder) skipValues(ch []Field) {
+	varints := uint64(0)
+	for _, f := range ch {
+		switch {
+		case f.Type == Object, f.Kept && f.Type != Float && f.Type != Double:
+			varints++
+		case f.Kept:
+			d.skipVarints(varints)
+			varints = 0
+			d.bytes(f.Type.Size())
+		}
+	}
+	d.skipVarints(varints)
 }
 
 // zigzag consumes a zigzag-encoded varint (spec/bmd.md §2.2).

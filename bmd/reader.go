@@ -82,6 +82,15 @@ type Record struct {
 
 // Reader reads a BMD version 2 file record by record.
 type Reader struct {
+	// SkipValues asks Next not to decode the values of instances and the
+	// elements of object arrays: they are consumed, with the same checks,
+	// but Values and Elements stay empty (an array's Count is set). A
+	// pass that needs only the rest of the file reads it several times
+	// faster.
+	SkipValues bool
+
+	slowOnly bool // tests: no fast path (fast.go)
+
 	input
 	blocks *blockReader
 
@@ -230,6 +239,9 @@ func (r *Reader) Next() (*Record, error) {
 	}
 	r.fill(1) // a record that starts a block: its offset is known once the block is read
 	rec.Offset = r.Offset()
+	if r.runLeft == 0 && !r.slowOnly && r.fastObject(rec) {
+		return rec, nil
+	}
 	d := &r.dec // a field, not a local: the decoders in the table would make it escape
 	*d = decoder{in: &r.input, blocks: r.blocks, at: rec.Offset}
 	switch {
@@ -306,7 +318,12 @@ func (d *decoder) value(t Type) uint64 {
 	case Double:
 		return d.le64()
 	}
-	v := d.uvarint()
+	return primitive(t, d.uvarint())
+}
+
+// primitive returns the value of type t (not Float or Double) that the
+// varint v encodes.
+func primitive(t Type, v uint64) uint64 {
 	switch t {
 	case Int:
 		return uint64(uint32(int32(protowire.DecodeZigZag(v))))
@@ -567,10 +584,22 @@ func (r *Reader) readInstance(rec *Record, d *decoder) {
 		return
 	}
 	rec.Values = rec.Values[:0]
+	if r.SkipValues {
+		d.skipValues(ch)
+		return
+	}
+	in := &d.in.buf
 	for _, f := range ch {
 		var v uint64
 		if f.Type == Object {
-			v = d.ref(self)
+			// A one-byte reference read inline: most are.
+			if u, ok := in.SmallUvarint(); ok && d.err == nil {
+				if u != 0 {
+					v = self + uint64(protowire.DecodeZigZag(u-1))
+				}
+			} else {
+				v = d.ref(self)
+			}
 		} else if f.Kept {
 			v = d.value(f.Type)
 		}
@@ -586,7 +615,21 @@ func (r *Reader) readObjectArray(rec *Record, d *decoder) {
 	}
 	n := d.uvarint()
 	rec.Elements = rec.Elements[:0]
-	for i := uint64(0); i < n && d.err == nil; i++ {
+	decode := n
+	if r.SkipValues {
+		d.skipVarints(n)
+		decode = 0
+	}
+	in := &d.in.buf
+	for i := uint64(0); i < decode && d.err == nil; i++ {
+		// A one-byte reference read inline: most are.
+		if u, ok := in.SmallUvarint(); ok {
+			if u != 0 {
+				u = self + uint64(protowire.DecodeZigZag(u-1))
+			}
+			rec.Elements = append(rec.Elements, u)
+			continue
+		}
 		rec.Elements = append(rec.Elements, d.ref(self))
 	}
 	if d.err == nil && n > 0xFFFFFFFF {

@@ -132,9 +132,12 @@ type state struct {
 	firstNeed map[uint64]uint32 // pass 1: class object ID -> the first chunk that needs it
 	defOrder  []int             // class indexes in the order pass 2 defines them
 
-	objs        idSeq // non-class object IDs in order (pass 1)
-	redumps     bool  // some objects are dumped more than once (several heap dumps)
-	index       *idIndex
+	objs        idSeq      // non-class object IDs in order (pass 1)
+	redumps     bool       // some objects are dumped more than once (several heap dumps)
+	classIndex  *idIndex   // class object IDs -> class index
+	index       *idIndex   // other object IDs -> their order after the classes
+	rank        *rankIndex // index's bitmap, if it has one
+	objBase     uint64     // the dense ID of the index's ordinal 0: classes + 1
 	dropped     *idIndex
 	nObj        uint64 // classes + objects written
 	danglingIDs map[uint64]uint64
@@ -230,19 +233,44 @@ func (p *progressReader) Read(b []byte) (int, error) {
 
 // obj maps an HPROF object ID to its dense ID: classes and objects of the
 // dump get 1…N in BMD order, objects of dropped heaps N+1…, and IDs that are
-// not in the dump get the next free IDs, the same one each time.
+// not in the dump get the next free IDs, the same one each time. The
+// bitmap index, when there is one, is asked first without a call through
+// idIndex: it answers nearly every reference of a HotSpot dump.
 func (st *state) obj(id uint64) uint64 {
+	if st.rank != nil {
+		if o, ok := st.rank.lookup(id); ok {
+			return st.objBase + uint64(o)
+		}
+	}
+	return st.objSlow(id)
+}
+
+// known returns the dense ID of an object of the dump (0 for null), from
+// the indexes alone: it changes nothing, and pass 2's reading goroutine
+// calls it.
+func (st *state) known(id uint64) (uint64, bool) {
 	if id == 0 {
-		return 0
+		return 0, true
 	}
 	if o, ok := st.index.lookup(id); ok {
-		return uint64(o) + 1
+		return st.objBase + uint64(o), true
+	}
+	if o, ok := st.classIndex.lookup(id); ok {
+		return uint64(o) + 1, true
 	}
 	if o, ok := st.dropped.lookup(id); ok {
-		return st.nObj + uint64(o) + 1
+		return st.nObj + uint64(o) + 1, true
+	}
+	return 0, false
+}
+
+// objSlow is obj for IDs the bitmap index does not hold.
+func (st *state) objSlow(id uint64) uint64 {
+	if d, ok := st.known(id); ok {
+		return d
 	}
 	d, ok := st.danglingIDs[id]
-	if !ok {
+	if !ok { // not in the dump: the next free ID
 		d = st.nObj + uint64(st.dropped.len()) + uint64(len(st.danglingIDs)) + 1
 		st.danglingIDs[id] = d
 	}

@@ -19,6 +19,8 @@ type pass1 struct {
 	dropIDs idSeq // objects of dropped heaps
 	heap    heapTracker
 	clock   chunkClock
+	// needSeen caches class IDs whose first need is recorded, by ID.
+	needSeen [1024]uint64
 }
 
 // heapTracker follows the Android heap (HEAP DUMP INFO) that the
@@ -214,6 +216,13 @@ func (p *pass1) classDump(s *hprof.SubRecord) error {
 // need records that the class with HPROF ID id is needed in the current
 // chunk (if it is the first time).
 func (p *pass1) need(id uint64) {
+	// Instances of a few hundred classes make most of a heap: a small
+	// cache of the class IDs already recorded spares most map lookups.
+	h := (id >> 3) % uint64(len(p.needSeen))
+	if p.needSeen[h] == id && id != 0 {
+		return
+	}
+	p.needSeen[h] = id
 	if _, ok := p.firstNeed[id]; !ok {
 		p.firstNeed[id] = p.clock.chunk
 	}
@@ -237,20 +246,28 @@ func (p *pass1) finish() error {
 // buildIndex numbers the objects: classes first in CLASS DUMP order, then
 // the other objects in file order, each distinct ID once.
 func (p *pass1) buildIndex() error {
-	var all idSeq
-	for _, c := range p.classes {
-		all.add(c.dump.ID)
+	// Classes apart: their mirrors are spread over the heap, and in the
+	// objects' index each would break a run of consecutive ordinals.
+	classIDs := make([]uint64, len(p.classes))
+	for i, c := range p.classes {
+		classIDs[i] = c.dump.ID
 	}
-	all.appendSeq(&p.objs)
+	p.classIndex, _ = newDedupedIDIndex(classIDs)
 	var dups int
-	p.index, dups = buildIDIndex(&all)
-	all.release()
-	p.nObj = uint64(p.index.len())
+	p.index, dups = buildIDIndex(&p.objs)
+	p.objs.release()
+	p.nObj = uint64(len(p.classes) + p.index.len())
+	p.rank, p.objBase = p.index.rank, uint64(len(p.classes))+1
 	p.redumps = dups > 0 || p.stats.Redumps > 0
 	p.stats.Redumps += uint64(dups)
+	for _, c := range p.classes {
+		if _, ok := p.index.lookup(c.dump.ID); ok {
+			return fmt.Errorf("crunch: object 0x%x is dumped both as a class and as another object", c.dump.ID)
+		}
+	}
 	p.dropped, _ = buildIDIndex(&p.dropIDs)
 	p.dropIDs.release()
 	p.stats.Dropped = uint64(p.dropped.len())
-	p.stats.IndexBytes = p.index.bytes() + p.dropped.bytes()
+	p.stats.IndexBytes = p.classIndex.bytes() + p.index.bytes() + p.dropped.bytes()
 	return nil
 }

@@ -15,9 +15,10 @@ import (
 // cut), objects with their references remapped.
 type pass2 struct {
 	*state
-	r   *hprof.Reader
-	w   *bmd.Writer
-	dec hprof.BodyDecoder
+	w        *bmd.Writer
+	dec      hprof.BodyDecoder
+	b        *aheadBatch // the batch being written
+	nextMiss int         // the next of b.missAt to number
 
 	class       bmd.Class // reused for each definition
 	heap        heapTracker
@@ -29,9 +30,7 @@ type pass2 struct {
 	place       uint64 // class dumps met since the last other heap record
 	loadsSeen   int    // LOAD CLASS records met
 
-	values, elems, frames []uint64
-	lastClassID           uint64 // a one-entry cache of classIdx
-	lastClassIdx          int
+	frames []uint64
 
 	topCount, topBytes, subCount [256]int64 // by tag, for Stats
 }
@@ -51,20 +50,10 @@ func (st *state) runPass2(src io.Reader, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	p := &pass2{state: st, r: r, w: w, dec: hprof.BodyDecoder{IDSize: st.idSize}}
+	p := &pass2{state: st, w: w, dec: hprof.BodyDecoder{IDSize: st.idSize}}
 	st.nStrings = 0 // now: strings written
-	for rec, err := range r.Records() {
-		if err != nil {
-			return err
-		}
-		p.topCount[rec.Tag]++
-		p.topBytes[rec.Tag] += int64(rec.Length) + 9
-		if err := w.Time(rec.Time); err != nil {
-			return err
-		}
-		if err := p.record(rec); err != nil {
-			return err
-		}
+	if err := p.consume(r); err != nil {
+		return err
 	}
 	for _, ci := range st.classes {
 		if !ci.placed {
@@ -78,11 +67,82 @@ func (st *state) runPass2(src io.Reader, out io.Writer) error {
 	return nil
 }
 
-// record handles one top-level record.
-func (p *pass2) record(rec hprof.Record) error {
-	if rec.Tag.IsHeapDump() {
-		return p.heapDump(rec)
+// consume runs the reading side of pass 2 on r in another goroutine and
+// writes what it reads, in order.
+func (p *pass2) consume(r *hprof.Reader) error {
+	batches := make(chan *aheadBatch)
+	free := make(chan *aheadBatch, 3)
+	for range 3 {
+		free <- &aheadBatch{}
 	}
+	done := make(chan struct{})
+	rd := &reader{state: p.state, r: r, out: batches, free: free, done: done}
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		rd.run()
+	}()
+	defer func() {
+		close(done)
+		<-finished
+	}()
+	for b := range batches {
+		p.b, p.nextMiss = b, 0
+		if err := p.batch(); err != nil {
+			return err
+		}
+		if b.err != nil {
+			return b.err
+		}
+		free <- b
+	}
+	return nil
+}
+
+// batch writes the items of the current batch.
+func (p *pass2) batch() error {
+	for i := range p.b.items {
+		it := &p.b.items[i]
+		var err error
+		switch it.kind {
+		case aheadTop:
+			p.topCount[it.tag]++
+			p.topBytes[it.tag] += int64(it.length) + 9
+			if err = p.w.Time(it.trace); err == nil {
+				err = p.record(it)
+			}
+		case aheadHeapDump:
+			p.topCount[it.tag]++
+			p.topBytes[it.tag] += int64(it.length) + 9
+			if err = p.w.Time(it.trace); err == nil {
+				err = p.heapDump(it)
+			}
+		case aheadSub:
+			err = p.sub(it)
+		case aheadHeapEnd:
+			err = p.placeRun()
+		case aheadSubFailed:
+			err = p.b.errs[it.lo]
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dense returns the dense ID of a resolved value: a miss gets its number
+// now, in order.
+func (p *pass2) dense(v uint64) uint64 {
+	if v&missBit != 0 {
+		return p.obj(p.b.misses[v&^missBit])
+	}
+	return v
+}
+
+// record handles one top-level record.
+func (p *pass2) record(it *ahead) error {
+	rec := hprof.Record{Tag: hprof.Tag(it.tag), Time: it.trace, Offset: it.offset, Length: it.length}
 	switch rec.Tag {
 	case hprof.TagString: // written where first used
 		return nil
@@ -91,10 +151,7 @@ func (p *pass2) record(rec hprof.Record) error {
 	case hprof.TagHeapDumpEnd:
 		return p.w.HeapDumpEnd()
 	}
-	body, err := p.r.Body()
-	if err != nil {
-		return err
-	}
+	body := p.b.bytes[it.lo:it.hi]
 	switch rec.Tag {
 	case hprof.TagUnloadClass:
 		serial, err := p.dec.ParseSerial(rec, body)
@@ -182,33 +239,17 @@ func (p *pass2) startThread(rec hprof.Record, body []byte) error {
 	return p.w.StartThread(t.Serial, p.obj(t.Object), t.StackTrace, ids[0], ids[1], ids[2])
 }
 
-// heapDump writes a heap dump record: the definitions its first chunk
-// needs, the HEAP DUMP record, its sub-records with the definitions of
-// its later chunks before each, and the place of its last class dumps.
-func (p *pass2) heapDump(rec hprof.Record) error {
+// heapDump starts a heap dump record: the definitions its first chunk
+// needs, and the HEAP DUMP record. Its sub-records follow (sub), with the
+// definitions of its later chunks before each; its end writes the place of
+// its last class dumps.
+func (p *pass2) heapDump(it *ahead) error {
 	if p.clock.record() {
 		if err := p.defineChunk(p.clock.chunk); err != nil {
 			return err
 		}
 	}
-	if err := p.w.HeapDump(rec.Tag == hprof.TagHeapDumpSegment); err != nil {
-		return err
-	}
-	for s, err := range p.r.SubRecords() {
-		if err != nil {
-			return err
-		}
-		p.subCount[s.Tag]++
-		if p.clock.next() {
-			if err := p.defineChunk(p.clock.chunk); err != nil {
-				return err
-			}
-		}
-		if err := p.subRecord(s); err != nil {
-			return err
-		}
-	}
-	return p.placeRun()
+	return p.w.HeapDump(hprof.Tag(it.tag) == hprof.TagHeapDumpSegment)
 }
 
 // placeRun writes the place of the class dumps met since the last other
@@ -219,62 +260,72 @@ func (p *pass2) placeRun() error {
 	return p.w.PlaceClasses(n)
 }
 
-func (p *pass2) subRecord(s *hprof.SubRecord) error {
-	if s.Tag == hprof.SubClassDump {
-		return p.classDump(s)
+// sub writes a sub-record, after the definitions of its chunk if it
+// starts one.
+func (p *pass2) sub(it *ahead) error {
+	tag := hprof.SubTag(it.tag)
+	p.subCount[tag]++
+	if p.clock.next() {
+		if err := p.defineChunk(p.clock.chunk); err != nil {
+			return err
+		}
+	}
+	if tag == hprof.SubClassDump {
+		return p.classDump(it)
 	}
 	if err := p.placeRun(); err != nil {
 		return err
 	}
 	dropped := p.heap.dropped(p.drop)
 	switch {
-	case s.Tag == hprof.SubHeapDumpInfo:
-		return p.heapInfo(s)
-	case s.Tag.IsRoot():
+	case tag == hprof.SubHeapDumpInfo:
+		return p.heapInfo(it)
+	case tag.IsRoot():
 		if dropped {
 			return nil
 		}
-		return p.root(s)
+		return p.root(it)
 	case dropped:
 		return nil
-	case s.Tag == hprof.SubInstanceDump:
-		return p.instance(s)
-	case s.Tag == hprof.SubObjectArrayDump:
-		return p.objectArray(s)
-	case s.Tag == hprof.SubPrimitiveArrayDump, s.Tag == hprof.SubPrimitiveArrayNoData:
-		if err := p.objectStart(s); err != nil {
+	case tag == hprof.SubInstanceDump:
+		return p.instance(it)
+	case tag == hprof.SubObjectArrayDump:
+		return p.objectArray(it)
+	case tag == hprof.SubPrimitiveArrayDump, tag == hprof.SubPrimitiveArrayNoData:
+		if err := p.objectStart(it); err != nil {
 			return err
 		}
-		_, err := p.w.PrimitiveArray(bmd.Type(s.ElemType), s.Length, s.Tag == hprof.SubPrimitiveArrayNoData)
+		_, err := p.w.PrimitiveArray(bmd.Type(it.elem), it.length, tag == hprof.SubPrimitiveArrayNoData)
 		return err
 	}
 	return nil
 }
 
-func (p *pass2) heapInfo(s *hprof.SubRecord) error {
-	p.heap.cur, p.heap.set, p.heapName = s.HeapType, true, s.HeapName
-	p.heapInfoOut = !p.drop[s.HeapType]
+func (p *pass2) heapInfo(it *ahead) error {
+	heapType := uint32(it.ref)
+	p.heap.cur, p.heap.set, p.heapName = heapType, true, it.id
+	p.heapInfoOut = !p.drop[heapType]
 	if !p.heapInfoOut {
 		return nil
 	}
-	name, err := p.sid(s.HeapName)
+	name, err := p.sid(it.id)
 	if err != nil {
 		return err
 	}
-	return p.w.HeapInfo(s.HeapType, name)
+	return p.w.HeapInfo(heapType, name)
 }
 
 // classDump places a class's first dump (its definition was written
 // before), or writes another dump of it (a file with several heap dumps)
 // where it is.
-func (p *pass2) classDump(s *hprof.SubRecord) error {
-	k := p.classIdx[s.ID]
+func (p *pass2) classDump(it *ahead) error {
+	k := p.classIdx[it.id]
 	ci := p.classes[k]
 	if ci.placed {
 		if err := p.placeRun(); err != nil {
 			return err
 		}
-		c, err := p.bmdClass(k, &s.Class)
+		c, err := p.bmdClass(k, p.b.dumps[it.lo])
 		if err != nil {
 			return err
 		}
@@ -312,86 +363,65 @@ func (p *pass2) defineChain(k int) error {
 	return nil
 }
 
-func (p *pass2) root(s *hprof.SubRecord) error {
-	o := p.obj(s.ID)
+func (p *pass2) root(it *ahead) error {
+	o := p.dense(it.ref)
 	if o > p.nObj && o <= p.nObj+uint64(p.dropped.len()) {
 		return nil // a root of an object left out with its heap
 	}
-	return p.w.Root(uint8(s.Tag), o, s.Thread, s.Frame, s.JNIRef, s.StackTrace)
+	return p.w.Root(it.tag, o, it.lo, it.hi, it.self, it.trace)
 }
 
 // objectStart writes what precedes an object record: its stack trace
 // serial, and, in a file where objects are dumped more than once, its ID.
-func (p *pass2) objectStart(s *hprof.SubRecord) error {
+func (p *pass2) objectStart(it *ahead) error {
 	if p.redumps {
-		// An object with a class's ID reads as a repeat of the class
-		// (classes come first in the index).
-		o := p.obj(s.ID)
-		if o <= uint64(len(p.classes)) {
-			return &hprof.FormatError{Offset: s.Offset, Record: s.Tag.String(), Tag: int(s.Tag),
-				Msg: fmt.Sprintf("object 0x%x is dumped both as a class and as another object", s.ID)}
-		}
-		if err := p.w.ObjectID(o); err != nil {
+		if err := p.w.ObjectID(p.dense(it.self)); err != nil {
 			return err
 		}
 	}
-	return p.w.Trace(s.StackTrace)
+	return p.w.Trace(it.trace)
 }
 
-// classOf returns the index of the class of an instance.
-func (p *pass2) classOf(s *hprof.SubRecord) (int, error) {
-	if s.ClassID == p.lastClassID && p.lastClassID != 0 {
-		return p.lastClassIdx, nil
-	}
-	k, ok := p.classIdx[s.ClassID]
-	if !ok {
-		return 0, &hprof.FormatError{Offset: s.Offset, Record: s.Tag.String(), Tag: int(s.Tag), Msg: fmt.Sprintf("instance of class 0x%x, which has no CLASS DUMP", s.ClassID)}
-	}
-	p.lastClassID, p.lastClassIdx = s.ClassID, k
-	return k, nil
-}
+// instance and objectArray number unknown IDs in the order the values,
+// the object and the class come in.
 
-func (p *pass2) instance(s *hprof.SubRecord) error {
-	k, err := p.classOf(s)
-	if err != nil {
-		return err
-	}
-	ci := p.classes[k]
-	if ci.chainSize != len(s.Data) {
-		return &hprof.FormatError{Offset: s.Offset, Record: s.Tag.String(), Tag: int(s.Tag), Msg: fmt.Sprintf("instance has %d bytes of fields, its class layout %d", len(s.Data), ci.chainSize)}
-	}
-	if !ci.defined {
+func (p *pass2) instance(it *ahead) error {
+	k := int(it.class)
+	if !p.classes[k].defined {
 		if err := p.defineChain(k); err != nil {
 			return err
 		}
 	}
-	p.values = p.values[:0]
-	pos := 0
-	for _, t := range p.layout(k) {
-		v := readValue(s.Data[pos:], t.Size(p.idSize))
-		if t == hprof.Object {
-			v = p.obj(v)
-		}
-		p.values = append(p.values, v)
-		pos += t.Size(p.idSize)
-	}
-	if err := p.objectStart(s); err != nil {
+	values := p.resolved(it)
+	if err := p.objectStart(it); err != nil {
 		return err
 	}
-	_, err = p.w.Instance(uint64(k)+1, p.values)
+	_, err := p.w.Instance(uint64(k)+1, values)
 	return err
 }
 
-func (p *pass2) objectArray(s *hprof.SubRecord) error {
-	p.elems = p.elems[:0]
-	for _, e := range s.Elements {
-		p.elems = append(p.elems, p.obj(e))
-	}
-	if err := p.objectStart(s); err != nil {
+func (p *pass2) objectArray(it *ahead) error {
+	elems := p.resolved(it)
+	if err := p.objectStart(it); err != nil {
 		return err
 	}
-	_, err := p.w.ObjectArray(p.obj(s.ClassID), p.elems)
+	_, err := p.w.ObjectArray(p.dense(it.ref), elems)
 	return err
+}
+
+// resolved returns the values of an instance or array, the misses among
+// them numbered.
+func (p *pass2) resolved(it *ahead) []uint64 {
+	v := p.b.vals[it.lo:it.hi]
+	for p.nextMiss < len(p.b.missAt) && p.b.missAt[p.nextMiss] < it.lo {
+		p.nextMiss++ // of an object not written (a dropped heap's)
+	}
+	for p.nextMiss < len(p.b.missAt) && p.b.missAt[p.nextMiss] < it.hi {
+		at := p.b.missAt[p.nextMiss]
+		v[at-it.lo] = p.dense(v[at-it.lo])
+		p.nextMiss++
+	}
+	return v
 }
 
 // readValue reads a big-endian value of size bytes.

@@ -22,18 +22,27 @@ import (
 type rankIndex struct {
 	min    uint64
 	shift  uint
+	mask   uint64 // low bits an ID must not have: (1<<shift)-1
+	units  uint64 // bits of the bitmap: 64 per word
 	words  []rankWord
 	pieces []rankPiece // sorted by rank
 	n      int         // distinct IDs
 }
 
 // rankWord is 64 bits of the bitmap, the number of bits set before them,
-// and the piece that holds the rank of that count.
+// and delta, what to add to a rank in the word to get its ordinal (the
+// ordinal less the rank, modulo 2³², for the piece that holds the word's
+// first rank). When another piece starts within the word, the top bit of
+// before is set and a lookup finds the piece among the pieces.
 type rankWord struct {
 	bits   uint64
 	before uint32
-	piece  uint32
+	delta  uint32
 }
+
+// splitWord is the flag, in rankWord.before, of a word where a piece starts
+// after its first rank.
+const splitWord = 1 << 31
 
 // rankPiece: ranks from rank on (to the next piece's) have ordinals from
 // ord on.
@@ -42,9 +51,9 @@ type rankPiece struct {
 }
 
 // rankIndexWords returns the bitmap words an index over s needs, or 0 if
-// the IDs do not fit the layout (more than 2³²-1 objects).
+// the IDs do not fit the layout (2³¹ objects or more).
 func rankIndexWords(s *idSeq) uint64 {
-	if s.n == 0 || s.n >= 1<<32-1 {
+	if s.n == 0 || s.n >= splitWord {
 		return 0
 	}
 	span := (s.hi - s.lo) >> s.shift()
@@ -55,7 +64,8 @@ func rankIndexWords(s *idSeq) uint64 {
 // (rankIndexWords). Each distinct ID gets the rank of its first occurrence
 // among the distinct IDs; dups counts the other occurrences.
 func newRankIndex(s *idSeq, words uint64) (x *rankIndex, dups int) {
-	x = &rankIndex{min: s.lo, shift: s.shift(), words: make([]rankWord, words)}
+	x = &rankIndex{min: s.lo, shift: s.shift(), words: make([]rankWord, words), units: 64 * words}
+	x.mask = 1<<x.shift - 1
 	s.each(func(id uint64) {
 		k := (id - x.min) >> x.shift
 		x.words[k/64].bits |= 1 << (k % 64)
@@ -95,25 +105,28 @@ func (x *rankIndex) buildPieces(s *idSeq) (dups int) {
 	return dups
 }
 
-// pieceOfWords records in each word the piece holding its first rank.
+// pieceOfWords records in each word the delta of the piece holding its
+// first rank, and flags the words where another piece starts.
 func (x *rankIndex) pieceOfWords() {
 	p := 0
 	for i := range x.words {
-		for p+1 < len(x.pieces) && x.pieces[p+1].rank <= x.words[i].before {
+		w := &x.words[i]
+		for p+1 < len(x.pieces) && x.pieces[p+1].rank <= w.before {
 			p++
 		}
-		x.words[i].piece = uint32(p)
+		w.delta = x.pieces[p].ord - x.pieces[p].rank
+		last := w.before + uint32(bits.OnesCount64(w.bits)) // the next word's first rank
+		if p+1 < len(x.pieces) && x.pieces[p+1].rank < last {
+			w.before |= splitWord
+		}
 	}
 }
 
 // rank returns the rank of id among the IDs, and whether id is one of them.
 func (x *rankIndex) rank(id uint64) (uint32, bool) {
 	d := id - x.min
-	if id < x.min || d&(1<<x.shift-1) != 0 {
-		return 0, false
-	}
 	k := d >> x.shift
-	if k/64 >= uint64(len(x.words)) {
+	if id < x.min || d&x.mask != 0 || k >= x.units {
 		return 0, false
 	}
 	w := &x.words[k/64]
@@ -121,20 +134,36 @@ func (x *rankIndex) rank(id uint64) (uint32, bool) {
 	if w.bits&bit == 0 {
 		return 0, false
 	}
-	return w.before + uint32(bits.OnesCount64(w.bits&(bit-1))), true
+	return w.before&^splitWord + uint32(bits.OnesCount64(w.bits&(bit-1))), true
 }
 
-// lookup returns the ordinal of id and whether it is in the index.
+// lookup returns the ordinal of id and whether it is in the index: one
+// word read, and the pieces searched only in a word where one starts.
 func (x *rankIndex) lookup(id uint64) (uint32, bool) {
-	r, ok := x.rank(id)
-	if !ok {
+	d := id - x.min
+	k := d >> x.shift
+	if id < x.min || d&x.mask != 0 || k >= x.units {
 		return 0, false
 	}
-	p := x.words[((id-x.min)>>x.shift)/64].piece
-	for int(p)+1 < len(x.pieces) && x.pieces[p+1].rank <= r {
-		p++
+	w := &x.words[k/64]
+	bit := uint64(1) << (k % 64)
+	if w.bits&bit == 0 {
+		return 0, false
 	}
-	return x.pieces[p].ord + (r - x.pieces[p].rank), true
+	r := w.before + uint32(bits.OnesCount64(w.bits&(bit-1)))
+	if w.before&splitWord != 0 {
+		return x.ordinal(r &^ splitWord), true
+	}
+	return r + w.delta, true
+}
+
+// ordinal returns the ordinal of rank r, from its piece.
+func (x *rankIndex) ordinal(r uint32) uint32 {
+	i, found := slices.BinarySearchFunc(x.pieces, r, func(p rankPiece, r uint32) int { return cmp.Compare(p.rank, r) })
+	if !found {
+		i--
+	}
+	return r - x.pieces[i].rank + x.pieces[i].ord
 }
 
 // bytes returns the memory the index holds.

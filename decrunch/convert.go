@@ -1,7 +1,6 @@
 package decrunch
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -44,6 +43,9 @@ func Decrunch(src io.ReadSeeker, out io.Writer, opt Options) (*Stats, error) {
 	if opt.Mapping != nil {
 		c.rn = newRenamer()
 	}
+	if r, ok := first.(*bmd.Reader); ok {
+		r.SkipValues = true // the first pass needs no values
+	}
 	errA := c.run(first, c.names)
 	if errA != nil && !opt.Salvage {
 		return nil, errA
@@ -57,7 +59,7 @@ func Decrunch(src io.ReadSeeker, out io.Writer, opt Options) (*Stats, error) {
 	if err != nil {
 		return nil, err
 	}
-	errB := c.run(second, c.rest)
+	errB := c.runAhead(second)
 	if v1, ok := second.(*V1Source); ok {
 		c.st.Warnings = append(c.st.Warnings, v1.Warnings()...)
 	}
@@ -139,6 +141,12 @@ func OpenSource(r io.Reader, prefix []byte) (src Source, v1 bool, err error) {
 	return v, false, nil
 }
 
+// errIDOverflow is the error of a file with more objects than IDs of
+// idSize bytes can number.
+func errIDOverflow(idSize int) error {
+	return fmt.Errorf("decrunch: too many objects for a dump with %d-byte identifiers", idSize)
+}
+
 // run reads the records of r, giving each to handle, until the end or the
 // first error.
 func (c *converter) run(r Source, handle func(*bmd.Record) error) error {
@@ -152,7 +160,7 @@ func (c *converter) run(r Source, handle func(*bmd.Record) error) error {
 			return err
 		}
 		if c.idOverflow {
-			return fmt.Errorf("decrunch: too many objects for a dump with %d-byte identifiers", c.meta.IDSize)
+			return errIDOverflow(c.meta.IDSize)
 		}
 		if rec.Kind == bmd.KindTime {
 			c.time = rec.Time
@@ -187,7 +195,7 @@ func (c *converter) names(rec *bmd.Record) error {
 			}
 		}
 	case bmd.KindObjectArray:
-		c.estimate += int64(len(rec.Elements)) * int64(c.meta.IDSize)
+		c.estimate += int64(rec.Count) * int64(c.meta.IDSize)
 	case bmd.KindPrimitiveArray:
 		c.estimate += int64(rec.Count) * int64(rec.Type.Size())
 	}
@@ -237,14 +245,8 @@ func (c *converter) rest(rec *bmd.Record) error {
 		return c.class(rec)
 	case bmd.KindPlaceClasses:
 		return c.placeClasses(rec)
-	case bmd.KindInstance:
-		return c.instance(rec)
-	case bmd.KindObjectArray:
-		return c.objectArray(rec)
-	case bmd.KindPrimitiveArray, bmd.KindPrimitiveNoData:
-		return c.primitiveArray(rec)
 	}
-	return fmt.Errorf("decrunch: unexpected %s record", rec.Kind)
+	return fmt.Errorf("decrunch: unexpected %s record", rec.Kind) // objects: see ahead.go
 }
 
 // obj returns the HPROF ID of a dense object ID.
@@ -478,57 +480,6 @@ func (c *converter) placeClasses(rec *bmd.Record) error {
 		}
 	}
 	return nil
-}
-
-func (c *converter) instance(rec *bmd.Record) error {
-	c.st.Objects++
-	lay, _ := c.source.Layout(rec.Class)
-	data := c.s.Data[:0]
-	for i, f := range lay {
-		v := rec.Values[i]
-		if f.Type == bmd.Object {
-			data = c.enc.AppendID(data, c.obj(v))
-			continue
-		}
-		switch f.Type.Size() {
-		case 1:
-			data = append(data, byte(v))
-		case 2:
-			data = binary.BigEndian.AppendUint16(data, uint16(v))
-		case 4:
-			data = binary.BigEndian.AppendUint32(data, uint32(v))
-		case 8:
-			data = binary.BigEndian.AppendUint64(data, v)
-		}
-	}
-	c.s.Tag, c.s.ID, c.s.StackTrace, c.s.ClassID, c.s.Data = hprof.SubInstanceDump, c.obj(rec.ID), rec.Trace, c.obj(rec.Class), data
-	return c.sub(&c.s)
-}
-
-func (c *converter) objectArray(rec *bmd.Record) error {
-	c.st.Objects++
-	for i, e := range rec.Elements {
-		rec.Elements[i] = c.obj(e)
-	}
-	c.s.Tag, c.s.ID, c.s.StackTrace, c.s.ClassID, c.s.Elements = hprof.SubObjectArrayDump, c.obj(rec.ID), rec.Trace, c.obj(rec.Class), rec.Elements
-	return c.sub(&c.s)
-}
-
-func (c *converter) primitiveArray(rec *bmd.Record) error {
-	c.st.Objects++
-	// Refuse what the array asks for before writing any of it.
-	if size := int64(rec.Count) * int64(rec.Type.Size()); c.opt.MaxOutput > 0 && c.w.Written()+size > c.opt.MaxOutput {
-		return &OutputLimitError{Limit: c.opt.MaxOutput}
-	}
-	c.s.Tag = hprof.SubPrimitiveArrayDump
-	if rec.Kind == bmd.KindPrimitiveNoData {
-		c.s.Tag = hprof.SubPrimitiveArrayNoData
-	}
-	data := c.s.Data
-	c.s.ID, c.s.StackTrace, c.s.Length, c.s.ElemType, c.s.Data = c.obj(rec.ID), rec.Trace, rec.Count, hprof.BasicType(rec.Type), nil
-	err := c.sub(&c.s)
-	c.s.Data = data[:0]
-	return err
 }
 
 // finish ends the HPROF: with Salvage, what the damage cut off is closed

@@ -58,6 +58,17 @@ func (b *Reader) Err() error { return b.err }
 // the buffer and are valid until the next call that reads.
 func (b *Reader) Buffered() []byte { return b.buf[b.pos:b.end] }
 
+// SmallUvarint consumes the next byte if it is buffered and is a whole
+// varint (below 0x80), and returns its value: the fast path of a varint
+// decoder, small enough for the compiler to inline.
+func (b *Reader) SmallUvarint() (uint64, bool) {
+	if b.pos < b.end && b.buf[b.pos] < 0x80 {
+		b.pos++
+		return uint64(b.buf[b.pos-1]), true
+	}
+	return 0, false
+}
+
 // Fill reads until at least n bytes are buffered, and reports whether they
 // are: false if the source ends or fails first. n must not exceed Size.
 func (b *Reader) Fill(n int) bool {

@@ -1,0 +1,179 @@
+package bmd
+
+// The fast path of Next: most records of a file are instances and arrays,
+// and most of them lie whole in the read buffer. fastObject decodes such a
+// record from the buffered bytes with a local cursor, without the
+// decoder's checks on every field; on anything unusual (the record runs
+// past the buffered bytes, a malformed varint, an undefined class, a
+// limit reached) it gives up without consuming anything, and Next decodes
+// the record the careful way, which reports the error where it is. Both
+// ways give the same records (TestFastPath).
+
+// fastUvarint decodes a varint at b[*pos], advancing *pos; ok is false if
+// b ends first or the varint is malformed.
+func fastUvarint(b []byte, pos *int) (v uint64, ok bool) {
+	i := *pos
+	for shift := uint(0); i < len(b); shift += 7 {
+		c := b[i]
+		i++
+		if shift == 63 && c > 1 {
+			return 0, false
+		}
+		v |= uint64(c&0x7F) << shift
+		if c < 0x80 {
+			*pos = i
+			return v, true
+		}
+		if shift == 63 {
+			return 0, false
+		}
+	}
+	return 0, false
+}
+
+// fastRef decodes a reference relative to self.
+func fastRef(b []byte, pos *int, self uint64) (uint64, bool) {
+	// One byte, the common case, inline.
+	if i := *pos; i < len(b) && b[i] < 0x80 {
+		*pos = i + 1
+		if b[i] == 0 {
+			return 0, true
+		}
+		u := uint64(b[i]) - 1
+		return self + uint64(int64(u>>1)^-int64(u&1)), true
+	}
+	v, ok := fastUvarint(b, pos)
+	if !ok || v == 0 {
+		return 0, ok
+	}
+	v--
+	return self + uint64(int64(v>>1)^-int64(v&1)), true
+}
+
+// fastObject decodes the INSTANCE, OBJECT ARRAY or PRIMITIVE ARRAY record
+// at the start of the buffered bytes into rec, if it can; see above.
+func (r *Reader) fastObject(rec *Record) bool {
+	b := r.input.buf.Buffered()
+	if len(b) < 2 {
+		return false
+	}
+	var n int
+	switch k := Kind(b[0]); k {
+	case KindInstance:
+		n = r.fastInstance(rec, b)
+	case KindObjectArray:
+		n = r.fastObjectArray(rec, b)
+	case KindPrimitiveArray, KindPrimitiveNoData:
+		n = r.fastPrimitiveArray(rec, b)
+	}
+	if n == 0 {
+		return false
+	}
+	rec.Kind = Kind(b[0])
+	r.input.buf.Discard(n)
+	return true
+}
+
+// fastInstance decodes an instance from b, returning its length, or 0.
+func (r *Reader) fastInstance(rec *Record, b []byte) int {
+	pos := 1
+	class, ok := fastUvarint(b, &pos)
+	if !ok {
+		return 0
+	}
+	ch, ok, missing := r.lay.chain(class, r.meta.Classes)
+	if !ok || missing != 0 || r.lay.work+int64(len(ch)) > maxLayoutWork+layoutWorkPerByte*r.off() {
+		return 0
+	}
+	self := r.nextID
+	values := rec.Values[:0]
+	for _, f := range ch {
+		var v uint64
+		switch {
+		case f.Type == Object:
+			if v, ok = fastRef(b, &pos, self); !ok {
+				return 0
+			}
+		case !f.Kept:
+		case f.Type == Float || f.Type == Double:
+			n := f.Type.Size()
+			if pos+n > len(b) {
+				return 0
+			}
+			for i := n - 1; i >= 0; i-- {
+				v = v<<8 | uint64(b[pos+i])
+			}
+			pos += n
+		default:
+			if v, ok = fastUvarint(b, &pos); !ok {
+				return 0
+			}
+			v = primitive(f.Type, v)
+		}
+		if !r.SkipValues {
+			values = append(values, v)
+		}
+	}
+	r.lay.work += int64(len(ch))
+	rec.Values = values
+	rec.Class = class
+	r.object(rec)
+	return pos
+}
+
+// fastObjectArray decodes an object array from b, returning its length,
+// or 0.
+func (r *Reader) fastObjectArray(rec *Record, b []byte) int {
+	pos := 1
+	self := r.nextID
+	class, ok := fastUvarint(b, &pos)
+	if !ok {
+		return 0
+	}
+	if class == 0 {
+		if class, ok = fastRef(b, &pos, self); !ok {
+			return 0
+		}
+	}
+	n, ok := fastUvarint(b, &pos)
+	if !ok || n > uint64(len(b)-pos) { // each element takes a byte at least
+		return 0
+	}
+	elems := rec.Elements[:0]
+	if !r.SkipValues {
+		for range n {
+			var e uint64
+			if e, ok = fastRef(b, &pos, self); !ok {
+				return 0
+			}
+			elems = append(elems, e)
+		}
+	} else {
+		for range n {
+			if _, ok = fastUvarint(b, &pos); !ok {
+				return 0
+			}
+		}
+	}
+	rec.Elements = elems
+	rec.Class, rec.Count = class, uint32(n)
+	r.object(rec)
+	return pos
+}
+
+// fastPrimitiveArray decodes a primitive array from b, returning its
+// length, or 0.
+func (r *Reader) fastPrimitiveArray(rec *Record, b []byte) int {
+	pos := 1
+	t, ok := fastUvarint(b, &pos)
+	if !ok || !Type(t).Valid() || Type(t) == Object {
+		return 0
+	}
+	n, ok := fastUvarint(b, &pos)
+	if !ok || n > 0xFFFFFFFF {
+		return 0
+	}
+	rec.Type, rec.Count = Type(t), uint32(n)
+	r.object(rec)
+	return pos
+}

@@ -1,0 +1,145 @@
+package bmd_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"testing"
+
+	"github.com/heapcrunch/heapcrunch/bmd"
+	"github.com/heapcrunch/heapcrunch/crunch"
+	"github.com/heapcrunch/heapcrunch/internal/testutil"
+)
+
+// skimmed reads file with or without SkipValues and renders each record
+// without its values and elements, then the error that ends the reading.
+func skimmed(file []byte, skip bool) []string {
+	r, err := bmd.NewReader(bytes.NewReader(file))
+	if err != nil {
+		return []string{"header: " + err.Error()}
+	}
+	r.SkipValues = skip
+	var out []string
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			return out
+		}
+		if err != nil {
+			return append(out, "error: "+err.Error())
+		}
+		c := *rec
+		c.Values, c.Elements = nil, nil
+		out = append(out, fmt.Sprintf("%d %d id=%d class=%d count=%d", c.Offset, c.Kind, c.ID, c.Class, c.Count))
+	}
+}
+
+// TestSkipValues: with SkipValues, the reader gives every record as
+// without it (values and elements aside), and fails where and as it does,
+// on a real dump's BMD (with kept primitive values, floats and doubles
+// among them), cut at many places, and with an 11-byte varint among an
+// array's elements.
+func TestSkipValues(t *testing.T) {
+	src := testutil.ReadAll(t, testutil.Fixture("sample.hprof.gz"))
+	var file bytes.Buffer
+	if _, err := crunch.Crunch(bytes.NewReader(src), &file, crunch.Options{KeepPrimitives: true}); err != nil {
+		t.Fatal(err)
+	}
+	b := file.Bytes()
+	if got, want := skimmed(b, true), skimmed(b, false); !slices.Equal(got, want) {
+		t.Fatalf("whole file: %d records skimming, %d decoding", len(got), len(want))
+	}
+	for cut := 100; cut < len(b); cut += len(b) / 97 {
+		if got, want := skimmed(b[:cut], true), skimmed(b[:cut], false); !slices.Equal(got, want) {
+			t.Fatalf("cut at %d: skimming ends with %q, decoding with %q", cut, got[len(got)-1], want[len(want)-1])
+		}
+	}
+
+	// An object array whose second element is a varint of 11 bytes, and
+	// one whose second element is 10 bytes over 64 bits.
+	for _, bad := range [][]byte{
+		rtCat([]byte{byte(bmd.KindObjectArray)}, rtV(0), rtV(0), rtV(3), []byte{1}, bytes.Repeat([]byte{0x80}, 10), []byte{1, 1}),
+		rtCat([]byte{byte(bmd.KindObjectArray)}, rtV(0), rtV(0), rtV(3), []byte{1}, bytes.Repeat([]byte{0xFF}, 9), []byte{2, 1}),
+	} {
+		f := rtFrame(rtHeaderOf(bmd.Metadata{IDSize: 4, Blocks: true}), rtCat([]byte{byte(bmd.KindHeapDump), 0}, bad))
+		got, want := skimmed(f, true), skimmed(f, false)
+		if !slices.Equal(got, want) {
+			t.Errorf("corrupt varint: skimming gives %q, decoding %q", got, want)
+		}
+		var fe *bmd.FormatError
+		r, _ := bmd.NewReader(bytes.NewReader(f))
+		r.SkipValues = true
+		var err error
+		for err == nil {
+			_, err = r.Next()
+		}
+		if !errors.As(err, &fe) {
+			t.Errorf("corrupt varint: %v", err)
+		}
+	}
+}
+
+// BenchmarkReaderSkipValues is BenchmarkReader with SkipValues.
+func BenchmarkReaderSkipValues(b *testing.B) {
+	src := testutil.ReadAll(b, testutil.Fixture("sample.hprof.gz"))
+	var file bytes.Buffer
+	if _, err := crunch.Crunch(bytes.NewReader(src), &file, crunch.Options{}); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(file.Len()))
+	for b.Loop() {
+		r, _ := bmd.NewReader(bytes.NewReader(file.Bytes()))
+		r.SkipValues = true
+		for {
+			if _, err := r.Next(); err == io.EOF {
+				break
+			} else if err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+// TestFastPath: Next's fast path for instances and arrays gives the same
+// records, values included, and the same errors as the careful path, on
+// a real dump's BMD with kept primitive values, in blocks of many sizes
+// (records across blocks take the careful path), cut at many places.
+func TestFastPath(t *testing.T) {
+	src := testutil.ReadAll(t, testutil.Fixture("sample.hprof.gz"))
+	var file bytes.Buffer
+	if _, err := crunch.Crunch(bytes.NewReader(src), &file, crunch.Options{KeepPrimitives: true}); err != nil {
+		t.Fatal(err)
+	}
+	read := func(f []byte, slow bool) []string {
+		r, err := bmd.NewReader(bytes.NewReader(f))
+		if err != nil {
+			return []string{err.Error()}
+		}
+		if slow {
+			bmd.SlowOnly(r)
+		}
+		var out []string
+		for {
+			rec, err := r.Next()
+			if err == io.EOF {
+				return out
+			}
+			if err != nil {
+				return append(out, err.Error())
+			}
+			out = append(out, fmt.Sprintf("%d %s", rec.Offset, rtRender(rec)))
+		}
+	}
+	for _, f := range [][]byte{file.Bytes(), rtReframe(t, file.Bytes(), 7), rtReframe(t, file.Bytes(), 1000, 3, 64)} {
+		if got, want := read(f, false), read(f, true); !slices.Equal(got, want) {
+			t.Fatalf("%d records with the fast path, %d without", len(got), len(want))
+		}
+		for cut := 50; cut < len(f); cut += len(f) / 23 {
+			if got, want := read(f[:cut], false), read(f[:cut], true); !slices.Equal(got, want) {
+				t.Fatalf("cut at %d: %q with the fast path, %q without", cut, got[len(got)-1], want[len(want)-1])
+			}
+		}
+	}
+}

@@ -1,0 +1,257 @@
+package crunch
+
+import (
+	"fmt"
+
+	"github.com/heapcrunch/heapcrunch/hprof"
+)
+
+// Pass 2 runs on two goroutines: one reads the dump and resolves what
+// needs only what pass 1 built (the indexes, the class layouts): it parses
+// each record, decodes instance fields, and maps object IDs to dense IDs;
+// the other writes the BMD file in order, with everything that depends on
+// what was written before (names, class definitions, chunks, unknown IDs).
+// Batches of records go from the first to the second and back for reuse,
+// so the reading runs ahead by at most a few batches.
+
+// aheadKind says what an ahead item is.
+type aheadKind uint8
+
+const (
+	aheadTop       aheadKind = iota // a top-level record other than a heap dump
+	aheadHeapDump                   // the start of a HEAP DUMP (SEGMENT) record
+	aheadSub                        // a sub-record of the heap dump
+	aheadHeapEnd                    // the end of the heap dump record
+	aheadSubFailed                  // a sub-record whose resolution failed: err
+)
+
+// ahead is one record or sub-record, read and resolved: 56 bytes, as
+// several million of them go from one goroutine to the other, so fields
+// serve several kinds.
+type ahead struct {
+	kind   aheadKind
+	tag    uint8  // hprof.Tag or hprof.SubTag
+	elem   uint8  // primitive array element type
+	length uint32 // record body length; array length
+	trace  uint32 // stack trace serial; a top-level record's time
+	class  int32  // instance: class index
+	lo, hi uint32 // values in batch.vals; a body in batch.bytes; a root's thread and frame; a class dump or an error in batch.dumps, batch.errs (lo)
+	offset int64  // file offset
+	id     uint64 // raw ID (class dump, root); heap name string ID (HEAP DUMP INFO)
+	self   uint64 // dense ID of the object, in a file with objects dumped again; ROOT JNI GLOBAL's reference ID
+	ref    uint64 // dense ID of a root's object, of an object array's class; a heap type
+}
+
+// aheadBatch is a run of items and the data they point to.
+type aheadBatch struct {
+	items  []ahead
+	vals   []uint64 // dense IDs (or misses) and primitive values
+	bytes  []byte   // top-level record bodies
+	misses []uint64 // IDs no index holds, in order of use
+	missAt []uint32 // for each miss among vals, its place there
+	dumps  []*hprof.ClassDump
+	errs   []error
+	err    error // the reading error after the items, if any
+}
+
+// missBit marks, in a resolved ID, an ID no index holds: the low bits are
+// its place in batch.misses. The writer gives it a dense ID (obj), in
+// order, as it does for every other unknown ID. Among vals, where
+// primitive values may have any bits, missAt says which values are misses.
+const missBit = 1 << 63
+
+// Batch bounds: a batch is sent when it holds this many items, values or
+// body bytes (a single large array or record makes one larger batch).
+const (
+	aheadItems = 4096
+	aheadVals  = 1 << 16
+	aheadBytes = 1 << 20
+)
+
+func (b *aheadBatch) reset() {
+	b.items, b.vals, b.bytes, b.misses, b.missAt, b.err = b.items[:0], b.vals[:0], b.bytes[:0], b.misses[:0], b.missAt[:0], nil
+	clear(b.dumps)
+	b.dumps, b.errs = b.dumps[:0], b.errs[:0]
+}
+
+func (b *aheadBatch) full() bool {
+	return len(b.items) >= aheadItems || len(b.vals) >= aheadVals || len(b.bytes) >= aheadBytes
+}
+
+// reader is the reading side of pass 2.
+type reader struct {
+	*state
+	r    *hprof.Reader
+	out  chan<- *aheadBatch
+	free <-chan *aheadBatch
+	done <-chan struct{}
+	b    *aheadBatch
+	stop bool // the writer has stopped
+}
+
+// run reads the dump, sending batches until the end or an error, or until
+// the writer stops.
+func (rd *reader) run() {
+	defer close(rd.out)
+	rd.b = <-rd.free
+	rd.b.err = rd.records()
+	if !rd.stop {
+		select {
+		case rd.out <- rd.b:
+		case <-rd.done:
+		}
+	}
+}
+
+// send passes the current batch on and takes a free one.
+func (rd *reader) send() bool {
+	select {
+	case rd.out <- rd.b:
+	case <-rd.done:
+		rd.stop = true
+		return false
+	}
+	select {
+	case rd.b = <-rd.free:
+		rd.b.reset()
+		return true
+	case <-rd.done:
+		rd.stop = true
+		return false
+	}
+}
+
+// errStopped ends the reading when the writer has stopped.
+var errStopped = fmt.Errorf("crunch: pass 2 stopped")
+
+func (rd *reader) records() error {
+	for rec, err := range rd.r.Records() {
+		if err != nil {
+			return err
+		}
+		it := ahead{kind: aheadTop, tag: uint8(rec.Tag), trace: rec.Time, length: rec.Length, offset: rec.Offset}
+		switch {
+		case rec.Tag.IsHeapDump():
+			it.kind = aheadHeapDump
+			rd.b.items = append(rd.b.items, it)
+			if err := rd.heapDump(); err != nil {
+				return err
+			}
+			rd.b.items = append(rd.b.items, ahead{kind: aheadHeapEnd})
+		case rec.Tag == hprof.TagString, rec.Tag == hprof.TagLoadClass, rec.Tag == hprof.TagHeapDumpEnd:
+			rd.b.items = append(rd.b.items, it) // the writer needs no body
+		default:
+			body, err := rd.r.Body()
+			if err != nil {
+				return err
+			}
+			it.lo = uint32(len(rd.b.bytes))
+			rd.b.bytes = append(rd.b.bytes, body...)
+			it.hi = uint32(len(rd.b.bytes))
+			rd.b.items = append(rd.b.items, it)
+		}
+		if rd.b.full() && !rd.send() {
+			return errStopped
+		}
+	}
+	return nil
+}
+
+func (rd *reader) heapDump() error {
+	for s, err := range rd.r.SubRecords() {
+		if err != nil {
+			return err
+		}
+		rd.sub(s)
+		if rd.b.full() && !rd.send() {
+			return errStopped
+		}
+	}
+	return nil
+}
+
+// sub adds a sub-record, resolved.
+func (rd *reader) sub(s *hprof.SubRecord) {
+	it := ahead{kind: aheadSub, tag: uint8(s.Tag), offset: s.Offset, trace: s.StackTrace}
+	if rd.redumps {
+		switch s.Tag {
+		case hprof.SubInstanceDump, hprof.SubObjectArrayDump, hprof.SubPrimitiveArrayDump, hprof.SubPrimitiveArrayNoData:
+			it.self = rd.resolve(s.ID)
+		}
+	}
+	switch {
+	case s.Tag == hprof.SubInstanceDump:
+		if err := rd.instance(s, &it); err != nil {
+			it = ahead{kind: aheadSubFailed, lo: uint32(len(rd.b.errs))}
+			rd.b.errs = append(rd.b.errs, err)
+		}
+	case s.Tag == hprof.SubObjectArrayDump:
+		it.ref = rd.resolve(s.ClassID)
+		it.lo = uint32(len(rd.b.vals))
+		for _, e := range s.Elements {
+			rd.b.vals = append(rd.b.vals, rd.resolveVal(e))
+		}
+		it.hi = uint32(len(rd.b.vals))
+	case s.Tag == hprof.SubPrimitiveArrayDump, s.Tag == hprof.SubPrimitiveArrayNoData:
+		it.elem, it.length = uint8(s.ElemType), s.Length
+	case s.Tag == hprof.SubClassDump:
+		it.id, it.lo = s.ID, uint32(len(rd.b.dumps))
+		rd.b.dumps = append(rd.b.dumps, s.Class.Clone())
+	case s.Tag == hprof.SubHeapDumpInfo:
+		it.ref, it.id = uint64(s.HeapType), s.HeapName
+	case s.Tag.IsRoot():
+		it.id, it.ref, it.lo, it.hi, it.self = s.ID, rd.resolve(s.ID), s.Thread, s.Frame, s.JNIRef
+	}
+	rd.b.items = append(rd.b.items, it)
+}
+
+// instance decodes an instance's fields, its references resolved.
+func (rd *reader) instance(s *hprof.SubRecord, it *ahead) error {
+	o, ok := rd.classIndex.lookup(s.ClassID)
+	if !ok {
+		return &hprof.FormatError{Offset: s.Offset, Record: s.Tag.String(), Tag: int(s.Tag), Msg: fmt.Sprintf("instance of class 0x%x, which has no CLASS DUMP", s.ClassID)}
+	}
+	k := int(o)
+	ci := rd.classes[k]
+	if ci.chainSize != len(s.Data) {
+		return &hprof.FormatError{Offset: s.Offset, Record: s.Tag.String(), Tag: int(s.Tag), Msg: fmt.Sprintf("instance has %d bytes of fields, its class layout %d", len(s.Data), ci.chainSize)}
+	}
+	it.class = int32(k)
+	it.lo = uint32(len(rd.b.vals))
+	pos := 0
+	for _, t := range rd.layout(k) {
+		size := t.Size(rd.idSize)
+		v := readValue(s.Data[pos:], size)
+		if t == hprof.Object {
+			v = rd.resolveVal(v)
+		}
+		rd.b.vals = append(rd.b.vals, v)
+		pos += size
+	}
+	it.hi = uint32(len(rd.b.vals))
+	return nil
+}
+
+// resolve maps an object ID to its dense ID with what pass 1 built, or
+// to a miss (missBit) for the writer to number.
+func (rd *reader) resolve(id uint64) uint64 {
+	if rd.rank != nil {
+		if o, ok := rd.rank.lookup(id); ok {
+			return rd.objBase + uint64(o)
+		}
+	}
+	if d, ok := rd.known(id); ok {
+		return d
+	}
+	rd.b.misses = append(rd.b.misses, id)
+	return missBit | uint64(len(rd.b.misses)-1)
+}
+
+// resolveVal is resolve for a value about to be appended to vals.
+func (rd *reader) resolveVal(id uint64) uint64 {
+	v := rd.resolve(id)
+	if v&missBit != 0 {
+		rd.b.missAt = append(rd.b.missAt, uint32(len(rd.b.vals)))
+	}
+	return v
+}
