@@ -88,6 +88,7 @@ func (p *pass2) consume(r *hprof.Reader) error {
 	}()
 	for b := range batches {
 		p.b, p.nextMiss = b, 0
+		b.resolveRefs(p.state)
 		if err := p.batch(); err != nil {
 			return err
 		}

@@ -49,6 +49,7 @@ type aheadBatch struct {
 	bytes  []byte   // top-level record bodies
 	misses []uint64 // IDs no index holds, in order of use
 	missAt []uint32 // for each miss among vals, its place there
+	refAt  []uint32 // the places in vals of object IDs still to resolve
 	dumps  []*hprof.ClassDump
 	errs   []error
 	err    error // the reading error after the items, if any
@@ -63,13 +64,13 @@ const missBit = 1 << 63
 // Batch bounds: a batch is sent when it holds this many items, values or
 // body bytes (a single large array or record makes one larger batch).
 const (
-	aheadItems = 4096
-	aheadVals  = 1 << 16
+	aheadItems = 16384
+	aheadVals  = 1 << 18
 	aheadBytes = 1 << 20
 )
 
 func (b *aheadBatch) reset() {
-	b.items, b.vals, b.bytes, b.misses, b.missAt, b.err = b.items[:0], b.vals[:0], b.bytes[:0], b.misses[:0], b.missAt[:0], nil
+	b.items, b.vals, b.bytes, b.misses, b.missAt, b.refAt, b.err = b.items[:0], b.vals[:0], b.bytes[:0], b.misses[:0], b.missAt[:0], b.refAt[:0], nil
 	clear(b.dumps)
 	b.dumps, b.errs = b.dumps[:0], b.errs[:0]
 }
@@ -189,7 +190,8 @@ func (rd *reader) sub(s *hprof.SubRecord) {
 		it.ref = rd.resolve(s.ClassID)
 		it.lo = uint32(len(rd.b.vals))
 		for _, e := range s.Elements {
-			rd.b.vals = append(rd.b.vals, rd.resolveVal(e))
+			rd.b.refAt = append(rd.b.refAt, uint32(len(rd.b.vals)))
+			rd.b.vals = append(rd.b.vals, e)
 		}
 		it.hi = uint32(len(rd.b.vals))
 	case s.Tag == hprof.SubPrimitiveArrayDump, s.Tag == hprof.SubPrimitiveArrayNoData:
@@ -223,7 +225,7 @@ func (rd *reader) instance(s *hprof.SubRecord, it *ahead) error {
 		size := t.Size(rd.idSize)
 		v := readValue(s.Data[pos:], size)
 		if t == hprof.Object {
-			v = rd.resolveVal(v)
+			rd.b.refAt = append(rd.b.refAt, uint32(len(rd.b.vals)))
 		}
 		rd.b.vals = append(rd.b.vals, v)
 		pos += size
@@ -235,23 +237,46 @@ func (rd *reader) instance(s *hprof.SubRecord, it *ahead) error {
 // resolve maps an object ID to its dense ID with what pass 1 built, or
 // to a miss (missBit) for the writer to number.
 func (rd *reader) resolve(id uint64) uint64 {
-	if rd.rank != nil {
-		if o, ok := rd.rank.lookup(id); ok {
-			return rd.objBase + uint64(o)
-		}
-	}
-	if d, ok := rd.known(id); ok {
-		return d
-	}
-	rd.b.misses = append(rd.b.misses, id)
-	return missBit | uint64(len(rd.b.misses)-1)
+	return rd.b.resolve(rd.state, id)
 }
 
-// resolveVal is resolve for a value about to be appended to vals.
-func (rd *reader) resolveVal(id uint64) uint64 {
-	v := rd.resolve(id)
-	if v&missBit != 0 {
-		rd.b.missAt = append(rd.b.missAt, uint32(len(rd.b.vals)))
+// resolve maps an object ID to its dense ID with the indexes of st, or to
+// a miss (missBit) in b for the writer to number. The indexes are only
+// read: both goroutines may call it, each on the batch it holds.
+func (b *aheadBatch) resolve(st *state, id uint64) uint64 {
+	if st.rank != nil {
+		if o, ok := st.rank.lookup(id); ok {
+			return st.objBase + uint64(o)
+		}
 	}
-	return v
+	if d, ok := st.known(id); ok {
+		return d
+	}
+	b.misses = append(b.misses, id)
+	return missBit | uint64(len(b.misses)-1)
+}
+
+// resolveRefs resolves the object IDs among the batch's values (refAt),
+// all in one loop: the index lookups, most of them cache misses, then
+// overlap. The writer calls it, as it has time to spare where the reader
+// has none.
+func (b *aheadBatch) resolveRefs(st *state) {
+	vals := b.vals
+	for _, at := range b.refAt {
+		id := vals[at]
+		if id == 0 {
+			continue
+		}
+		if st.rank != nil {
+			if o, ok := st.rank.lookup(id); ok {
+				vals[at] = st.objBase + uint64(o)
+				continue
+			}
+		}
+		vals[at] = b.resolve(st, id)
+		if vals[at]&missBit != 0 {
+			b.missAt = append(b.missAt, at)
+		}
+	}
+	b.refAt = b.refAt[:0]
 }
