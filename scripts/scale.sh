@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Time and peak memory of crunch and decrunch against the number of objects:
+# generates dumps of about 1e5 to 3e7 objects (internal/cmd/genhprof, HotSpot
+# layout: one heap, objects at ascending aligned addresses) with 4- and 8-byte
+# IDs, one at a time (the largest is 1.6 GB; each is deleted after use), and
+# prints a Markdown table.
+#
+#   scripts/scale.sh [DIR] [COUNTS...]   (DIR default ${TMPDIR:-/tmp}/heapcrunch-scale;
+#                                        COUNTS default 1e5 3e5 1e6 3e6 1e7 3e7)
+#
+# "read x2" is `cat DUMP DUMP >/dev/null` with the dump in the page cache, the
+# floor of two passes over the file; "x" columns divide by it. Times are wall
+# seconds, the best of RUNS runs (default 3; set RUNS=1 for a quick look), with
+# peak RSS from /usr/bin/time. "budget" is the memory target: 12 bytes per
+# object + 64 MB. "1 core" runs crunch with GOMAXPROCS=1.
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+DIR=${1:-${TMPDIR:-/tmp}/heapcrunch-scale}
+shift || true
+COUNTS=("$@")
+[[ ${#COUNTS[@]} -gt 0 ]] || COUNTS=(1e5 3e5 1e6 3e6 1e7 3e7)
+RUNS=${RUNS:-3}
+mkdir -p "$DIR"
+bin=$DIR/bin
+mkdir -p "$bin"
+(cd "$ROOT" && go build -o "$bin/crunch" ./cmd/crunch && go build -o "$bin/decrunch" ./cmd/decrunch &&
+    go build -o "$bin/genhprof" ./internal/cmd/genhprof)
+
+# best TIMEFILE: the smallest wall time and its peak RSS over the runs in TIMEFILE.
+best() { sort -n "$1" | head -1; }
+
+# timed OUT CMD...: runs CMD RUNS times, appending "seconds KB" lines to OUT.
+timed() {
+    local out=$1; shift
+    : >"$out"
+    for _ in $(seq "$RUNS"); do
+        /usr/bin/time -a -o "$out" -f "%e %M" "$@" >/dev/null
+    done
+}
+
+echo "| ID size | objects | dump bytes | read x2 s | crunch s | x | crunch MB | budget MB | 1 core s | BMD bytes | decrunch s | decrunch MB |"
+echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+for idsize in 4 8; do
+    # genhprof writes about 42.5 (4-byte IDs) or 54 (8-byte IDs) bytes per object.
+    per=$([[ $idsize == 4 ]] && echo 42.5 || echo 54)
+    for n in "${COUNTS[@]}"; do
+        size=$(awk -v n="$n" -v p="$per" 'BEGIN { printf "%d", n * p }')
+        dump=$DIR/scale-$idsize-$n.hprof
+        "$bin/genhprof" -o "$dump" -size "$size" -idsize "$idsize" -maxarray 64KiB -counts "$dump.counts" 2>/dev/null
+        objects=$(awk '$1 == "objects.total:" { print $2 }' "$dump.counts")
+        cat "$dump" "$dump" >/dev/null
+        : >"$DIR/read"
+        for _ in $(seq "$RUNS"); do
+            t0=$(date +%s.%N); cat "$dump" "$dump" >/dev/null; t1=$(date +%s.%N)
+            echo "$t1 - $t0" | bc >>"$DIR/read"
+        done
+        read2=$(sort -n "$DIR/read" | head -1)
+        timed "$DIR/c" "$bin/crunch" -q --force "$dump" "$DIR/out.bmd"
+        timed "$DIR/c1" env GOMAXPROCS=1 "$bin/crunch" -q --force "$dump" "$DIR/out.bmd"
+        timed "$DIR/d" "$bin/decrunch" -q --force "$DIR/out.bmd" -o "$DIR/out.hprof"
+        read -r ct cm <<<"$(best "$DIR/c")"
+        read -r c1t _ <<<"$(best "$DIR/c1")"
+        read -r dt dm <<<"$(best "$DIR/d")"
+        awk -v id="$idsize" -v n="$objects" -v b="$(stat -c %s "$dump")" -v r="$read2" -v ct="$ct" -v cm="$cm" \
+            -v c1="$c1t" -v bmd="$(stat -c %s "$DIR/out.bmd")" -v dt="$dt" -v dm="$dm" 'BEGIN {
+            printf "| %d | %d | %d | %.3f | %.2f | %.1f | %.0f | %.0f | %.2f | %d | %.2f | %.0f |\n",
+                id, n, b, r, ct, ct / r, cm / 1024, 12 * n / 1048576 + 64, c1, bmd, dt, dm / 1024 }'
+        rm -f "$dump" "$dump.counts" "$DIR/out.bmd" "$DIR/out.hprof"
+    done
+done
