@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Speed and memory of crunch and decrunch side by side with the ORIGINAL 2014
+# Java tools (Badoo's hprof-tools), in the same run, on the same dump:
+#
+#   scripts/vsoriginal.sh CLASSES_DIR DUMP.hprof
+#
+# CLASSES_DIR holds the original tools' compiled classes (how they were built:
+# scripts/v1interop.sh). DUMP must have 4-byte identifiers (the original
+# cruncher refuses others), e.g.
+#   go run ./internal/cmd/genhprof -o big134.hprof -size 134M -idsize 4 -maxarray 64KiB
+# The original cruncher's main() writes to an unbuffered FileOutputStream (a
+# system call per field: most of its time); it is run here through a
+# four-line wrapper that buffers the output, its best case. The original
+# decruncher buffers its own streams. Each original tool runs once, each of
+# ours RUNS times (default 3), best wall time kept; peak RSS from
+# /usr/bin/time. With the dump in the page cache.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+classes="$1"; dump="$2"
+RUNS=${RUNS:-3}
+cp="$classes:${V1TOOLS_CP:-/usr/share/java/guava.jar:/usr/share/java/jsr305.jar}"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+go build -o "$work/" "$root/cmd/crunch" "$root/cmd/decrunch"
+mkdir -p "$work/wrap"
+cat >"$work/wrap/BufferedCrunch.java" <<'EOF'
+public class BufferedCrunch {
+    public static void main(String[] a) throws Exception {
+        try (java.io.OutputStream out = new java.io.BufferedOutputStream(new java.io.FileOutputStream(a[1]), 1 << 16)) {
+            com.badoo.hprof.cruncher.HprofCruncher.crunch(new com.badoo.hprof.cruncher.HprofFileSource(new java.io.File(a[0])), out, null);
+        }
+    }
+}
+EOF
+javac -nowarn -cp "$cp" -d "$work/wrap" "$work/wrap/BufferedCrunch.java"
+
+# run NAME CMD...: runs CMD once, printing "NAME: seconds s, MB MB".
+run() {
+    local name=$1; shift
+    /usr/bin/time -o "$work/t" -f "%e %M" "$@" >/dev/null 2>"$work/err" || { cat "$work/err" >&2; exit 1; }
+    read -r s kb <"$work/t"
+    printf "%-40s %8.2f s %7.0f MB\n" "$name:" "$s" "$((kb / 1024))"
+    echo "$s $kb" >"$work/last"
+}
+# best NAME CMD...: run RUNS times, keeping the best time.
+best() {
+    local name=$1; shift
+    : >"$work/all"
+    for _ in $(seq "$RUNS"); do
+        /usr/bin/time -o "$work/t" -f "%e %M" "$@" >/dev/null 2>"$work/err" || { cat "$work/err" >&2; exit 1; }
+        cat "$work/t" >>"$work/all"
+    done
+    sort -n "$work/all" | head -1 >"$work/last"
+    read -r s kb <"$work/last"
+    printf "%-40s %8.2f s %7.0f MB  (best of %d)\n" "$name:" "$s" "$((kb / 1024))" "$RUNS"
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a / b }'; }
+
+echo "dump: $dump, $(stat -c %s "$dump") bytes"
+cat "$dump" >/dev/null
+run "original cruncher (output buffered)" java -cp "$cp:$work/wrap" BufferedCrunch "$dump" "$work/orig.bmd"
+read -r oc ocm <"$work/last"
+best "crunch" "$work/crunch" -q --force "$dump" "$work/ours.bmd"
+read -r c cm <"$work/last"
+best "crunch --format v1" "$work/crunch" -q --force --format v1 "$dump" "$work/ours1.bmd"
+read -r c1 _ <"$work/last"
+run "original decruncher (its own BMD)" java -cp "$cp" com.badoo.bmd.decruncher.BmdDecruncher "$work/orig.bmd" "$work/orig.hprof"
+read -r od odm <"$work/last"
+best "decrunch (our BMD)" "$work/decrunch" -q --force "$work/ours.bmd" -o "$work/ours.hprof"
+read -r d dm <"$work/last"
+best "decrunch (the original's BMD)" "$work/decrunch" -q --force "$work/orig.bmd" -o "$work/ours-orig.hprof"
+read -r dv _ <"$work/last"
+echo "BMD bytes: original $(stat -c %s "$work/orig.bmd"), ours $(stat -c %s "$work/ours.bmd"), ours --format v1 $(stat -c %s "$work/ours1.bmd")"
+echo "crunch: $(ratio "$oc" "$c") x faster ($(ratio "$oc" "$c1") x with --format v1), $(ratio "$ocm" "$cm") x less memory"
+echo "decrunch: $(ratio "$od" "$d") x faster on our BMD, $(ratio "$od" "$dv") x on the original's, $(ratio "$odm" "$dm") x less memory"
