@@ -409,3 +409,23 @@ func TestRootFieldsOfItsKind(t *testing.T) {
 		t.Errorf("read back\n%v\nwant\n%v", got, in)
 	}
 }
+
+// TestVersionLength: the Reader and the Writer agree on the longest version
+// string, MaxVersionLen bytes, whatever the Reader has buffered (FuzzWriter
+// RoundTrip found a 54-byte version the Reader read and the Writer refused).
+func TestVersionLength(t *testing.T) {
+	for _, n := range []int{MaxVersionLen, MaxVersionLen + 1, MaxVersionLen + 20} {
+		v := "JAVA PROFILE " + strings.Repeat("1", n-len("JAVA PROFILE "))
+		file := append([]byte(v), 0, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0)
+		file = append(file, make([]byte, 100)...) // records' worth of bytes in the buffer
+		_, rerr := NewReader(bytes.NewReader(file))
+		_, werr := NewWriter(io.Discard, Header{Version: v, IDSize: 4})
+		if ok := n <= MaxVersionLen; (rerr == nil) != ok || (werr == nil) != ok {
+			t.Errorf("version of %d bytes: Reader %v, Writer %v; want both to accept it: %v", n, rerr, werr, ok)
+		}
+		var fe *FormatError
+		if rerr != nil && !errors.As(rerr, &fe) {
+			t.Errorf("version of %d bytes: %T is not a *FormatError", n, rerr)
+		}
+	}
+}

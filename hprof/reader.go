@@ -61,7 +61,7 @@ func (r *Reader) IDSize() int { return r.idSize }
 func (r *Reader) Offset() int64 { return r.in.Offset() }
 
 func (r *Reader) readHeader() error {
-	r.in.Fill(64)
+	r.in.Fill(MaxVersionLen + 1 + 12)
 	b := r.in.Buffered()
 	const prefix = "JAVA PROFILE "
 	if !bytes.HasPrefix(b, []byte(prefix)) {
@@ -73,9 +73,10 @@ func (r *Reader) readHeader() error {
 		}
 		return &FormatError{Offset: 0, Tag: -1, Msg: "not an HPROF heap dump: the file does not start with \"JAVA PROFILE \"", Err: ErrNotHPROF}
 	}
-	nul := bytes.IndexByte(b, 0)
+	nul := bytes.IndexByte(b[:min(len(b), MaxVersionLen+1)], 0)
 	if nul < 0 {
-		return &FormatError{Offset: int64(len(b)), Tag: -1, Record: "header", Msg: "version string is not NUL-terminated", Err: ErrNotHPROF}
+		return &FormatError{Offset: int64(min(len(b), MaxVersionLen+1)), Tag: -1, Record: "header",
+			Msg: fmt.Sprintf("version string is not NUL-terminated within %d bytes", MaxVersionLen+1), Err: ErrNotHPROF}
 	}
 	if len(b) < nul+1+12 {
 		return &FormatError{Offset: int64(len(b)), Tag: -1, Record: "header", Msg: fmt.Sprintf("truncated: needs %d more bytes", nul+13-len(b)), Err: io.ErrUnexpectedEOF}

@@ -169,6 +169,10 @@ const (
 	Version103 = "JAVA PROFILE 1.0.3"
 )
 
+// MaxVersionLen is the longest version string (before its NUL) that the
+// Reader accepts and the Writer writes: real ones have 18 bytes.
+const MaxVersionLen = 50
+
 // Record is the header of a top-level record.
 type Record struct {
 	Tag    Tag

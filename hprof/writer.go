@@ -48,7 +48,7 @@ func NewWriter(w io.Writer, h Header) (*Writer, error) {
 	if h.IDSize != 4 && h.IDSize != 8 {
 		return nil, fmt.Errorf("hprof: identifier size %d is not supported (only 4 and 8)", h.IDSize)
 	}
-	if !strings.HasPrefix(h.Version, "JAVA PROFILE ") || strings.IndexByte(h.Version, 0) >= 0 || len(h.Version) > 50 {
+	if !strings.HasPrefix(h.Version, "JAVA PROFILE ") || strings.IndexByte(h.Version, 0) >= 0 || len(h.Version) > MaxVersionLen {
 		return nil, fmt.Errorf("hprof: version %q is not \"JAVA PROFILE …\" (a Reader would refuse the file)", h.Version)
 	}
 	hw := &Writer{bw: bufio.NewWriterSize(w, 1<<20), enc: BodyEncoder{IDSize: h.IDSize}, idSize: h.IDSize}
