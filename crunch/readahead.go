@@ -6,11 +6,13 @@ import (
 	"github.com/heapcrunch/heapcrunch/hprof"
 )
 
-// Pass 2 runs on two goroutines: one reads the dump and resolves what
-// needs only what pass 1 built (the indexes, the class layouts): it parses
-// each record, decodes instance fields, and maps object IDs to dense IDs;
-// the other writes the BMD file in order, with everything that depends on
-// what was written before (names, class definitions, chunks, unknown IDs).
+// Pass 2 runs on two goroutines: one reads the dump and does what needs
+// only what pass 1 built (the indexes, the class layouts): it parses each
+// record, decodes instance fields, and maps the IDs of objects, roots and
+// array classes to dense IDs; the other maps the references among the
+// values (aheadBatch.resolveRefs, where it has time to spare) and writes
+// the BMD file in order, with everything that depends on what was written
+// before (names, class definitions, chunks, unknown IDs).
 // Batches of records go from the first to the second and back for reuse,
 // so the reading runs ahead by at most a few batches.
 

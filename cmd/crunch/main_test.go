@@ -475,24 +475,8 @@ func TestBrokenPipe(t *testing.T) {
 		d := clitest.NewDir(t)
 		d.Write(t, "in.hprof.gz", fullGz) // spooled: gzip
 		before := d.Files(t)
-		cmd := d.Command(t.Context(), crunchBin, "in.hprof.gz", "-")
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		head := make([]byte, 10)
-		if _, err := io.ReadFull(out, head); err != nil {
-			t.Fatal(err)
-		}
-		out.Close() // 165 KB of BMD follow: more than a pipe holds
-		err = cmd.Wait()
-		r := clitest.Result{Code: clitest.ExitCode(t, cmd, err), Stderr: stderr.String()}
-		clitest.NoPanic(t, r)
+		// 165 KB of BMD follow the first 10 bytes: more than a pipe holds.
+		r, head := d.RunClosingStdout(t, 10, crunchBin, "in.hprof.gz", "-")
 		clitest.ExpectFail(t, d, r, 141, "crunch", before, "standard output was closed by its reader before the end (broken pipe)", "incomplete")
 		isBMDStart(t, head)
 	})
@@ -506,7 +490,7 @@ func TestBrokenPipe(t *testing.T) {
 		head := wait()
 		clitest.ExpectFail(t, d, r, 141, "crunch", before, "fifo was closed by its reader before the end (broken pipe)", "incomplete")
 		isBMDStart(t, head)
-		isFIFO(t, filepath.Join(d.Path, "fifo"))
+		clitest.IsFIFO(t, filepath.Join(d.Path, "fifo"))
 	})
 }
 
@@ -515,17 +499,6 @@ func isBMDStart(t *testing.T, b []byte) {
 	t.Helper()
 	if len(b) < 3 || b[0] != 2 {
 		t.Errorf("output starts with % x, not a BMD header", b)
-	}
-}
-
-func isFIFO(t *testing.T, path string) {
-	t.Helper()
-	st, err := os.Lstat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.Mode()&os.ModeNamedPipe == 0 {
-		t.Errorf("%s is no longer a FIFO: %v", path, st.Mode())
 	}
 }
 
@@ -585,7 +558,7 @@ func TestOutputKinds(t *testing.T) {
 			if got := e.fifo(); !bytes.Equal(got, want) {
 				t.Errorf("the FIFO's reader got %d bytes, want the %d of the BMD", len(got), len(want))
 			}
-			isFIFO(t, filepath.Join(e.d.Path, "fifo"))
+			clitest.IsFIFO(t, filepath.Join(e.d.Path, "fifo"))
 		}},
 		{name: "FIFO with --force", prep: func(t *testing.T, e *env) []string {
 			clitest.MakeFIFO(t, filepath.Join(e.d.Path, "fifo"))
@@ -595,7 +568,7 @@ func TestOutputKinds(t *testing.T) {
 			if got := e.fifo(); !bytes.Equal(got, want) {
 				t.Errorf("the FIFO's reader got %d bytes, want the %d of the BMD", len(got), len(want))
 			}
-			isFIFO(t, filepath.Join(e.d.Path, "fifo"))
+			clitest.IsFIFO(t, filepath.Join(e.d.Path, "fifo"))
 		}},
 		{name: "null device", prep: func(t *testing.T, e *env) []string {
 			return []string{"in.hprof", e.null}

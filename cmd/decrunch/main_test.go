@@ -574,24 +574,8 @@ func TestBrokenPipe(t *testing.T) {
 		d := clitest.NewDir(t)
 		d.Write(t, "in.bmd", bigBMD)
 		before := d.Files(t)
-		cmd := d.Command(t.Context(), decrunchBin, "in.bmd")
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		head := make([]byte, 10)
-		if _, err := io.ReadFull(out, head); err != nil {
-			t.Fatal(err)
-		}
-		out.Close() // a megabyte of HPROF follows: more than a pipe holds
-		err = cmd.Wait()
-		r := clitest.Result{Code: clitest.ExitCode(t, cmd, err), Stderr: stderr.String()}
-		clitest.NoPanic(t, r)
+		// A megabyte of HPROF follows the first 10 bytes: more than a pipe holds.
+		r, head := d.RunClosingStdout(t, 10, decrunchBin, "in.bmd")
 		clitest.ExpectFail(t, d, r, 141, "decrunch", before, "standard output was closed by its reader before the end (broken pipe)", "incomplete")
 		if !bytes.HasPrefix(head, []byte("JAVA PROF")) {
 			t.Errorf("output starts with %q", head)
@@ -610,9 +594,7 @@ func TestBrokenPipe(t *testing.T) {
 		if !bytes.HasPrefix(head, []byte("JAVA PROF")) {
 			t.Errorf("output starts with %q", head)
 		}
-		if st, err := os.Lstat(fifo); err != nil || st.Mode()&os.ModeNamedPipe == 0 {
-			t.Errorf("the FIFO is no longer one: %v %v", st.Mode(), err)
-		}
+		clitest.IsFIFO(t, fifo)
 	})
 }
 
@@ -686,9 +668,7 @@ func TestOutputKinds(t *testing.T) {
 				if got := fifo(); !bytes.Equal(got, want) {
 					t.Errorf("the FIFO's reader got %d bytes, want the %d of the HPROF", len(got), len(want))
 				}
-				if st, err := os.Lstat(dest); err != nil || st.Mode()&os.ModeNamedPipe == 0 {
-					t.Errorf("the FIFO is no longer one: %v %v", st.Mode(), err)
-				}
+				clitest.IsFIFO(t, dest)
 			case "null":
 				clitest.IsCharDevice(t, dest)
 			case "link", "link existing", "link to input":

@@ -303,6 +303,44 @@ func IsCharDevice(t testing.TB, path string) {
 	}
 }
 
+// IsFIFO fails the test unless path is (still) a FIFO.
+func IsFIFO(t testing.TB, path string) {
+	t.Helper()
+	st, err := os.Lstat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("%s is no longer a FIFO: %v", path, st.Mode())
+	}
+}
+
+// RunClosingStdout runs bin with its standard output a pipe that is
+// closed after its first n bytes (a reader that goes away), and returns
+// the result and those bytes.
+func (d *Dir) RunClosingStdout(t testing.TB, n int, bin string, args ...string) (Result, []byte) {
+	t.Helper()
+	cmd := d.Command(t.Context(), bin, args...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	head := make([]byte, n)
+	if _, err := io.ReadFull(out, head); err != nil {
+		t.Fatal(err)
+	}
+	out.Close()
+	err = cmd.Wait()
+	r := Result{Code: ExitCode(t, cmd, err), Stderr: stderr.String()}
+	NoPanic(t, r)
+	return r, head
+}
+
 // RunTo runs bin like Run, with its standard output going to out (a
 // terminal, a device) instead of a pipe; Result.Stdout is then empty.
 func (d *Dir) RunTo(t testing.TB, out *os.File, bin string, args ...string) Result {
