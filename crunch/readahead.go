@@ -90,6 +90,13 @@ type reader struct {
 	done <-chan struct{}
 	b    *aheadBatch
 	stop bool // the writer has stopped
+	// classSeen caches the class index of recently met class IDs, by ID:
+	// the instances of a few hundred classes make most of a heap, and the
+	// class index's lookup costs a search.
+	classSeen [1024]struct {
+		id uint64
+		k  int32
+	}
 }
 
 // run reads the dump, sending batches until the end or an error, or until
@@ -211,11 +218,10 @@ func (rd *reader) sub(s *hprof.SubRecord) {
 
 // instance decodes an instance's fields, its references resolved.
 func (rd *reader) instance(s *hprof.SubRecord, it *ahead) error {
-	o, ok := rd.classIndex.lookup(s.ClassID)
-	if !ok {
-		return &hprof.FormatError{Offset: s.Offset, Record: s.Tag.String(), Tag: int(s.Tag), Msg: fmt.Sprintf("instance of class 0x%x, which has no CLASS DUMP", s.ClassID)}
+	k, err := rd.classOf(s)
+	if err != nil {
+		return err
 	}
-	k := int(o)
 	ci := rd.classes[k]
 	if ci.chainSize != len(s.Data) {
 		return &hprof.FormatError{Offset: s.Offset, Record: s.Tag.String(), Tag: int(s.Tag), Msg: fmt.Sprintf("instance has %d bytes of fields, its class layout %d", len(s.Data), ci.chainSize)}
@@ -234,6 +240,20 @@ func (rd *reader) instance(s *hprof.SubRecord, it *ahead) error {
 	}
 	it.hi = uint32(len(rd.b.vals))
 	return nil
+}
+
+// classOf returns the class index of an instance's class.
+func (rd *reader) classOf(s *hprof.SubRecord) (int, error) {
+	c := &rd.classSeen[(s.ClassID>>3)%uint64(len(rd.classSeen))]
+	if c.id == s.ClassID && c.id != 0 {
+		return int(c.k), nil
+	}
+	o, ok := rd.classIndex.lookup(s.ClassID)
+	if !ok {
+		return 0, &hprof.FormatError{Offset: s.Offset, Record: s.Tag.String(), Tag: int(s.Tag), Msg: fmt.Sprintf("instance of class 0x%x, which has no CLASS DUMP", s.ClassID)}
+	}
+	c.id, c.k = s.ClassID, int32(o)
+	return int(o), nil
 }
 
 // resolve maps an object ID to its dense ID with what pass 1 built, or
