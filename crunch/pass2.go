@@ -70,23 +70,10 @@ func (st *state) runPass2(src io.Reader, out io.Writer) error {
 // consume runs the reading side of pass 2 on r in another goroutine and
 // writes what it reads, in order.
 func (p *pass2) consume(r *hprof.Reader) error {
-	batches := make(chan *aheadBatch)
-	free := make(chan *aheadBatch, 3)
-	for range 3 {
-		free <- &aheadBatch{}
-	}
-	done := make(chan struct{})
-	rd := &reader{state: p.state, r: r, out: batches, free: free, done: done}
-	finished := make(chan struct{})
-	go func() {
-		defer close(finished)
-		rd.run()
-	}()
-	defer func() {
-		close(done)
-		<-finished
-	}()
-	for b := range batches {
+	rd := &reader{state: p.state, r: r}
+	pp := startPipe(3, rd.run)
+	defer pp.stop()
+	for b := range pp.full {
 		p.b, p.nextMiss = b, 0
 		b.resolveRefs(p.state)
 		if err := p.batch(); err != nil {
@@ -95,7 +82,7 @@ func (p *pass2) consume(r *hprof.Reader) error {
 		if b.err != nil {
 			return b.err
 		}
-		free <- b
+		pp.recycle(b)
 	}
 	return nil
 }

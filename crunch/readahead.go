@@ -85,9 +85,7 @@ func (b *aheadBatch) full() bool {
 type reader struct {
 	*state
 	r    *hprof.Reader
-	out  chan<- *aheadBatch
-	free <-chan *aheadBatch
-	done <-chan struct{}
+	pipe *pipe[aheadBatch]
 	b    *aheadBatch
 	stop bool // the writer has stopped
 	// classSeen caches the class index of recently met class IDs, by ID:
@@ -101,34 +99,22 @@ type reader struct {
 
 // run reads the dump, sending batches until the end or an error, or until
 // the writer stops.
-func (rd *reader) run() {
-	defer close(rd.out)
-	rd.b = <-rd.free
+func (rd *reader) run(p *pipe[aheadBatch], b *aheadBatch) {
+	rd.pipe, rd.b = p, b
 	rd.b.err = rd.records()
 	if !rd.stop {
-		select {
-		case rd.out <- rd.b:
-		case <-rd.done:
-		}
+		p.last(rd.b)
 	}
 }
 
 // send passes the current batch on and takes a free one.
 func (rd *reader) send() bool {
-	select {
-	case rd.out <- rd.b:
-	case <-rd.done:
+	if rd.b = rd.pipe.send(rd.b); rd.b == nil {
 		rd.stop = true
 		return false
 	}
-	select {
-	case rd.b = <-rd.free:
-		rd.b.reset()
-		return true
-	case <-rd.done:
-		rd.stop = true
-		return false
-	}
+	rd.b.reset()
+	return true
 }
 
 // errStopped ends the reading when the writer has stopped.
