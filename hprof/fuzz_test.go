@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"runtime/metrics"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/heapcrunch/heapcrunch/hprof"
 	"github.com/heapcrunch/heapcrunch/internal/fuzzseed"
@@ -54,6 +56,14 @@ type item struct {
 // *hprof.FormatError with an offset inside the input.
 func readAll(t *testing.T, data []byte) (items []item, hdr hprof.Header, complete bool) {
 	t.Helper()
+	items, hdr, complete, _ = readAllFrom(t, data, bytes.NewReader(data))
+	return items, hdr, complete
+}
+
+// readAllFrom is readAll reading data from src, which also returns the
+// error that ended the reading (nil at the end of the input).
+func readAllFrom(t *testing.T, data []byte, src io.Reader) (items []item, hdr hprof.Header, complete bool, end error) {
+	t.Helper()
 	check := func(err error) {
 		t.Helper()
 		var fe *hprof.FormatError
@@ -67,10 +77,10 @@ func readAll(t *testing.T, data []byte) (items []item, hdr hprof.Header, complet
 			t.Fatal("empty error message")
 		}
 	}
-	r, err := hprof.NewReader(bytes.NewReader(data))
+	r, err := hprof.NewReader(src)
 	if err != nil {
 		check(err)
-		return nil, hdr, false
+		return nil, hdr, false, err
 	}
 	hdr = r.Header()
 	if hdr.IDSize != 4 && hdr.IDSize != 8 {
@@ -80,7 +90,7 @@ func readAll(t *testing.T, data []byte) (items []item, hdr hprof.Header, complet
 	for rec, err := range r.Records() {
 		if err != nil {
 			check(err)
-			return items, hdr, false
+			return items, hdr, false, err
 		}
 		if rec.Offset < 0 || rec.Offset+9 > int64(len(data)) {
 			t.Fatalf("record at offset %d of a %d-byte input", rec.Offset, len(data))
@@ -89,7 +99,7 @@ func readAll(t *testing.T, data []byte) (items []item, hdr hprof.Header, complet
 			body, err := r.Body()
 			if err != nil {
 				check(err)
-				return items, hdr, false
+				return items, hdr, false, err
 			}
 			if len(body) != int(rec.Length) {
 				t.Fatalf("%s: body of %d bytes, length says %d", rec.Tag, len(body), rec.Length)
@@ -101,7 +111,7 @@ func readAll(t *testing.T, data []byte) (items []item, hdr hprof.Header, complet
 		for s, err := range r.SubRecords() {
 			if err != nil {
 				check(err)
-				return items, hdr, false
+				return items, hdr, false, err
 			}
 			if s.Offset < rec.Offset+9 || s.Offset >= rec.Offset+9+int64(rec.Length) {
 				t.Fatalf("%s at offset %d outside its record at %d", s.Tag, s.Offset, rec.Offset)
@@ -109,7 +119,7 @@ func readAll(t *testing.T, data []byte) (items []item, hdr hprof.Header, complet
 			items = append(items, item{tag: int(s.Tag), desc: describe(s, hdr.IDSize)})
 		}
 	}
-	return items, hdr, true
+	return items, hdr, true, nil
 }
 
 // describe renders the fields of s that its tag uses (the Reader leaves
@@ -322,4 +332,26 @@ func readEverything(r *hprof.Reader) error {
 		}
 	}
 	return nil
+}
+
+// FuzzBuffering: the Reader reads the same records, sub-records and error
+// whatever its buffer holds: whole sub-records (its fast path, NextSub's
+// usual case) or a byte at a time from a source that gives one per read.
+func FuzzBuffering(f *testing.F) {
+	addSeeds(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		whole, _, _, wholeErr := readAllFrom(t, data, bytes.NewReader(data))
+		bytewise, _, _, byteErr := readAllFrom(t, data, iotest.OneByteReader(bytes.NewReader(data)))
+		if len(whole) != len(bytewise) {
+			t.Fatalf("%d items read from a full buffer, %d a byte at a time", len(whole), len(bytewise))
+		}
+		for i := range whole {
+			if whole[i] != bytewise[i] {
+				t.Fatalf("item %d: %+v from a full buffer, %+v a byte at a time", i, whole[i], bytewise[i])
+			}
+		}
+		if fmt.Sprint(wholeErr) != fmt.Sprint(byteErr) {
+			t.Fatalf("error %v from a full buffer, %v a byte at a time", wholeErr, byteErr)
+		}
+	})
 }

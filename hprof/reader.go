@@ -251,6 +251,9 @@ func (r *Reader) NextSub(s *SubRecord) error {
 		r.inRecord = false
 		return io.EOF
 	}
+	if r.fastSub(s, off) {
+		return nil
+	}
 	if !r.in.Fill(1) {
 		return r.truncated(r.rec.Offset, r.rec.Tag.String(), int(r.rec.Tag), r.recEnd-off)
 	}
@@ -273,6 +276,78 @@ func (r *Reader) NextSub(s *SubRecord) error {
 		return r.readRoot(s)
 	}
 	return &FormatError{Offset: off, Record: r.rec.Tag.String() + " sub-record", Tag: int(s.Tag), Msg: "unknown tag"}
+}
+
+// fastSub reads the next sub-record at offset off into s, as NextSub's
+// readers would, if it is an instance or an array that lies whole in the
+// buffer and within the record (the usual case); else it reads nothing and
+// returns false, and the readers check and report what is wrong.
+func (r *Reader) fastSub(s *SubRecord, off int64) bool {
+	b := r.in.Buffered()
+	if rest := r.recEnd - off; int64(len(b)) > rest {
+		b = b[:rest]
+	}
+	id := r.idSize
+	if len(b) < 2*id+9 { // the longest fixed part, tag included
+		return false
+	}
+	var n int
+	switch tag := SubTag(b[0]); tag {
+	case SubInstanceDump:
+		size := binary.BigEndian.Uint32(b[2*id+5:])
+		if uint64(size) > uint64(len(b)-2*id-9) {
+			return false
+		}
+		n = 2*id + 9 + int(size)
+		s.ID, s.ClassID = r.id(b[1:]), r.id(b[id+5:])
+		s.Data = b[2*id+9 : n]
+	case SubObjectArrayDump:
+		length := binary.BigEndian.Uint32(b[id+5:])
+		if uint64(length)*uint64(id) > uint64(len(b)-2*id-9) {
+			return false
+		}
+		n = 2*id + 9 + int(length)*id
+		s.ID, s.Length, s.ClassID = r.id(b[1:]), length, r.id(b[id+9:])
+		s.Elements = s.Elements[:0]
+		if !r.SkipElements {
+			s.Elements = appendIDs(s.Elements, b[2*id+9:n], id)
+		}
+	case SubPrimitiveArrayDump:
+		length := binary.BigEndian.Uint32(b[id+5:])
+		t := BasicType(b[id+9])
+		if !t.Valid() || t == Object {
+			return false
+		}
+		size := uint64(length) * uint64(t.Size(id))
+		if size > uint64(len(b)-id-10) {
+			return false
+		}
+		n = id + 10 + int(size)
+		s.ID, s.Length, s.ElemType, s.Data = r.id(b[1:]), length, t, nil
+		if r.ArrayData {
+			s.Data = b[id+10 : n]
+		}
+	default:
+		return false
+	}
+	s.Tag, s.Offset = SubTag(b[0]), off
+	s.StackTrace = binary.BigEndian.Uint32(b[id+1:])
+	r.in.Discard(n)
+	return true
+}
+
+// appendIDs appends the big-endian IDs of size id in b to ids.
+func appendIDs(ids []uint64, b []byte, id int) []uint64 {
+	if id == 4 {
+		for i := 0; i+4 <= len(b); i += 4 {
+			ids = append(ids, uint64(binary.BigEndian.Uint32(b[i:])))
+		}
+		return ids
+	}
+	for i := 0; i+8 <= len(b); i += 8 {
+		ids = append(ids, binary.BigEndian.Uint64(b[i:]))
+	}
+	return ids
 }
 
 // SubRecords returns an iterator over the sub-records of the current HEAP
@@ -428,15 +503,7 @@ func (r *Reader) readElements(s *SubRecord) error {
 		k := min(len(r.in.Buffered())/id, rem)
 		b := r.in.Buffered()[:k*id]
 		r.in.Discard(k * id)
-		if id == 4 {
-			for i := 0; i < len(b); i += 4 {
-				s.Elements = append(s.Elements, uint64(binary.BigEndian.Uint32(b[i:])))
-			}
-		} else {
-			for i := 0; i < len(b); i += 8 {
-				s.Elements = append(s.Elements, binary.BigEndian.Uint64(b[i:]))
-			}
-		}
+		s.Elements = appendIDs(s.Elements, b, id)
 		rem -= k
 	}
 	return nil
