@@ -31,6 +31,28 @@ func fastUvarint(b []byte, pos *int) (v uint64, ok bool) {
 	return 0, false
 }
 
+// skipVarints skips n varints from b[pos:], accepting what fastUvarint
+// accepts, and returns the position after them.
+func skipVarints(b []byte, pos, n int) (int, bool) {
+	for ; n > 0; n-- {
+		start := pos
+		for {
+			if pos >= len(b) {
+				return 0, false
+			}
+			c := b[pos]
+			pos++
+			if pos-start == 10 && c > 1 { // the 64th bit, at most
+				return 0, false
+			}
+			if c < 0x80 {
+				break
+			}
+		}
+	}
+	return pos, true
+}
+
 // fastRef decodes a reference relative to self.
 func fastRef(b []byte, pos *int, self uint64) (uint64, bool) {
 	// One byte, the common case, inline.
@@ -84,6 +106,18 @@ func (r *Reader) fastInstance(rec *Record, b []byte) int {
 	ch, ok, missing := r.lay.chain(class, r.meta.Classes)
 	if !ok || missing != 0 || r.lay.work+int64(len(ch)) > maxLayoutWork+layoutWorkPerByte*r.off() {
 		return 0
+	}
+	if r.SkipValues {
+		if k := r.lay.varints(class); k >= 0 {
+			if pos, ok = skipVarints(b, pos, int(k)); !ok {
+				return 0
+			}
+			r.lay.work += int64(len(ch))
+			rec.Values = rec.Values[:0]
+			rec.Class = class
+			r.object(rec)
+			return pos
+		}
 	}
 	self := r.nextID
 	values := rec.Values[:0]

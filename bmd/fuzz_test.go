@@ -287,7 +287,7 @@ func fuzzInputs(data []byte) [][]byte {
 
 // FuzzReader reads any input as BMD version 2: no panic, bounded
 // allocation, errors that are *bmd.FormatError with an offset, records at
-// their offsets. Framed again, the input's blocks are sound: no error is
+// their offsets, the same records and error with SkipValues as without. Framed again, the input's blocks are sound: no error is
 // then the framing's.
 func FuzzReader(f *testing.F) {
 	addSeeds(f)
@@ -297,6 +297,9 @@ func FuzzReader(f *testing.F) {
 			readAll(t, in)
 			if got := totalAlloc() - before; got > allocBound(len(in)) {
 				t.Fatalf("reading %d bytes allocated %d bytes", len(in), got)
+			}
+			if got, want := skimmed(in, true), skimmed(in, false); !slices.Equal(got, want) {
+				t.Fatalf("with SkipValues: %d records, ending %q; without: %d, ending %q", len(got), got[len(got)-1], len(want), want[len(want)-1])
 			}
 			if i == 1 {
 				r, err := bmd.NewReader(bytes.NewReader(in))

@@ -33,6 +33,9 @@ type layoutClass struct {
 	super  uint64
 	fields []Field
 	chain  []Field // flattened, computed on first use
+	// varints is, with chain, how many of its fields an instance encodes
+	// as varints, or -1 if some are fixed-size (kept floating point).
+	varints int32
 	seen   uint32  // the walk that last visited it
 	cyclic bool    // its chain ends by coming back to a class in it
 }
@@ -129,6 +132,7 @@ func (l *layouts) chain(idx, classes uint64) (fields []Field, ok bool, missing u
 				break
 			}
 			k.chain = append(append(make([]Field, 0, n), k.fields...), tail...)
+			k.varints = varintFields(k.chain)
 			l.cached += n
 			tail = k.chain
 		}
@@ -145,6 +149,35 @@ func (l *layouts) chain(idx, classes uint64) (fields []Field, ok bool, missing u
 	l.scratch = ch
 	c.cyclic = cyclic
 	return ch, true, 0
+}
+
+// varintFields returns how many of the fields of an instance of layout ch
+// are encoded as varints (references and kept integral values; dropped
+// values take no bytes), or -1 if some are fixed-size (kept floating
+// point values).
+func varintFields(ch []Field) int32 {
+	n := int32(0)
+	for _, f := range ch {
+		switch {
+		case f.Type == Object:
+			n++
+		case !f.Kept:
+		case f.Type == Float || f.Type == Double:
+			return -1
+		default:
+			n++
+		}
+	}
+	return n
+}
+
+// varints returns layoutClass.varints of class idx, or -1 if its chain is
+// not kept (chain builds it in the scratch slice).
+func (l *layouts) varints(idx uint64) int32 {
+	if c := l.get(idx); c != nil && c.chain != nil {
+		return c.varints
+	}
+	return -1
 }
 
 // walkUp lists the classes from c up its super classes, to the end of the

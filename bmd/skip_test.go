@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/heapcrunch/heapcrunch/bmd"
@@ -43,17 +44,33 @@ func skimmed(file []byte, skip bool) []string {
 // array's elements.
 func TestSkipValues(t *testing.T) {
 	src := testutil.ReadAll(t, testutil.Fixture("sample.hprof.gz"))
-	var file bytes.Buffer
-	if _, err := crunch.Crunch(bytes.NewReader(src), &file, crunch.Options{KeepPrimitives: true}); err != nil {
-		t.Fatal(err)
-	}
-	b := file.Bytes()
-	if got, want := skimmed(b, true), skimmed(b, false); !slices.Equal(got, want) {
-		t.Fatalf("whole file: %d records skimming, %d decoding", len(got), len(want))
-	}
-	for cut := 100; cut < len(b); cut += len(b) / 97 {
-		if got, want := skimmed(b[:cut], true), skimmed(b[:cut], false); !slices.Equal(got, want) {
-			t.Fatalf("cut at %d: skimming ends with %q, decoding with %q", cut, got[len(got)-1], want[len(want)-1])
+	// Kept primitive values (floats and doubles among them) and the
+	// default, where every value is a varint.
+	for _, opt := range []crunch.Options{{KeepPrimitives: true}, {}} {
+		var file bytes.Buffer
+		if _, err := crunch.Crunch(bytes.NewReader(src), &file, opt); err != nil {
+			t.Fatal(err)
+		}
+		b := file.Bytes()
+		if got, want := skimmed(b, true), skimmed(b, false); !slices.Equal(got, want) {
+			t.Fatalf("%+v, whole file: %d records skimming, %d decoding", opt, len(got), len(want))
+		}
+		for cut := 100; cut < len(b); cut += len(b) / 97 {
+			if got, want := skimmed(b[:cut], true), skimmed(b[:cut], false); !slices.Equal(got, want) {
+				t.Fatalf("%+v, cut at %d: skimming ends with %q, decoding with %q", opt, cut, got[len(got)-1], want[len(want)-1])
+			}
+		}
+		// The last value of an instance made a varint of 11 bytes, and
+		// one of 10 bytes over 64 bits.
+		for _, bad := range [][]byte{bytes.Repeat([]byte{0x80}, 11), append(bytes.Repeat([]byte{0xFF}, 9), 2)} {
+			f := withLastInstanceValue(t, b, bad)
+			got, want := skimmed(f, true), skimmed(f, false)
+			if !slices.Equal(got, want) {
+				t.Errorf("%+v, corrupt instance varint: skimming ends with %q, decoding with %q", opt, got[len(got)-1], want[len(want)-1])
+			}
+			if !strings.HasPrefix(want[len(want)-1], "error: ") {
+				t.Errorf("%+v, corrupt instance varint: no error, the last record %q", opt, want[len(want)-1])
+			}
 		}
 	}
 
@@ -77,6 +94,31 @@ func TestSkipValues(t *testing.T) {
 		}
 		if !errors.As(err, &fe) {
 			t.Errorf("corrupt varint: %v", err)
+		}
+	}
+}
+
+// withLastInstanceValue returns file with the last value of the 100th
+// instance whose last value is one byte replaced by bad, its blocks framed
+// again.
+func withLastInstanceValue(t *testing.T, file, bad []byte) []byte {
+	t.Helper()
+	f, _, ends := rtRecordsOf(t, file)
+	r, err := bmd.NewReader(bytes.NewReader(file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, n := 0, 0; ; i++ {
+		rec, err := r.Next()
+		if err != nil {
+			t.Fatalf("no 100th instance with values: %v", err)
+		}
+		if rec.Kind != bmd.KindInstance || len(rec.Values) == 0 || f.stream[ends[i]-2] >= 0x80 {
+			continue // not an instance whose last value is one byte
+		}
+		if n++; n == 100 {
+			end := ends[i]
+			return rtFrame(file[:f.header], slices.Concat(f.stream[:end-1], bad, f.stream[end:]), 16384)
 		}
 	}
 }
