@@ -36,8 +36,8 @@ type layoutClass struct {
 	// varints is, with chain, how many of its fields an instance encodes
 	// as varints, or -1 if some are fixed-size (kept floating point).
 	varints int32
-	seen   uint32  // the walk that last visited it
-	cyclic bool    // its chain ends by coming back to a class in it
+	seen    uint32 // the walk that last visited it
+	cyclic  bool   // its chain ends by coming back to a class in it
 }
 
 // denseClasses bounds the slice of classes: at most 8 MB of pointers,
