@@ -292,38 +292,36 @@ func (r *Reader) fastSub(s *SubRecord, off int64) bool {
 		return false
 	}
 	var n int
-	switch tag := SubTag(b[0]); tag {
+	switch SubTag(b[0]) {
 	case SubInstanceDump:
-		size := binary.BigEndian.Uint32(b[2*id+5:])
+		size := r.instanceHeader(b[1:], s)
 		if uint64(size) > uint64(len(b)-2*id-9) {
 			return false
 		}
 		n = 2*id + 9 + int(size)
-		s.ID, s.ClassID = r.id(b[1:]), r.id(b[id+5:])
 		s.Data = b[2*id+9 : n]
 	case SubObjectArrayDump:
-		length := binary.BigEndian.Uint32(b[id+5:])
-		if uint64(length)*uint64(id) > uint64(len(b)-2*id-9) {
+		r.objectArrayHeader(b[1:], s)
+		if uint64(s.Length)*uint64(id) > uint64(len(b)-2*id-9) {
 			return false
 		}
-		n = 2*id + 9 + int(length)*id
-		s.ID, s.Length, s.ClassID = r.id(b[1:]), length, r.id(b[id+9:])
+		n = 2*id + 9 + int(s.Length)*id
 		s.Elements = s.Elements[:0]
 		if !r.SkipElements {
 			s.Elements = appendIDs(s.Elements, b[2*id+9:n], id)
 		}
 	case SubPrimitiveArrayDump:
-		length := binary.BigEndian.Uint32(b[id+5:])
-		t := BasicType(b[id+9])
+		r.primitiveArrayHeader(b[1:], s)
+		t := s.ElemType
 		if !t.Valid() || t == Object {
 			return false
 		}
-		size := uint64(length) * uint64(t.Size(id))
+		size := uint64(s.Length) * uint64(t.Size(id))
 		if size > uint64(len(b)-id-10) {
 			return false
 		}
 		n = id + 10 + int(size)
-		s.ID, s.Length, s.ElemType, s.Data = r.id(b[1:]), length, t, nil
+		s.Data = nil
 		if r.ArrayData {
 			s.Data = b[id+10 : n]
 		}
@@ -331,9 +329,33 @@ func (r *Reader) fastSub(s *SubRecord, off int64) bool {
 		return false
 	}
 	s.Tag, s.Offset = SubTag(b[0]), off
-	s.StackTrace = binary.BigEndian.Uint32(b[id+1:])
 	r.in.Discard(n)
 	return true
+}
+
+// The fixed parts of the object sub-records, after their tag byte: the one
+// place their layouts are read, by NextSub's readers and by fastSub.
+
+// instanceHeader decodes the fixed part of an INSTANCE DUMP (2*id+8 bytes)
+// into s and returns the size of its field data.
+func (r *Reader) instanceHeader(b []byte, s *SubRecord) (size uint32) {
+	id := r.idSize
+	s.ID, s.StackTrace, s.ClassID = r.id(b), binary.BigEndian.Uint32(b[id:]), r.id(b[id+4:])
+	return binary.BigEndian.Uint32(b[2*id+4:])
+}
+
+// objectArrayHeader decodes the fixed part of an OBJECT ARRAY DUMP
+// (2*id+8 bytes) into s.
+func (r *Reader) objectArrayHeader(b []byte, s *SubRecord) {
+	id := r.idSize
+	s.ID, s.StackTrace, s.Length, s.ClassID = r.id(b), binary.BigEndian.Uint32(b[id:]), binary.BigEndian.Uint32(b[id+4:]), r.id(b[id+8:])
+}
+
+// primitiveArrayHeader decodes the fixed part of a PRIMITIVE ARRAY DUMP or
+// NODATA (id+9 bytes) into s; the element type is not checked.
+func (r *Reader) primitiveArrayHeader(b []byte, s *SubRecord) {
+	id := r.idSize
+	s.ID, s.StackTrace, s.Length, s.ElemType = r.id(b), binary.BigEndian.Uint32(b[id:]), binary.BigEndian.Uint32(b[id+4:]), BasicType(b[id+8])
 }
 
 // appendIDs appends the big-endian IDs of size id in b to ids.
@@ -453,10 +475,7 @@ func (r *Reader) readInstance(s *SubRecord) error {
 	if err != nil {
 		return err
 	}
-	s.ID = r.id(b)
-	s.StackTrace = binary.BigEndian.Uint32(b[id:])
-	s.ClassID = r.id(b[id+4:])
-	n := int64(binary.BigEndian.Uint32(b[2*id+4:]))
+	n := int64(r.instanceHeader(b, s))
 	if r.Offset()+n > r.recEnd {
 		return r.overrun(s, n)
 	}
@@ -476,10 +495,7 @@ func (r *Reader) readObjectArray(s *SubRecord) error {
 	if err != nil {
 		return err
 	}
-	s.ID = r.id(b)
-	s.StackTrace = binary.BigEndian.Uint32(b[id:])
-	s.Length = binary.BigEndian.Uint32(b[id+4:])
-	s.ClassID = r.id(b[id+8:])
+	r.objectArrayHeader(b, s)
 	n := int64(s.Length) * int64(id)
 	if r.Offset()+n > r.recEnd {
 		return r.overrun(s, n)
@@ -518,10 +534,7 @@ func (r *Reader) readPrimitiveArray(s *SubRecord) error {
 	if err != nil {
 		return err
 	}
-	s.ID = r.id(b)
-	s.StackTrace = binary.BigEndian.Uint32(b[id:])
-	s.Length = binary.BigEndian.Uint32(b[id+4:])
-	s.ElemType = BasicType(b[id+8])
+	r.primitiveArrayHeader(b, s)
 	if !s.ElemType.Valid() || s.ElemType == Object {
 		return &FormatError{Offset: s.Offset, Record: s.Tag.String(), Tag: int(s.Tag), Msg: fmt.Sprintf("invalid element type %d", s.ElemType)}
 	}
