@@ -32,7 +32,9 @@ func fastUvarint(b []byte, pos *int) (v uint64, ok bool) {
 }
 
 // skipVarints skips n varints from b[pos:], accepting what fastUvarint
-// accepts, and returns the position after them.
+// accepts, and returns the position after them. It restates fastUvarint's
+// rule rather than calling it: the call per value cost 8 % in
+// BenchmarkReaderSkipValues; TestSkipValues holds the two rules together.
 func skipVarints(b []byte, pos, n int) (int, bool) {
 	for ; n > 0; n-- {
 		start := pos
