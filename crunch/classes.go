@@ -326,3 +326,26 @@ func (p *pass2) defineChunk(c uint32) error {
 	}
 	return p.defineGroup(p.defOrder[start:p.nextDef])
 }
+
+// recentClasses remembers, for recently met class IDs, a value of each
+// (a class index): the instances of a few hundred classes make most of a
+// heap, so a small table indexed by the ID spares most lookups in a map or
+// an index. ID 0 is never remembered.
+type recentClasses [1024]recentClass
+
+// recentClass is a slot of recentClasses.
+type recentClass struct {
+	id uint64
+	k  int32
+}
+
+// get returns the value remembered for id, if it is.
+func (c *recentClasses) get(id uint64) (int32, bool) {
+	e := &c[(id>>3)%uint64(len(c))]
+	return e.k, e.id == id && id != 0
+}
+
+// put remembers k for id, in place of the ID that shares its slot.
+func (c *recentClasses) put(id uint64, k int32) {
+	c[(id>>3)%uint64(len(c))] = recentClass{id, k}
+}

@@ -19,8 +19,8 @@ type pass1 struct {
 	dropIDs idSeq // objects of dropped heaps
 	heap    heapTracker
 	clock   chunkClock
-	// needSeen caches class IDs whose first need is recorded, by ID.
-	needSeen [1024]uint64
+	// needSeen holds class IDs whose first need is recorded.
+	needSeen recentClasses
 }
 
 // heapTracker follows the Android heap (HEAP DUMP INFO) that the
@@ -216,13 +216,10 @@ func (p *pass1) classDump(s *hprof.SubRecord) error {
 // need records that the class with HPROF ID id is needed in the current
 // chunk (if it is the first time).
 func (p *pass1) need(id uint64) {
-	// Instances of a few hundred classes make most of a heap: a small
-	// cache of the class IDs already recorded spares most map lookups.
-	h := (id >> 3) % uint64(len(p.needSeen))
-	if p.needSeen[h] == id && id != 0 {
+	if _, seen := p.needSeen.get(id); seen {
 		return
 	}
-	p.needSeen[h] = id
+	p.needSeen.put(id, 0)
 	if _, ok := p.firstNeed[id]; !ok {
 		p.firstNeed[id] = p.clock.chunk
 	}

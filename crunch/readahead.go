@@ -84,17 +84,11 @@ func (b *aheadBatch) full() bool {
 // reader is the reading side of pass 2.
 type reader struct {
 	*state
-	r    *hprof.Reader
-	pipe *pipe[aheadBatch]
-	b    *aheadBatch
-	stop bool // the writer has stopped
-	// classSeen caches the class index of recently met class IDs, by ID:
-	// the instances of a few hundred classes make most of a heap, and the
-	// class index's lookup costs a search.
-	classSeen [1024]struct {
-		id uint64
-		k  int32
-	}
+	r         *hprof.Reader
+	pipe      *pipe[aheadBatch]
+	b         *aheadBatch
+	stop      bool          // the writer has stopped
+	classSeen recentClasses // class ID -> class index
 }
 
 // run reads the dump, sending batches until the end or an error, or until
@@ -230,15 +224,14 @@ func (rd *reader) instance(s *hprof.SubRecord, it *ahead) error {
 
 // classOf returns the class index of an instance's class.
 func (rd *reader) classOf(s *hprof.SubRecord) (int, error) {
-	c := &rd.classSeen[(s.ClassID>>3)%uint64(len(rd.classSeen))]
-	if c.id == s.ClassID && c.id != 0 {
-		return int(c.k), nil
+	if k, ok := rd.classSeen.get(s.ClassID); ok {
+		return int(k), nil
 	}
 	o, ok := rd.classIndex.lookup(s.ClassID)
 	if !ok {
 		return 0, &hprof.FormatError{Offset: s.Offset, Record: s.Tag.String(), Tag: int(s.Tag), Msg: fmt.Sprintf("instance of class 0x%x, which has no CLASS DUMP", s.ClassID)}
 	}
-	c.id, c.k = s.ClassID, int32(o)
+	rd.classSeen.put(s.ClassID, int32(o))
 	return int(o), nil
 }
 
