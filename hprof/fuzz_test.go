@@ -5,13 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"runtime/metrics"
+	"slices"
 	"strings"
 	"testing"
 	"testing/iotest"
 
 	"github.com/heapcrunch/heapcrunch/hprof"
 	"github.com/heapcrunch/heapcrunch/internal/fuzzseed"
+	"github.com/heapcrunch/heapcrunch/internal/testutil"
 )
 
 // addSeeds seeds f with small dumps cut from the fixtures and the shared
@@ -56,13 +59,16 @@ type item struct {
 // *hprof.FormatError with an offset inside the input.
 func readAll(t *testing.T, data []byte) (items []item, hdr hprof.Header, complete bool) {
 	t.Helper()
-	items, hdr, complete, _ = readAllFrom(t, data, bytes.NewReader(data))
+	items, hdr, complete, _ = readAllFrom(t, data, bytes.NewReader(data), false)
 	return items, hdr, complete
 }
 
 // readAllFrom is readAll reading data from src, which also returns the
 // error that ended the reading (nil at the end of the input).
-func readAllFrom(t *testing.T, data []byte, src io.Reader) (items []item, hdr hprof.Header, complete bool, end error) {
+//
+// With split, each heap dump record is split off (SplitHeapDump) and its
+// sub-records read from the split Reader, one reused for every record.
+func readAllFrom(t *testing.T, data []byte, src io.Reader, split bool) (items []item, hdr hprof.Header, complete bool, end error) {
 	t.Helper()
 	check := func(err error) {
 		t.Helper()
@@ -87,6 +93,7 @@ func readAllFrom(t *testing.T, data []byte, src io.Reader) (items []item, hdr hp
 		t.Fatalf("accepted identifier size %d", hdr.IDSize)
 	}
 	r.ArrayData = true
+	var sub hprof.Reader
 	for rec, err := range r.Records() {
 		if err != nil {
 			check(err)
@@ -108,7 +115,14 @@ func readAllFrom(t *testing.T, data []byte, src io.Reader) (items []item, hdr hp
 			continue
 		}
 		items = append(items, item{top: true, tag: int(rec.Tag), time: rec.Time, desc: "heap"})
-		for s, err := range r.SubRecords() {
+		subs := r
+		if split {
+			if err := r.SplitHeapDump(&sub); err != nil {
+				t.Fatal(err)
+			}
+			subs = &sub
+		}
+		for s, err := range subs.SubRecords() {
 			if err != nil {
 				check(err)
 				return items, hdr, false, err
@@ -336,22 +350,62 @@ func readEverything(r *hprof.Reader) error {
 
 // FuzzBuffering: the Reader reads the same records, sub-records and error
 // whatever its buffer holds: whole sub-records (its fast path, NextSub's
-// usual case) or a byte at a time from a source that gives one per read.
+// usual case) or a byte at a time from a source that gives one per read;
+// and so does a Reader of each heap dump record split off (SplitHeapDump),
+// from either source.
 func FuzzBuffering(f *testing.F) {
 	addSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		whole, _, _, wholeErr := readAllFrom(t, data, bytes.NewReader(data))
-		bytewise, _, _, byteErr := readAllFrom(t, data, iotest.OneByteReader(bytes.NewReader(data)))
-		if len(whole) != len(bytewise) {
-			t.Fatalf("%d items read from a full buffer, %d a byte at a time", len(whole), len(bytewise))
-		}
-		for i := range whole {
-			if whole[i] != bytewise[i] {
-				t.Fatalf("item %d: %+v from a full buffer, %+v a byte at a time", i, whole[i], bytewise[i])
+		whole, _, _, wholeErr := readAllFrom(t, data, bytes.NewReader(data), false)
+		for _, v := range []struct {
+			name  string
+			src   io.Reader
+			split bool
+		}{
+			{"a byte at a time", iotest.OneByteReader(bytes.NewReader(data)), false},
+			{"split", bytes.NewReader(data), true},
+			{"split, a byte at a time", iotest.OneByteReader(bytes.NewReader(data)), true},
+		} {
+			got, _, _, err := readAllFrom(t, data, v.src, v.split)
+			if len(whole) != len(got) {
+				t.Fatalf("%d items read from a full buffer, %d %s", len(whole), len(got), v.name)
+			}
+			for i := range whole {
+				if whole[i] != got[i] {
+					t.Fatalf("item %d: %+v from a full buffer, %+v %s", i, whole[i], got[i], v.name)
+				}
+			}
+			if fmt.Sprint(wholeErr) != fmt.Sprint(err) {
+				t.Fatalf("error %v from a full buffer, %v %s", wholeErr, err, v.name)
 			}
 		}
-		if fmt.Sprint(wholeErr) != fmt.Sprint(byteErr) {
-			t.Fatalf("error %v from a full buffer, %v a byte at a time", wholeErr, byteErr)
+	})
+}
+
+// TestSplitHeapDump: Readers of heap dump records split off read what the
+// Reader itself reads, on whole dumps (HotSpot with 4- and 8-byte IDs, the
+// corpus's Android dump) and on the same dumps cut in the middle of a
+// heap dump record, where the error must be the one the Reader gives.
+func TestSplitHeapDump(t *testing.T) {
+	check := func(t *testing.T, data []byte) {
+		for _, cut := range []int{len(data), len(data) / 2, len(data)/3 + 1} {
+			want, _, _, wantErr := readAllFrom(t, data[:cut], bytes.NewReader(data[:cut]), false)
+			got, _, _, err := readAllFrom(t, data[:cut], bytes.NewReader(data[:cut]), true)
+			if fmt.Sprint(err) != fmt.Sprint(wantErr) {
+				t.Fatalf("cut at %d: split, error %v, want %v", cut, err, wantErr)
+			}
+			if cut < len(data) && err == nil {
+				t.Fatalf("cut at %d: no error", cut)
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("cut at %d: split, %d items, want %d", cut, len(got), len(want))
+			}
 		}
+	}
+	for _, name := range []string{"sample.hprof.gz", "sample32.hprof.gz"} {
+		t.Run(name, func(t *testing.T) { check(t, testutil.ReadAll(t, testutil.Fixture(name))) })
+	}
+	t.Run("dialer", func(t *testing.T) {
+		check(t, testutil.ReadAll(t, filepath.Join(testutil.CorpusDir(t), "android-dalvik-kitkat-dialer.android-hprof")))
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"iter"
 	"math"
+	"slices"
 
 	"github.com/heapcrunch/heapcrunch/internal/bufin"
 )
@@ -36,7 +37,8 @@ type Reader struct {
 	inRecord bool
 	recEnd   int64 // file offset just past the current record's body
 
-	sub SubRecord // the one SubRecords yields
+	sub  SubRecord // the one SubRecords yields
+	body []byte    // a split heap dump's bytes (SplitHeapDump), reused
 }
 
 // NewReader reads the HPROF header from r and returns a Reader positioned
@@ -198,6 +200,36 @@ func (r *Reader) Body() ([]byte, error) {
 	}
 	r.inRecord = false
 	return b, nil
+}
+
+// SplitHeapDump reads what is left of the current HEAP DUMP or HEAP DUMP
+// SEGMENT record into sub, which then reads that record alone, so that its
+// sub-records can be walked (NextSub, SubRecords) on another goroutine
+// while r goes on to the next records. Sub keeps r's options, and its
+// records, sub-records, offsets and errors are those r would have given,
+// a record cut short by the end of the input included. Sub's buffer is
+// reused from one split to the next; it grows only with the bytes read.
+func (r *Reader) SplitHeapDump(sub *Reader) error {
+	if !r.inRecord || !r.rec.Tag.IsHeapDump() {
+		return errors.New("hprof: SplitHeapDump called outside a heap dump record")
+	}
+	off := r.Offset()
+	n := r.recEnd - off
+	body := sub.body[:0]
+	for int64(len(body)) < n {
+		k := int(min(n-int64(len(body)), int64(max(len(body), readBufSize))))
+		body = slices.Grow(body, k)
+		got := r.in.ReadFull(body[len(body) : len(body)+k])
+		body = body[:len(body)+got]
+		if got < k {
+			break
+		}
+	}
+	r.inRecord = false
+	*sub = Reader{ArrayData: r.ArrayData, SkipElements: r.SkipElements, in: sub.in, hdr: r.hdr, idSize: r.idSize,
+		rec: r.rec, inRecord: true, recEnd: r.recEnd, sub: sub.sub, body: body}
+	sub.in.SetBytes(body, off, r.in.Err())
+	return nil
 }
 
 // readN returns the next n bytes. Memory grows only with bytes actually

@@ -21,6 +21,8 @@ type Reader struct {
 	end  int    // end of the bytes read from src
 	base int64  // stream offset of buf[0]
 	long []byte // the bytes of the last run longer than buf
+	// borrowed: buf is a caller's slice (SetBytes), never reused by Reset
+	borrowed bool
 }
 
 // New returns a Reader of src with a buffer of size bytes.
@@ -34,10 +36,42 @@ func New(src io.Reader, size int) *Reader {
 // reusing b's buffer when it has that size.
 func (b *Reader) Reset(src io.Reader, size int) {
 	buf := b.buf
-	if len(buf) != size {
+	if len(buf) != size || b.borrowed {
 		buf = make([]byte, size)
 	}
 	*b = Reader{src: src, buf: buf, long: b.long[:0]}
+}
+
+// SetBytes makes b read p alone, as the part of a stream at offset base
+// that was read before the stream ended with err (io.EOF at its end): p is
+// the buffer, with no copy, and b reads nothing else. The caller must not
+// change p while b reads it, and b may move bytes within p (a Fill past
+// its end does).
+func (b *Reader) SetBytes(p []byte, base int64, err error) {
+	*b = Reader{src: eofReader{}, err: err, buf: p, end: len(p), base: base, long: b.long[:0], borrowed: true}
+}
+
+// eofReader is the source of a Reader set with SetBytes.
+type eofReader struct{}
+
+func (eofReader) Read([]byte) (int, error) { return 0, io.EOF }
+
+// ReadFull consumes the next len(p) bytes into p, the buffered ones first
+// and the rest straight from the source, without going through the
+// buffer, and returns how many it read: fewer than len(p) only if the
+// source ends or fails first (Err says which).
+func (b *Reader) ReadFull(p []byte) int {
+	n := copy(p, b.buf[b.pos:b.end])
+	b.pos += n
+	for n < len(p) && b.err == nil {
+		m, err := b.src.Read(p[n:])
+		n += m
+		b.base += int64(m) // the bytes went past the (empty) buffer
+		if err != nil {
+			b.err = err
+		}
+	}
+	return n
 }
 
 // Size returns the size of the buffer: the most Fill can make available.

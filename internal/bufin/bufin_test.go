@@ -128,3 +128,50 @@ func TestReset(t *testing.T) {
 		t.Fatal("Take after Reset wrong")
 	}
 }
+
+// TestReadFull: ReadFull hands over the buffered bytes and then the
+// source's, from either kind of source, keeping the stream offsets, and
+// says how far it got at the end of the source.
+func TestReadFull(t *testing.T) {
+	src := data(1000)
+	for _, name := range []string{"whole", "one byte"} {
+		var r io.Reader = bytes.NewReader(src)
+		if name == "one byte" {
+			r = iotest.OneByteReader(r)
+		}
+		b := New(r, 16)
+		b.Take(5)
+		p := make([]byte, 300)
+		if n := b.ReadFull(p); n != 300 || !bytes.Equal(p, src[5:305]) {
+			t.Fatalf("%s: ReadFull = %d", name, n)
+		}
+		if b.Offset() != 305 || b.ReadOffset()-b.Offset() != int64(len(b.Buffered())) {
+			t.Fatalf("%s: Offset %d ReadOffset %d after ReadFull", name, b.Offset(), b.ReadOffset())
+		}
+		if q, ok := b.Take(10); !ok || !bytes.Equal(q, src[305:315]) {
+			t.Fatalf("%s: Take after ReadFull = %v", name, q)
+		}
+		if n := b.ReadFull(make([]byte, 1000)); n != 1000-315 || b.Err() != io.EOF || b.Offset() != 1000 {
+			t.Fatalf("%s: ReadFull past the end = %d, %v, offset %d", name, n, b.Err(), b.Offset())
+		}
+	}
+}
+
+// TestSetBytes: a Reader set to a slice reads it at its offset, ends there
+// with the error given, and a Reset does not take the slice as its buffer.
+func TestSetBytes(t *testing.T) {
+	p := data(50)
+	var b Reader
+	b.SetBytes(p, 1000, io.ErrUnexpectedEOF)
+	if q, ok := b.Take(20); !ok || !bytes.Equal(q, p[:20]) || b.Offset() != 1020 {
+		t.Fatalf("Take = %v, %v at %d", q, ok, b.Offset())
+	}
+	if _, ok := b.Take(40); ok || b.Err() != io.ErrUnexpectedEOF || b.ReadOffset() != 1050 {
+		t.Fatalf("Take past the end: ok, or error %v, ReadOffset %d", b.Err(), b.ReadOffset())
+	}
+	b.Reset(bytes.NewReader(data(10)), len(p))
+	b.Fill(10)
+	if &b.buf[0] == &p[0] {
+		t.Fatal("Reset reuses the slice of SetBytes as its buffer")
+	}
+}
