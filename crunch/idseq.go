@@ -37,31 +37,67 @@ func (s *idSeq) add(id uint64) {
 	}
 	s.lo, s.hi = min(s.lo, id), max(s.hi, id)
 	s.or |= id ^ s.first
-	if len(s.chunks) == 0 || len(s.chunks[len(s.chunks)-1].delta) > idSeqChunk-binary.MaxVarintLen64 {
-		s.chunks = append(s.chunks, idChunkData{base: s.last, delta: make([]byte, 0, idSeqChunk)})
-	}
-	c := &s.chunks[len(s.chunks)-1]
-	c.delta = protowire.AppendVarint(c.delta, protowire.EncodeZigZag(int64(id-s.last)))
+	c := s.room(binary.MaxVarintLen64)
+	c.delta = appendDelta(c.delta, s.last, id)
 	s.last = id
 	s.n++
 }
 
-// appendSeq appends the IDs of o to s, taking over o's memory.
-func (s *idSeq) appendSeq(o *idSeq) {
-	if o.n == 0 {
+// appendDelta appends the encoding of id after last: the zigzag varint of
+// their difference.
+func appendDelta(b []byte, last, id uint64) []byte {
+	return protowire.AppendVarint(b, protowire.EncodeZigZag(int64(id-last)))
+}
+
+// room returns the chunk to append n more bytes of deltas to: the last
+// one, or a new one, from s.last, if it has no room for them.
+func (s *idSeq) room(n int) *idChunkData {
+	if len(s.chunks) == 0 || len(s.chunks[len(s.chunks)-1].delta)+n > idSeqChunk {
+		s.chunks = append(s.chunks, idChunkData{base: s.last, delta: make([]byte, 0, max(idSeqChunk, n))})
+	}
+	return &s.chunks[len(s.chunks)-1]
+}
+
+// idRun collects the IDs of a segment (a part of the dump read apart),
+// encoded as idSeq encodes them, for idSeq.appendRun; its memory is
+// reused from one segment to the next.
+type idRun struct {
+	delta       []byte // the deltas, the first from 0
+	n           int
+	first, last uint64
+	lo, hi, or  uint64 // as idSeq's, or relative to first
+	firstLen    int    // the bytes of the first delta
+}
+
+func (r *idRun) reset() { *r = idRun{delta: r.delta[:0]} }
+
+func (r *idRun) add(id uint64) {
+	if r.n == 0 {
+		r.lo, r.hi, r.first = id, id, id
+		r.delta = appendDelta(r.delta, 0, id)
+		r.firstLen = len(r.delta)
+	} else {
+		r.lo, r.hi = min(r.lo, id), max(r.hi, id)
+		r.or |= id ^ r.first
+		r.delta = appendDelta(r.delta, r.last, id)
+	}
+	r.last = id
+	r.n++
+}
+
+// appendRun appends the IDs of r to s, as many adds would.
+func (s *idSeq) appendRun(r *idRun) {
+	if r.n == 0 {
 		return
 	}
-	if s.n == 0 {
-		*s = *o
-		*o = idSeq{}
-		return
-	}
-	s.lo, s.hi = min(s.lo, o.lo), max(s.hi, o.hi)
-	s.or |= o.or | (o.first ^ s.first)
-	s.chunks = append(s.chunks, o.chunks...)
-	s.last = o.last
-	s.n += o.n
-	*o = idSeq{}
+	s.add(r.first)
+	rest := r.delta[r.firstLen:]
+	c := s.room(len(rest))
+	c.delta = append(c.delta, rest...)
+	s.lo, s.hi = min(s.lo, r.lo), max(s.hi, r.hi)
+	s.or |= r.or
+	s.last = r.last
+	s.n += r.n - 1
 }
 
 // shift returns the number of low bits all IDs agree on (their alignment),

@@ -33,11 +33,16 @@ func (l *addressLayout) object(id uint64) {
 	if id < l.first {
 		d = l.first - id
 	}
-	a, b := l.gcd, d
+	l.gcd = gcd(l.gcd, d)
+}
+
+// gcd returns the greatest common divisor of a and b (the other one if
+// one is 0).
+func gcd(a, b uint64) uint64 {
 	for b != 0 {
 		a, b = b, a%b
 	}
-	l.gcd = a
+	return a
 }
 
 // objectArray records an object array in file order, as MAT's pass 1 does:
@@ -48,6 +53,22 @@ func (l *addressLayout) objectArray(id uint64, length uint32) {
 		l.overlap = true
 	}
 	l.start, l.end, l.seen = id, id+16+uint64(length)*8, true
+}
+
+// append adds what o recorded of the objects after l's, o's first object
+// array being first: the same as recording them in l.
+func (l *addressLayout) append(o *addressLayout, first objectArrayAt) {
+	if o.first != 0 {
+		l.object(o.first)
+		if l.gcd == 0 || l.gcd > 8 {
+			l.gcd = gcd(l.gcd, o.gcd)
+		}
+	}
+	if first.ok {
+		l.objectArray(first.id, first.length)
+		l.overlap = l.overlap || o.overlap
+		l.start, l.end = o.start, o.end
+	}
 }
 
 // alignment returns MAT's object alignment, clamped as MAT clamps it to 8

@@ -3,6 +3,7 @@ package crunch
 import (
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 
 	"github.com/heapcrunch/heapcrunch/hprof"
@@ -19,8 +20,9 @@ type pass1 struct {
 	dropIDs idSeq // objects of dropped heaps
 	heap    heapTracker
 	clock   chunkClock
-	// needSeen holds class IDs whose first need is recorded.
-	needSeen recentClasses
+	inPlace segment      // for heap dump records read in place
+	pool    *segmentPool // nil: all are read in place
+	failed  bool         // a merge failed: its error is the first
 }
 
 // heapTracker follows the Android heap (HEAP DUMP INFO) that the
@@ -63,6 +65,20 @@ func (c *chunkClock) record() bool {
 	return false
 }
 
+// at returns the chunk of the sub-record i places after the last one
+// counted (0 for the next), as next would have it.
+func (c *chunkClock) at(i int) uint32 {
+	return c.chunk + uint32((c.subs+i)/chunkSubRecords)
+}
+
+// advance counts n sub-records, as n calls of next would.
+func (c *chunkClock) advance(n int) {
+	if n > 0 {
+		c.chunk = c.at(n - 1)
+		c.subs = (c.subs+n-1)%chunkSubRecords + 1
+	}
+}
+
 // next counts a sub-record and reports whether it starts a new chunk
 // within a heap dump record.
 func (c *chunkClock) next() bool {
@@ -85,21 +101,44 @@ func (st *state) runPass1(src io.Reader) error {
 	st.idSize = r.IDSize()
 	st.stats.HPROFHeader = r.Header()
 	p := &pass1{state: st, r: r, dec: hprof.BodyDecoder{IDSize: st.idSize}}
+	if n := segmentWorkers(); n > 1 && len(st.drop) == 0 {
+		// Which heap a split record starts in is known only once the
+		// records before it are read: with heaps to drop, all are read
+		// in place.
+		p.pool = newSegmentPool(n)
+		defer p.pool.stop()
+	}
 	for rec, err := range r.Records() {
-		if err != nil {
-			return err
+		if err == nil {
+			err = p.record(rec)
 		}
-		if err := p.record(rec); err != nil {
-			return err
+		if err != nil {
+			return p.inOrder(err)
 		}
 	}
+	if err := p.drain(); err != nil {
+		return err
+	}
 	return p.finish()
+}
+
+// inOrder returns the error to report when reading stops on err: the
+// first in the file, that of a record split off before err's place if
+// one has any.
+func (p *pass1) inOrder(err error) error {
+	if p.failed {
+		return err // a merge's: the records before it are merged
+	}
+	if first := p.drain(); first != nil {
+		return first
+	}
+	return err
 }
 
 // record handles one top-level record.
 func (p *pass1) record(rec hprof.Record) error {
 	if rec.Tag.IsHeapDump() {
-		return p.heapDump()
+		return p.heapDump(rec)
 	}
 	switch rec.Tag {
 	case hprof.TagString, hprof.TagLoadClass, hprof.TagStackFrame, hprof.TagStartThread:
@@ -146,83 +185,85 @@ func (p *pass1) record(rec hprof.Record) error {
 	return nil
 }
 
-// heapDump walks the sub-records of a heap dump record.
-func (p *pass1) heapDump() error {
-	p.clock.record()
-	for s, err := range p.r.SubRecords() {
-		if err != nil {
-			return err
-		}
-		p.clock.next()
-		if err := p.subRecord(s); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+// Heap dump records up to maxSplitRecord bytes (a JDK's HEAP DUMP
+// SEGMENTs are 1 MB) are read on segmentWorkers goroutines, when there are
+// more than one; larger ones are read in place, inPlaceSubRecords
+// sub-records at a time, so that what a segment collects stays small.
+// Tests change them to mix the two ways.
+var (
+	segmentWorkers           = func() int { return runtime.GOMAXPROCS(0) }
+	maxSplitRecord    uint32 = 4 << 20
+	inPlaceSubRecords        = 1 << 16
+)
 
-func (p *pass1) subRecord(s *hprof.SubRecord) error {
-	switch s.Tag {
-	case hprof.SubClassDump, hprof.SubInstanceDump, hprof.SubObjectArrayDump, hprof.SubPrimitiveArrayDump, hprof.SubPrimitiveArrayNoData:
-		if s.ID == 0 {
-			// 0 is null: no reference could reach it, and a number for it
-			// would shift every object after it.
-			return &hprof.FormatError{Offset: s.Offset, Record: s.Tag.String(), Tag: int(s.Tag), Msg: "object ID 0 (null)"}
-		}
+// heapDump reads the sub-records of a heap dump record: split off to the
+// pool, or in place.
+func (p *pass1) heapDump(rec hprof.Record) error {
+	if p.pool != nil && rec.Length <= maxSplitRecord {
+		return p.split()
 	}
-	switch s.Tag {
-	case hprof.SubHeapDumpInfo:
-		p.heap.cur, p.heap.set = s.HeapType, true
-		p.heapsSeen[s.HeapType] = true
-		p.heapNames[s.HeapName] = true
-	case hprof.SubClassDump:
-		return p.classDump(s)
-	case hprof.SubInstanceDump, hprof.SubObjectArrayDump, hprof.SubPrimitiveArrayDump, hprof.SubPrimitiveArrayNoData:
-		p.addrs.object(s.ID)
-		if s.Tag == hprof.SubObjectArrayDump {
-			p.addrs.objectArray(s.ID, s.Length)
+	if err := p.drain(); err != nil {
+		return err
+	}
+	sg := &p.inPlace
+	for first := true; ; first = false {
+		sg.reset()
+		sg.heap = p.heap
+		more := sg.read(p.r, inPlaceSubRecords, p.drop)
+		if err := p.merge(sg, first); err != nil {
+			return err
 		}
-		if p.heap.dropped(p.drop) {
-			p.dropIDs.add(s.ID)
+		if !more {
 			return nil
 		}
-		p.objs.add(s.ID)
-		if s.Tag == hprof.SubInstanceDump {
-			p.need(s.ClassID)
+	}
+}
+
+// merge adds what segment sg read to what pass 1 knows, as reading its
+// sub-records here would; first says that sg starts a heap dump record.
+// It returns the error that ended sg's reading, if any.
+func (p *pass1) merge(sg *segment, first bool) error {
+	if first {
+		p.clock.record()
+	}
+	for _, c := range sg.classes {
+		if err := p.classDump(c); err != nil {
+			return err
 		}
 	}
-	return nil
+	for _, n := range sg.needs {
+		if _, ok := p.firstNeed[n.id]; !ok {
+			p.firstNeed[n.id] = p.clock.at(n.sub)
+		}
+	}
+	p.clock.advance(sg.subs)
+	p.objs.appendRun(&sg.objs)
+	p.dropIDs.appendRun(&sg.drops)
+	p.addrs.append(&sg.addrs, sg.array1)
+	for _, h := range sg.heaps {
+		p.heapsSeen[h.heap] = true
+		p.heapNames[h.name] = true
+	}
+	p.heap = sg.heap
+	return sg.err
 }
 
 // classDump records a class dump. A class dumped again (a file with
 // several heap dumps) must have the same super class and fields.
-func (p *pass1) classDump(s *hprof.SubRecord) error {
-	p.addrs.object(s.ID)
-	if k, dup := p.classIdx[s.ID]; dup {
+func (p *pass1) classDump(c segClass) error {
+	d := c.dump
+	if k, dup := p.classIdx[d.ID]; dup {
 		old := p.classes[k].dump
-		if old.Super != s.Class.Super || !slices.Equal(old.Fields, s.Class.Fields) {
-			return &hprof.FormatError{Offset: s.Offset, Record: s.Tag.String(), Tag: int(s.Tag),
-				Msg: fmt.Sprintf("class 0x%x dumped again with another super class or other fields", s.ID)}
+		if old.Super != d.Super || !slices.Equal(old.Fields, d.Fields) {
+			return &hprof.FormatError{Offset: c.offset, Record: hprof.SubClassDump.String(), Tag: int(hprof.SubClassDump),
+				Msg: fmt.Sprintf("class 0x%x dumped again with another super class or other fields", d.ID)}
 		}
 		p.stats.Redumps++
 		return nil
 	}
-	p.classIdx[s.ID] = len(p.classes)
-	p.classes = append(p.classes, &classInfo{dump: s.Class.Clone(), chunk: noChunk})
-	p.need(s.ID)
+	p.classIdx[d.ID] = len(p.classes)
+	p.classes = append(p.classes, &classInfo{dump: d, chunk: noChunk})
 	return nil
-}
-
-// need records that the class with HPROF ID id is needed in the current
-// chunk (if it is the first time).
-func (p *pass1) need(id uint64) {
-	if _, seen := p.needSeen.get(id); seen {
-		return
-	}
-	p.needSeen.put(id, 0)
-	if _, ok := p.firstNeed[id]; !ok {
-		p.firstNeed[id] = p.clock.chunk
-	}
 }
 
 // finish turns what pass 1 read into what pass 2 needs.

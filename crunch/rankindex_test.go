@@ -2,6 +2,7 @@ package crunch
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -140,32 +141,34 @@ func TestIDSeq(t *testing.T) {
 		t.Errorf("lo %#x hi %#x shift %d", s.lo, s.hi, s.shift())
 	}
 
-	// Two sequences, one after the other, and enough IDs for several chunks.
-	var a, b idSeq
-	var want []uint64
-	for i := range 3 * idSeqChunk / 2 {
-		id := uint64(0x1000 + 16*i)
-		a.add(id)
-		want = append(want, id)
+	// Runs appended (appendRun) give what adding their IDs one by one
+	// gives: a run of one ID, an empty one, runs that fill several chunks
+	// or are alone larger than a chunk, a run less aligned than the rest.
+	var a, want idSeq
+	var run idRun
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{1, 0, 5000, 3 * idSeqChunk / 2, 1, 700000, 3} {
+		run.reset()
+		base := uint64(0x10000000) + rng.Uint64N(1<<30)&^15
+		for i := range n {
+			id := base + 16*uint64(i) + 16*rng.Uint64N(1<<20)*uint64(i%3/2)
+			if n == 3 {
+				id = base + 8*uint64(i) // alignment 8 where the others have 16
+			}
+			run.add(id)
+			want.add(id)
+		}
+		a.appendRun(&run)
 	}
-	for i := range 1000 {
-		id := uint64(0x800 + 24*i)
-		b.add(id)
-		want = append(want, id)
-	}
-	a.appendSeq(&b)
+	var wantIDs []uint64
+	want.each(func(id uint64) { wantIDs = append(wantIDs, id) })
 	got = got[:0]
 	a.each(func(id uint64) { got = append(got, id) })
-	if len(got) != len(want) || a.n != len(want) || b.n != 0 {
-		t.Fatalf("appended: %d IDs back (n %d), want %d", len(got), a.n, len(want))
+	if !slices.Equal(got, wantIDs) || a.n != want.n {
+		t.Fatalf("appended runs: %d IDs back (n %d), want %d", len(got), a.n, len(wantIDs))
 	}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Fatalf("appended ID %d: %#x, want %#x", i, got[i], want[i])
-		}
-	}
-	if a.lo != 0x800 || a.shift() != 3 || len(a.chunks) < 2 {
-		t.Errorf("appended: lo %#x shift %d, %d chunks", a.lo, a.shift(), len(a.chunks))
+	if a.lo != want.lo || a.hi != want.hi || a.shift() != want.shift() || want.shift() != 3 || len(a.chunks) < 3 {
+		t.Errorf("appended runs: lo %#x hi %#x shift %d, %d chunks; want lo %#x hi %#x shift %d", a.lo, a.hi, a.shift(), len(a.chunks), want.lo, want.hi, want.shift())
 	}
 }
 

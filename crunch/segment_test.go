@@ -1,0 +1,113 @@
+package crunch
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+
+	"github.com/heapcrunch/heapcrunch/internal/fuzzseed"
+	"github.com/heapcrunch/heapcrunch/internal/testutil"
+)
+
+// TestChunkClockAdvance: at and advance count sub-records as next does,
+// from any state, across chunk boundaries.
+func TestChunkClockAdvance(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	var c chunkClock
+	for range 2000 {
+		if rng.IntN(3) == 0 {
+			c.record()
+		}
+		n := rng.IntN(3 * chunkSubRecords)
+		if rng.IntN(4) == 0 {
+			n = rng.IntN(3)
+		}
+		want := c
+		var chunks []uint32
+		for range n {
+			want.next()
+			chunks = append(chunks, want.chunk)
+		}
+		for i, ch := range chunks {
+			if got := c.at(i); got != ch {
+				t.Fatalf("at(%d) from %+v = %d, next gives %d", i, c, got, ch)
+			}
+		}
+		c.advance(n)
+		if c != want {
+			t.Fatalf("advance(%d): %+v, next gives %+v", n, c, want)
+		}
+	}
+}
+
+// crunchSegments crunches data with pass 1 reading heap dump records on
+// workers goroutines, records over maxSplit bytes in place, pieces
+// sub-records at a time.
+func crunchSegments(data []byte, opt Options, workers int, maxSplit uint32, pieces int) ([]byte, error) {
+	w, m, p := segmentWorkers, maxSplitRecord, inPlaceSubRecords
+	defer func() { segmentWorkers, maxSplitRecord, inPlaceSubRecords = w, m, p }()
+	segmentWorkers, maxSplitRecord, inPlaceSubRecords = func() int { return workers }, maxSplit, pieces
+	var out bytes.Buffer
+	_, err := Crunch(bytes.NewReader(data), &out, opt)
+	return out.Bytes(), err
+}
+
+// sameSegmentsWays checks that reading heap dump records on other
+// goroutines (all, or only the small ones, the others in pieces of a few
+// sub-records) gives the output and error of reading them all in place.
+func sameSegmentsWays(t *testing.T, data []byte, opt Options) {
+	t.Helper()
+	want, wantErr := crunchSegments(data, opt, 1, 0, 1<<16)
+	for _, way := range []struct {
+		workers  int
+		maxSplit uint32
+		pieces   int
+	}{{2, 4 << 20, 1 << 16}, {3, 30000, 5}, {2, 200, 1}} {
+		got, err := crunchSegments(data, opt, way.workers, way.maxSplit, way.pieces)
+		if fmt.Sprint(err) != fmt.Sprint(wantErr) {
+			t.Fatalf("%+v: error %v, in place %v", way, err, wantErr)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("%+v: %d bytes of BMD differ from the %d of reading in place", way, len(got), len(want))
+		}
+	}
+}
+
+// TestSegmentsInOrder: pass 1 gives the same BMD file or error whether it
+// reads heap dump records in place or on other goroutines, on the
+// fixtures and the corpus dumps, whole, cut short, and with a byte
+// changed; with heaps dropped (always in place) too.
+func TestSegmentsInOrder(t *testing.T) {
+	dumps := map[string][]byte{}
+	for _, name := range []string{"sample.hprof.gz", "sample32.hprof.gz", "sample-align16.hprof.gz", "secrets.hprof.gz"} {
+		dumps[name] = testutil.ReadAll(t, testutil.Fixture(name))
+	}
+	for _, p := range testutil.CorpusHPROFs(t) {
+		if d := testutil.ReadAll(t, p); len(d) < 64<<20 {
+			dumps[filepath.Base(p)] = d
+		}
+	}
+	for name, data := range dumps {
+		t.Run(name, func(t *testing.T) {
+			sameSegmentsWays(t, data, Options{})
+			sameSegmentsWays(t, data[:len(data)*2/3], Options{})
+			bad := bytes.Clone(data)
+			bad[len(bad)/2] ^= 0x5a
+			sameSegmentsWays(t, bad, Options{})
+			sameSegmentsWays(t, data, Options{DropHeaps: []string{"zygote"}, KeepStrings: true})
+		})
+	}
+}
+
+// FuzzSegments: whatever the input, reading heap dump records on other
+// goroutines gives what reading them in place gives.
+func FuzzSegments(f *testing.F) {
+	for _, s := range fuzzseed.Seeds(f, 4<<10) {
+		f.Add(s.Data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		sameSegmentsWays(t, data, Options{})
+	})
+}
