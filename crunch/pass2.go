@@ -75,7 +75,7 @@ func (p *pass2) consume(r *hprof.Reader) error {
 	defer pp.stop()
 	for b := range pp.full {
 		p.b, p.nextMiss = b, 0
-		b.resolveRefs(p.state)
+		b.resolveRefs(p.state, len(b.refAt))
 		if err := p.batch(); err != nil {
 			return err
 		}

@@ -42,8 +42,31 @@ func (p *pipe[B]) send(b *B) *B {
 	case <-p.done:
 		return nil
 	}
+	return p.next()
+}
+
+// sendWhile is send, calling work while the user is busy with the
+// batches before b: until b is taken or work reports it has nothing left
+// to do. work runs before b is handed on, so it may change b.
+func (p *pipe[B]) sendWhile(b *B, work func() bool) *B {
+	for {
+		select {
+		case p.full <- b:
+			return p.next()
+		case <-p.done:
+			return nil
+		default:
+		}
+		if !work() {
+			return p.send(b)
+		}
+	}
+}
+
+// next returns an empty batch, or nil if the user has stopped.
+func (p *pipe[B]) next() *B {
 	select {
-	case b = <-p.free:
+	case b := <-p.free:
 		return b
 	case <-p.done:
 		return nil

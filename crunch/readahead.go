@@ -9,10 +9,12 @@ import (
 // Pass 2 runs on two goroutines: one reads the dump and does what needs
 // only what pass 1 built (the indexes, the class layouts): it parses each
 // record, decodes instance fields, and maps the IDs of objects, roots and
-// array classes to dense IDs; the other maps the references among the
-// values (aheadBatch.resolveRefs, where it has time to spare) and writes
-// the BMD file in order, with everything that depends on what was written
-// before (names, class definitions, chunks, unknown IDs).
+// array classes to dense IDs; the other writes the BMD file in order, with
+// everything that depends on what was written before (names, class
+// definitions, chunks, unknown IDs). Mapping the references among the
+// values (aheadBatch.resolveRefs) is shared: the reader maps those of the
+// batch it is about to send while the writer is busy, the writer the rest,
+// so that neither waits for the other whichever is faster on a dump.
 // Batches of records go from the first to the second and back for reuse,
 // so the reading runs ahead by at most a few batches.
 
@@ -51,7 +53,8 @@ type aheadBatch struct {
 	bytes  []byte   // top-level record bodies
 	misses []uint64 // IDs no index holds, in order of use
 	missAt []uint32 // for each miss among vals, its place there
-	refAt  []uint32 // the places in vals of object IDs still to resolve
+	refAt  []uint32 // the places in vals of object IDs to resolve
+	nRefs  int      // those of refAt resolved
 	dumps  []*hprof.ClassDump
 	errs   []error
 	err    error // the reading error after the items, if any
@@ -72,7 +75,7 @@ const (
 )
 
 func (b *aheadBatch) reset() {
-	b.items, b.vals, b.bytes, b.misses, b.missAt, b.refAt, b.err = b.items[:0], b.vals[:0], b.bytes[:0], b.misses[:0], b.missAt[:0], b.refAt[:0], nil
+	b.items, b.vals, b.bytes, b.misses, b.missAt, b.refAt, b.nRefs, b.err = b.items[:0], b.vals[:0], b.bytes[:0], b.misses[:0], b.missAt[:0], b.refAt[:0], 0, nil
 	clear(b.dumps)
 	b.dumps, b.errs = b.dumps[:0], b.errs[:0]
 }
@@ -101,9 +104,12 @@ func (rd *reader) run(p *pipe[aheadBatch], b *aheadBatch) {
 	}
 }
 
-// send passes the current batch on and takes a free one.
+// send passes the current batch on and takes a free one. While the writer
+// is busy with the batches before, it resolves the batch's references,
+// a few at a time, for the writer to have fewer to resolve.
 func (rd *reader) send() bool {
-	if rd.b = rd.pipe.send(rd.b); rd.b == nil {
+	b := rd.b
+	if rd.b = rd.pipe.sendWhile(b, func() bool { return b.resolveRefs(rd.state, resolveStep) }); rd.b == nil {
 		rd.stop = true
 		return false
 	}
@@ -257,13 +263,18 @@ func (b *aheadBatch) resolve(st *state, id uint64) uint64 {
 	return missBit | uint64(len(b.misses)-1)
 }
 
-// resolveRefs resolves the object IDs among the batch's values (refAt),
-// all in one loop: the index lookups, most of them cache misses, then
-// overlap. The writer calls it, as it has time to spare where the reader
-// has none.
-func (b *aheadBatch) resolveRefs(st *state) {
+// resolveStep is how many references the reader resolves between two
+// looks at whether the writer is free.
+const resolveStep = 2048
+
+// resolveRefs resolves the next object IDs among the batch's values
+// (refAt, from nRefs on), at most max of them, all in one loop: the
+// index lookups, most of them cache misses, then overlap. It reports
+// whether some are left. The writer resolves those the reader did not.
+func (b *aheadBatch) resolveRefs(st *state, max int) (more bool) {
 	vals := b.vals
-	for _, at := range b.refAt {
+	end := min(len(b.refAt), b.nRefs+max)
+	for _, at := range b.refAt[b.nRefs:end] {
 		id := vals[at]
 		if id == 0 {
 			continue
@@ -279,5 +290,6 @@ func (b *aheadBatch) resolveRefs(st *state) {
 			b.missAt = append(b.missAt, at)
 		}
 	}
-	b.refAt = b.refAt[:0]
+	b.nRefs = end
+	return end < len(b.refAt)
 }
