@@ -2,6 +2,7 @@ package crunch
 
 import (
 	"encoding/binary"
+	"math"
 	"math/bits"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -12,8 +13,9 @@ import (
 // mostly in address order, so consecutive IDs differ by an object's size:
 // one or two bytes per object where a []uint64 takes eight. It also keeps
 // the facts the index needs about the whole set (smallest, largest, common
-// alignment), so that building the index reads the sequence only to place
-// the IDs. Chunks of fixed size mean growing never copies.
+// alignment, ascending runs), so that building the index reads the
+// sequence only to place the IDs. Chunks of fixed size mean growing never
+// copies.
 type idSeq struct {
 	chunks []idChunkData
 	n      int
@@ -21,6 +23,7 @@ type idSeq struct {
 	lo, hi uint64
 	or     uint64 // OR of (id XOR first id): its trailing zeros are the alignment
 	first  uint64
+	runs   ascRuns
 }
 
 // idChunkData is a run of deltas, the first from base.
@@ -32,6 +35,12 @@ type idChunkData struct {
 const idSeqChunk = 1 << 20
 
 func (s *idSeq) add(id uint64) {
+	s.runs.add(id)
+	s.put(id)
+}
+
+// put is add but for the runs.
+func (s *idSeq) put(id uint64) {
 	if s.n == 0 {
 		s.lo, s.hi, s.first = id, id, id
 	}
@@ -67,9 +76,10 @@ type idRun struct {
 	first, last uint64
 	lo, hi, or  uint64 // as idSeq's, or relative to first
 	firstLen    int    // the bytes of the first delta
+	runs        ascRuns
 }
 
-func (r *idRun) reset() { *r = idRun{delta: r.delta[:0]} }
+func (r *idRun) reset() { *r = idRun{delta: r.delta[:0], runs: ascRuns{spans: r.runs.spans[:0]}} }
 
 func (r *idRun) add(id uint64) {
 	if r.n == 0 {
@@ -81,6 +91,7 @@ func (r *idRun) add(id uint64) {
 		r.or |= id ^ r.first
 		r.delta = appendDelta(r.delta, r.last, id)
 	}
+	r.runs.add(id)
 	r.last = id
 	r.n++
 }
@@ -90,7 +101,8 @@ func (s *idSeq) appendRun(r *idRun) {
 	if r.n == 0 {
 		return
 	}
-	s.add(r.first)
+	s.runs.append(&r.runs)
+	s.put(r.first)
 	rest := r.delta[r.firstLen:]
 	c := s.room(len(rest))
 	c.delta = append(c.delta, rest...)
@@ -124,3 +136,64 @@ func (s *idSeq) each(f func(id uint64)) {
 
 // release drops the IDs.
 func (s *idSeq) release() { s.chunks = nil }
+
+// ascRuns follows a sequence of IDs as runs of ascending, near IDs
+// (spans): a HotSpot heap is dumped a region at a time, in address order,
+// so that its millions of objects make a few hundred runs, from which the index
+// learns the order of the IDs without walking them. Beyond maxSpans runs
+// it gives up (over) and the index walks the IDs.
+type ascRuns struct {
+	spans []idSpan
+	over  bool
+}
+
+// idSpan is a run of n ascending IDs, from first to last.
+type idSpan struct {
+	first, last uint64
+	n           uint32
+}
+
+const maxSpans = 1 << 16
+
+// follows reports whether id continues a run that ends at last: it is
+// above, and near. A run that jumped over addresses would take in, in its
+// range, objects of a region dumped later, and the index could not use it;
+// objects are far smaller than maxRunGap but for large arrays, and these
+// only start a new run.
+func follows(last, id uint64) bool { return id > last && id-last <= maxRunGap }
+
+const maxRunGap = 1 << 16
+
+// add follows one more ID.
+func (a *ascRuns) add(id uint64) {
+	if k := len(a.spans) - 1; k >= 0 && follows(a.spans[k].last, id) && a.spans[k].n < math.MaxUint32 {
+		a.spans[k].last = id
+		a.spans[k].n++
+		return
+	}
+	a.start(idSpan{id, id, 1})
+}
+
+// start begins a new run with sp, unless there are too many.
+func (a *ascRuns) start(sp idSpan) {
+	if a.over || len(a.spans) == maxSpans {
+		a.over, a.spans = true, nil
+		return
+	}
+	a.spans = append(a.spans, sp)
+}
+
+// append follows the IDs o followed, after a's.
+func (a *ascRuns) append(o *ascRuns) {
+	if o.over {
+		a.over, a.spans = true, nil
+	}
+	for _, sp := range o.spans {
+		if k := len(a.spans) - 1; k >= 0 && follows(a.spans[k].last, sp.first) && uint64(a.spans[k].n)+uint64(sp.n) <= math.MaxUint32 {
+			a.spans[k].last = sp.last
+			a.spans[k].n += sp.n
+			continue
+		}
+		a.start(sp)
+	}
+}

@@ -76,9 +76,57 @@ func newRankIndex(s *idSeq, words uint64) (x *rankIndex, dups int) {
 		c += uint32(bits.OnesCount64(x.words[i].bits))
 	}
 	x.n = int(c)
-	dups = x.buildPieces(s)
+	if !x.piecesFromRuns(&s.runs) {
+		dups = x.buildPieces(s)
+	}
 	x.pieceOfWords()
 	return x, dups
+}
+
+// piecesFromRuns makes the pieces from the ascending runs of the IDs,
+// without walking them, when it can: when the runs hold every ID once and
+// their ranges do not overlap, so that each run's ranks are consecutive
+// and its first one is the count of IDs in the runs below. It makes the
+// pieces buildPieces would, and reports whether it could.
+func (x *rankIndex) piecesFromRuns(a *ascRuns) bool {
+	if a.over {
+		return false
+	}
+	type run struct {
+		idSpan
+		rank, ord uint32
+	}
+	runs := make([]run, len(a.spans))
+	ord := uint64(0)
+	for i, sp := range a.spans {
+		runs[i] = run{idSpan: sp, ord: uint32(ord)}
+		ord += uint64(sp.n)
+	}
+	if ord != uint64(x.n) {
+		return false // some IDs are repeated
+	}
+	byID := make([]*run, len(runs))
+	for i := range runs {
+		byID[i] = &runs[i]
+	}
+	slices.SortFunc(byID, func(a, b *run) int { return cmp.Compare(a.first, b.first) })
+	rank := uint32(0)
+	for i, r := range byID {
+		if i > 0 && r.first <= byID[i-1].last {
+			return false // overlapping ranges
+		}
+		r.rank = rank
+		rank += r.n
+	}
+	x.pieces = x.pieces[:0]
+	for i, r := range runs {
+		if i == 0 || r.rank != runs[i-1].rank+runs[i-1].n {
+			x.pieces = append(x.pieces, rankPiece{rank: r.rank, ord: r.ord})
+		}
+	}
+	slices.SortFunc(x.pieces, func(a, b rankPiece) int { return cmp.Compare(a.rank, b.rank) })
+	x.pieces = slices.Clip(x.pieces)
+	return true
 }
 
 // buildPieces walks the IDs in dump order and gives each distinct ID the

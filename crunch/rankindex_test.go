@@ -43,6 +43,8 @@ func TestRankIndexMatchesSorted(t *testing.T) {
 		"regions, dups": heapLikeIDs(rng, 30000, 40, 8, true),
 		"one region":    heapLikeIDs(rng, 30000, 1, 8, false),
 		"align 16":      heapLikeIDs(rng, 20000, 7, 16, true),
+		"interleaved":   {0x1000, 0x1020, 0x1040, 0x1010, 0x1030, 0x1050},
+		"runs touching": {0x2000, 0x2008, 0x1000, 0x1008, 0x1ff8, 0x3000},
 		"every ID, once": func() []uint64 {
 			a := make([]uint64, 5000)
 			for i := range a {
@@ -64,6 +66,21 @@ func TestRankIndexMatchesSorted(t *testing.T) {
 			}
 			rx, rdups := newRankIndex(&s, w)
 			sx, sdups := newDedupedIDIndex(append([]uint64(nil), ids...))
+			// The pieces made from the runs, when they can be, are those
+			// the walk over the IDs makes.
+			walked := s
+			walked.runs = ascRuns{over: true}
+			wx, _ := newRankIndex(&walked, w)
+			if !slices.Equal(rx.pieces, wx.pieces) || !slices.Equal(rx.words, wx.words) {
+				t.Fatalf("pieces from runs %v, from the walk %v", rx.pieces, wx.pieces)
+			}
+			fromRuns := (&rankIndex{n: rx.n}).piecesFromRuns(&s.runs)
+			// Runs that hold each ID once and do not overlap: regions, or
+			// single IDs.
+			want := map[string]bool{"one": true, "two": true, "descending": true, "regions": true, "one region": true}[name]
+			if fromRuns != want {
+				t.Fatalf("pieces made from the runs: %v, want %v", fromRuns, want)
+			}
 			if rx.n != sx.len() || rdups != sdups {
 				t.Fatalf("bitmap: %d IDs, %d repeats; sorted: %d, %d", rx.n, rdups, sx.len(), sdups)
 			}
