@@ -168,7 +168,7 @@ func TestIDSeq(t *testing.T) {
 		run.reset()
 		base := uint64(0x10000000) + rng.Uint64N(1<<30)&^15
 		for i := range n {
-			id := base + 16*uint64(i) + 16*rng.Uint64N(1<<20)*uint64(i%3/2)
+			id := base + 16*uint64(i) + 16*rng.Uint64N(1<<20)*uint64(i%5000/4999) // a jump now and then
 			if n == 3 {
 				id = base + 8*uint64(i) // alignment 8 where the others have 16
 			}
@@ -183,6 +183,9 @@ func TestIDSeq(t *testing.T) {
 	a.each(func(id uint64) { got = append(got, id) })
 	if !slices.Equal(got, wantIDs) || a.n != want.n {
 		t.Fatalf("appended runs: %d IDs back (n %d), want %d", len(got), a.n, len(wantIDs))
+	}
+	if !slices.Equal(a.runs.spans, want.runs.spans) || a.runs.over != want.runs.over || len(want.runs.spans) < 2 {
+		t.Errorf("appended runs: ascending runs %v, want %v", a.runs.spans, want.runs.spans)
 	}
 	if a.lo != want.lo || a.hi != want.hi || a.shift() != want.shift() || want.shift() != 3 || len(a.chunks) < 3 {
 		t.Errorf("appended runs: lo %#x hi %#x shift %d, %d chunks; want lo %#x hi %#x shift %d", a.lo, a.hi, a.shift(), len(a.chunks), want.lo, want.hi, want.shift())
