@@ -160,13 +160,17 @@ func TestIDSeq(t *testing.T) {
 
 	// Runs appended (appendRun) give what adding their IDs one by one
 	// gives: a run of one ID, an empty one, runs that fill several chunks
-	// or are alone larger than a chunk, a run less aligned than the rest.
+	// or are alone larger than a chunk, a run less aligned than the rest,
+	// runs that go on from the one before (their ascending runs join).
 	var a, want idSeq
 	var run idRun
 	rng := rand.New(rand.NewPCG(3, 4))
-	for _, n := range []int{1, 0, 5000, 3 * idSeqChunk / 2, 1, 700000, 3} {
+	for k, n := range []int{1, 0, 5000, 3 * idSeqChunk / 2, 1, 700000, 3} {
 		run.reset()
 		base := uint64(0x10000000) + rng.Uint64N(1<<30)&^15
+		if k%2 == 0 && want.n > 0 {
+			base = want.last + 32
+		}
 		for i := range n {
 			id := base + 16*uint64(i) + 16*rng.Uint64N(1<<20)*uint64(i%5000/4999) // a jump now and then
 			if n == 3 {
