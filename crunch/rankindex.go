@@ -221,3 +221,18 @@ func (x *rankIndex) ordinal(r uint32) uint32 {
 func (x *rankIndex) bytes() int64 {
 	return int64(cap(x.words))*16 + int64(cap(x.pieces))*8
 }
+
+// touch loads the bitmap words of the IDs vals[at], for each at, so that
+// their cache misses overlap before lookup needs the words: the loads do
+// not depend on each other, where each lookup's many steps keep the
+// processor from running far ahead to the next one. The caller keeps the
+// sum it returns, so that the loads are made.
+func (x *rankIndex) touch(vals []uint64, refAt []uint32) uint64 {
+	var sum uint64
+	for _, at := range refAt {
+		if k := (vals[at] - x.min) >> x.shift; k < x.units {
+			sum += x.words[k/64].bits
+		}
+	}
+	return sum
+}

@@ -55,6 +55,7 @@ type aheadBatch struct {
 	missAt []uint32 // for each miss among vals, its place there
 	refAt  []uint32 // the places in vals of object IDs to resolve
 	nRefs  int      // those of refAt resolved
+	sink   uint64   // what rankIndex.touch returns, kept
 	dumps  []*hprof.ClassDump
 	errs   []error
 	err    error // the reading error after the items, if any
@@ -267,6 +268,10 @@ func (b *aheadBatch) resolve(st *state, id uint64) uint64 {
 // looks at whether the writer is free.
 const resolveStep = 2048
 
+// touchAhead is how many references resolveRefs looks up at a time, after
+// loading their bitmap words (rankIndex.touch).
+const touchAhead = 64
+
 // resolveRefs resolves the next object IDs among the batch's values
 // (refAt, from nRefs on), at most max of them, all in one loop: the
 // index lookups, most of them cache misses, then overlap. It reports
@@ -274,7 +279,10 @@ const resolveStep = 2048
 func (b *aheadBatch) resolveRefs(st *state, max int) (more bool) {
 	vals := b.vals
 	end := min(len(b.refAt), b.nRefs+max)
-	for _, at := range b.refAt[b.nRefs:end] {
+	for i, at := range b.refAt[b.nRefs:end] {
+		if i%touchAhead == 0 && st.rank != nil {
+			b.sink += st.rank.touch(vals, b.refAt[b.nRefs+i:min(b.nRefs+i+touchAhead, end)])
+		}
 		id := vals[at]
 		if id == 0 {
 			continue
