@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"runtime"
 
 	"github.com/heapcrunch/heapcrunch/bmd"
 	"github.com/heapcrunch/heapcrunch/hprof"
@@ -70,7 +71,10 @@ func (st *state) runPass2(src io.Reader, out io.Writer) error {
 // consume runs the reading side of pass 2 on r in another goroutine and
 // writes what it reads, in order.
 func (p *pass2) consume(r *hprof.Reader) error {
-	rd := &reader{state: p.state, r: r}
+	rd := &reader{state: p.state, r: r, limits: twoCoreBatches}
+	if runtime.GOMAXPROCS(0) == 1 {
+		rd.limits = oneCoreBatches
+	}
 	pp := startPipe(3, rd.run)
 	defer pp.stop()
 	for b := range pp.full {

@@ -37,7 +37,7 @@ func TestUnknownIDsInOrder(t *testing.T) {
 	w.WriteSub(&hprof.SubRecord{Tag: hprof.SubInstanceDump, ID: 0x200, ClassID: 0x100, Data: ref(0x9990000)})
 	w.WriteSub(&hprof.SubRecord{Tag: hprof.SubHeapDumpInfo, HeapType: 'A', HeapName: 2})
 	// Enough instances for several batches, the unknown ones last.
-	n := 3 * aheadItems
+	n := 3 * twoCoreBatches.items
 	for i := range n {
 		target := uint32(0x300 + 8*(i+1)) // the next instance
 		if i == n-1 {
