@@ -68,6 +68,7 @@ func readAll(t *testing.T, data []byte) (items []item, hdr hprof.Header, complet
 //
 // With split, each heap dump record is split off (SplitHeapDump) and its
 // sub-records read from the split Reader, one reused for every record.
+// A nil src reads data in place (NewReaderBytes), which must not change it.
 func readAllFrom(t *testing.T, data []byte, src io.Reader, split bool) (items []item, hdr hprof.Header, complete bool, end error) {
 	t.Helper()
 	check := func(err error) {
@@ -83,7 +84,19 @@ func readAllFrom(t *testing.T, data []byte, src io.Reader, split bool) (items []
 			t.Fatal("empty error message")
 		}
 	}
-	r, err := hprof.NewReader(src)
+	var r *hprof.Reader
+	var err error
+	if src == nil {
+		orig := bytes.Clone(data)
+		defer func() {
+			if !bytes.Equal(data, orig) {
+				t.Fatal("reading in place changed the data")
+			}
+		}()
+		r, err = hprof.NewReaderBytes(data)
+	} else {
+		r, err = hprof.NewReader(src)
+	}
 	if err != nil {
 		check(err)
 		return nil, hdr, false, err
@@ -352,7 +365,8 @@ func readEverything(r *hprof.Reader) error {
 // whatever its buffer holds: whole sub-records (its fast path, NextSub's
 // usual case) or a byte at a time from a source that gives one per read;
 // and so does a Reader of each heap dump record split off (SplitHeapDump),
-// from either source.
+// from either source; and so do a Reader of the data in place
+// (NewReaderBytes) and those split from it.
 func FuzzBuffering(f *testing.F) {
 	addSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -365,6 +379,8 @@ func FuzzBuffering(f *testing.F) {
 			{"a byte at a time", iotest.OneByteReader(bytes.NewReader(data)), false},
 			{"split", bytes.NewReader(data), true},
 			{"split, a byte at a time", iotest.OneByteReader(bytes.NewReader(data)), true},
+			{"in place", nil, false},
+			{"in place, split", nil, true},
 		} {
 			got, _, _, err := readAllFrom(t, data, v.src, v.split)
 			if len(whole) != len(got) {
@@ -382,23 +398,25 @@ func FuzzBuffering(f *testing.F) {
 	})
 }
 
-// TestSplitHeapDump: Readers of heap dump records split off read what the
-// Reader itself reads, on whole dumps (HotSpot with 4- and 8-byte IDs, the
+// TestSplitHeapDump: Readers of heap dump records split off, copied or in
+// place, read what the Reader itself reads, on whole dumps (HotSpot with 4- and 8-byte IDs, the
 // corpus's Android dump) and on the same dumps cut in the middle of a
 // heap dump record, where the error must be the one the Reader gives.
 func TestSplitHeapDump(t *testing.T) {
 	check := func(t *testing.T, data []byte) {
 		for _, cut := range []int{len(data), len(data) / 2, len(data)/3 + 1} {
 			want, _, _, wantErr := readAllFrom(t, data[:cut], bytes.NewReader(data[:cut]), false)
-			got, _, _, err := readAllFrom(t, data[:cut], bytes.NewReader(data[:cut]), true)
-			if fmt.Sprint(err) != fmt.Sprint(wantErr) {
-				t.Fatalf("cut at %d: split, error %v, want %v", cut, err, wantErr)
-			}
-			if cut < len(data) && err == nil {
-				t.Fatalf("cut at %d: no error", cut)
-			}
-			if !slices.Equal(got, want) {
-				t.Fatalf("cut at %d: split, %d items, want %d", cut, len(got), len(want))
+			for _, src := range []io.Reader{bytes.NewReader(data[:cut]), nil} {
+				got, _, _, err := readAllFrom(t, data[:cut], src, true)
+				if fmt.Sprint(err) != fmt.Sprint(wantErr) {
+					t.Fatalf("cut at %d: split (in place: %v), error %v, want %v", cut, src == nil, err, wantErr)
+				}
+				if cut < len(data) && err == nil {
+					t.Fatalf("cut at %d: no error", cut)
+				}
+				if !slices.Equal(got, want) {
+					t.Fatalf("cut at %d: split (in place: %v), %d items, want %d", cut, src == nil, len(got), len(want))
+				}
 			}
 		}
 	}

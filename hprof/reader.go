@@ -53,6 +53,19 @@ func NewReader(r io.Reader) (*Reader, error) {
 	return rd, nil
 }
 
+// NewReaderBytes returns a Reader of the HPROF dump in data (a file mapped
+// in memory, say), which it reads in place: the slices it returns alias
+// data, and SplitHeapDump hands over parts of data without copying them.
+// data must not change while the Reader, or one split from it, reads it.
+func NewReaderBytes(data []byte) (*Reader, error) {
+	rd := new(Reader)
+	rd.in.SetBytes(data, 0, io.EOF)
+	if err := rd.readHeader(); err != nil {
+		return nil, err
+	}
+	return rd, nil
+}
+
 // Header returns the file header.
 func (r *Reader) Header() Header { return r.hdr }
 
@@ -209,25 +222,35 @@ func (r *Reader) Body() ([]byte, error) {
 // records, sub-records, offsets and errors are those r would have given,
 // a record cut short by the end of the input included. Sub's buffer is
 // reused from one split to the next; it grows only with the bytes read.
+// A Reader of NewReaderBytes copies nothing: sub reads the record in place.
 func (r *Reader) SplitHeapDump(sub *Reader) error {
 	if !r.inRecord || !r.rec.Tag.IsHeapDump() {
 		return errors.New("hprof: SplitHeapDump called outside a heap dump record")
 	}
 	off := r.Offset()
 	n := r.recEnd - off
-	body := sub.body[:0]
-	for int64(len(body)) < n {
-		k := int(min(n-int64(len(body)), int64(max(len(body), readBufSize))))
-		body = slices.Grow(body, k)
-		got := r.in.ReadFull(body[len(body) : len(body)+k])
-		body = body[:len(body)+got]
-		if got < k {
-			break
+	var body []byte
+	keep := sub.body // sub's buffer, never the data a Reader reads in place
+	if r.in.InPlace() {
+		body = r.in.Buffered()
+		body = body[:min(n, int64(len(body)))]
+		r.in.Discard(len(body))
+	} else {
+		body = sub.body[:0]
+		for int64(len(body)) < n {
+			k := int(min(n-int64(len(body)), int64(max(len(body), readBufSize))))
+			body = slices.Grow(body, k)
+			got := r.in.ReadFull(body[len(body) : len(body)+k])
+			body = body[:len(body)+got]
+			if got < k {
+				break
+			}
 		}
+		keep = body
 	}
 	r.inRecord = false
 	*sub = Reader{ArrayData: r.ArrayData, SkipElements: r.SkipElements, in: sub.in, hdr: r.hdr, idSize: r.idSize,
-		rec: r.rec, inRecord: true, recEnd: r.recEnd, sub: sub.sub, body: body}
+		rec: r.rec, inRecord: true, recEnd: r.recEnd, sub: sub.sub, body: keep}
 	sub.in.SetBytes(body, off, r.in.Err())
 	return nil
 }

@@ -45,11 +45,13 @@ func (b *Reader) Reset(src io.Reader, size int) {
 // SetBytes makes b read p alone, as the part of a stream at offset base
 // that was read before the stream ended with err (io.EOF at its end): p is
 // the buffer, with no copy, and b reads nothing else. The caller must not
-// change p while b reads it, and b may move bytes within p (a Fill past
-// its end does).
+// change p while b reads it; b never writes to it.
 func (b *Reader) SetBytes(p []byte, base int64, err error) {
 	*b = Reader{src: eofReader{}, err: err, buf: p, end: len(p), base: base, long: b.long[:0], borrowed: true}
 }
+
+// InPlace reports whether b reads a slice given to SetBytes.
+func (b *Reader) InPlace() bool { return b.borrowed }
 
 // eofReader is the source of a Reader set with SetBytes.
 type eofReader struct{}
@@ -113,6 +115,9 @@ func (b *Reader) Fill(n int) bool {
 }
 
 func (b *Reader) fill(n int) bool {
+	if b.borrowed {
+		return b.end-b.pos >= n // all there is, in a slice that is not b's to move
+	}
 	if b.pos > 0 {
 		copy(b.buf, b.buf[b.pos:b.end])
 		b.base += int64(b.pos)

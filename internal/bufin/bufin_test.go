@@ -158,7 +158,8 @@ func TestReadFull(t *testing.T) {
 }
 
 // TestSetBytes: a Reader set to a slice reads it at its offset, ends there
-// with the error given, and a Reset does not take the slice as its buffer.
+// with the error given, never writes to it, and a Reset does not take the
+// slice as its buffer.
 func TestSetBytes(t *testing.T) {
 	p := data(50)
 	var b Reader
@@ -168,6 +169,9 @@ func TestSetBytes(t *testing.T) {
 	}
 	if _, ok := b.Take(40); ok || b.Err() != io.ErrUnexpectedEOF || b.ReadOffset() != 1050 {
 		t.Fatalf("Take past the end: ok, or error %v, ReadOffset %d", b.Err(), b.ReadOffset())
+	}
+	if !bytes.Equal(p, data(50)) || b.Offset() != 1020 || len(b.Buffered()) != 30 {
+		t.Fatalf("Take past the end: the slice changed, or offset %d with %d bytes buffered", b.Offset(), len(b.Buffered()))
 	}
 	b.Reset(bytes.NewReader(data(10)), len(p))
 	b.Fill(10)
