@@ -201,34 +201,23 @@ func Crunch(src io.ReadSeeker, out io.Writer, opt Options) (*Stats, error) {
 			return nil, fmt.Errorf("crunch: %v", err)
 		}
 	}
-	if err := st.runPass1(src); err != nil {
+	in := openInput(src)
+	defer in.unmap()
+	return st.run(in, out)
+}
+
+// run runs the two passes on in, a fault reading the mapped file being an
+// error.
+func (st *state) run(in *input, out io.Writer) (stats *Stats, err error) {
+	defer guard()()
+	defer in.catchFault(&err)
+	if err := st.runPass1(in); err != nil {
 		return nil, err
 	}
-	if _, err := src.Seek(0, io.SeekStart); err != nil {
-		return nil, err
-	}
-	if err := st.runPass2(src, out); err != nil {
+	if err := st.runPass2(in, out); err != nil {
 		return nil, err
 	}
 	return st.stats, nil
-}
-
-type progressReader struct {
-	r    io.Reader
-	n    int64
-	next int64
-	pass int
-	f    func(int, int64)
-}
-
-func (p *progressReader) Read(b []byte) (int, error) {
-	n, err := p.r.Read(b)
-	p.n += int64(n)
-	if p.f != nil && p.n >= p.next {
-		p.f(p.pass, p.n)
-		p.next = p.n + 16<<20
-	}
-	return n, err
 }
 
 // obj maps an HPROF object ID to its dense ID: classes and objects of the

@@ -2,7 +2,6 @@ package crunch
 
 import (
 	"fmt"
-	"io"
 	"runtime"
 	"slices"
 
@@ -23,6 +22,7 @@ type pass1 struct {
 	inPlace segment      // for heap dump records read in place
 	pool    *segmentPool // nil: all are read in place
 	failed  bool         // a merge failed: its error is the first
+	progress
 }
 
 // heapTracker follows the Android heap (HEAP DUMP INFO) that the
@@ -91,24 +91,24 @@ func (c *chunkClock) next() bool {
 	return false
 }
 
-func (st *state) runPass1(src io.Reader) error {
-	pr := &progressReader{r: src, pass: 1, f: st.opt.Progress}
-	r, err := hprof.NewReader(pr)
+func (st *state) runPass1(in *input) error {
+	r, err := in.reader(1)
 	if err != nil {
 		return err
 	}
 	r.SkipElements = true // pass 1 needs object IDs, not references
 	st.idSize = r.IDSize()
 	st.stats.HPROFHeader = r.Header()
-	p := &pass1{state: st, r: r, dec: hprof.BodyDecoder{IDSize: st.idSize}}
+	p := &pass1{state: st, r: r, dec: hprof.BodyDecoder{IDSize: st.idSize}, progress: progress{f: st.opt.Progress, pass: 1}}
 	if n := segmentWorkers(); n > 1 && len(st.drop) == 0 {
 		// Which heap a split record starts in is known only once the
 		// records before it are read: with heaps to drop, all are read
 		// in place.
-		p.pool = newSegmentPool(n)
+		p.pool = newSegmentPool(n, in)
 		defer p.pool.stop()
 	}
 	for rec, err := range r.Records() {
+		p.progress.at(rec.Offset)
 		if err == nil {
 			err = p.record(rec)
 		}
@@ -210,6 +210,7 @@ func (p *pass1) heapDump(rec hprof.Record) error {
 		sg.reset()
 		sg.heap = p.heap
 		more := sg.read(p.r, inPlaceSubRecords, p.drop)
+		p.progress.at(p.r.Offset())
 		if err := p.merge(sg, first); err != nil {
 			return err
 		}

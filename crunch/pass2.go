@@ -36,9 +36,8 @@ type pass2 struct {
 	topCount, topBytes, subCount [256]int64 // by tag, for Stats
 }
 
-func (st *state) runPass2(src io.Reader, out io.Writer) error {
-	pr := &progressReader{r: src, pass: 2, f: st.opt.Progress}
-	r, err := hprof.NewReader(pr)
+func (st *state) runPass2(in *input, out io.Writer) error {
+	r, err := in.reader(2)
 	if err != nil {
 		return err
 	}
@@ -53,7 +52,7 @@ func (st *state) runPass2(src io.Reader, out io.Writer) error {
 	}
 	p := &pass2{state: st, w: w, dec: hprof.BodyDecoder{IDSize: st.idSize}}
 	st.nStrings = 0 // now: strings written
-	if err := p.consume(r); err != nil {
+	if err := p.consume(r, in); err != nil {
 		return err
 	}
 	for _, ci := range st.classes {
@@ -64,14 +63,14 @@ func (st *state) runPass2(src io.Reader, out io.Writer) error {
 	if err := w.Close(); err != nil {
 		return err
 	}
-	p.fillStats(pr.n)
+	p.fillStats(r.Offset())
 	return nil
 }
 
 // consume runs the reading side of pass 2 on r in another goroutine and
 // writes what it reads, in order.
-func (p *pass2) consume(r *hprof.Reader) error {
-	rd := &reader{state: p.state, r: r, limits: twoCoreBatches}
+func (p *pass2) consume(r *hprof.Reader, in *input) error {
+	rd := &reader{state: p.state, r: r, in: in, limits: twoCoreBatches, progress: progress{f: p.opt.Progress, pass: 2}}
 	if runtime.GOMAXPROCS(0) == 1 {
 		rd.limits = oneCoreBatches
 	}

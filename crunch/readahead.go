@@ -94,11 +94,13 @@ func (b *aheadBatch) full(l *batchLimits) bool {
 // reader is the reading side of pass 2.
 type reader struct {
 	*state
-	r         *hprof.Reader
-	pipe      *pipe[aheadBatch]
-	b         *aheadBatch
-	stop      bool // the writer has stopped
-	limits    batchLimits
+	r      *hprof.Reader
+	pipe   *pipe[aheadBatch]
+	b      *aheadBatch
+	stop   bool // the writer has stopped
+	limits batchLimits
+	in     *input
+	progress
 	classSeen recentClasses // class ID -> class index
 }
 
@@ -106,10 +108,18 @@ type reader struct {
 // the writer stops.
 func (rd *reader) run(p *pipe[aheadBatch], b *aheadBatch) {
 	rd.pipe, rd.b = p, b
-	rd.b.err = rd.records()
+	rd.b.err = rd.readAll()
 	if !rd.stop {
 		p.last(rd.b)
 	}
+}
+
+// readAll reads the records, a fault reading the mapped file being an
+// error.
+func (rd *reader) readAll() (err error) {
+	defer guard()()
+	defer rd.in.catchFault(&err)
+	return rd.records()
 }
 
 // send passes the current batch on and takes a free one. While the writer
@@ -133,6 +143,7 @@ func (rd *reader) records() error {
 		if err != nil {
 			return err
 		}
+		rd.progress.at(rec.Offset)
 		it := ahead{kind: aheadTop, tag: uint8(rec.Tag), trace: rec.Time, length: rec.Length, offset: rec.Offset}
 		switch {
 		case rec.Tag.IsHeapDump():
@@ -167,8 +178,11 @@ func (rd *reader) heapDump() error {
 			return err
 		}
 		rd.sub(s)
-		if rd.b.full(&rd.limits) && !rd.send() {
-			return errStopped
+		if rd.b.full(&rd.limits) {
+			rd.progress.at(s.Offset)
+			if !rd.send() {
+				return errStopped
+			}
 		}
 	}
 	return nil

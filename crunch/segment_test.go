@@ -3,8 +3,11 @@ package crunch
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/heapcrunch/heapcrunch/internal/fuzzseed"
@@ -110,4 +113,59 @@ func FuzzSegments(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		sameSegmentsWays(t, data, Options{})
 	})
+}
+
+// TestMappedInput: a file, which crunch maps and reads in place, gives the
+// BMD file of the same dump read through a buffer, with the progress
+// reported in both passes; and a file cut short while crunch reads it is
+// an error saying so, in either pass, not a crash.
+func TestMappedInput(t *testing.T) {
+	data := testutil.ReadAll(t, testutil.Fixture("sample.hprof.gz"))
+	path := filepath.Join(t.TempDir(), "sample.hprof")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	if _, err := Crunch(bytes.NewReader(data), &want, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if m, unmap := mapFile(f); m == nil {
+		t.Skip("files are not mapped on this system")
+	} else {
+		unmap()
+	}
+	passes := map[int]bool{}
+	var got bytes.Buffer
+	if _, err := Crunch(f, &got, Options{Progress: func(pass int, _ int64) { passes[pass] = true }}); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got.Bytes(), want.Bytes()) || !passes[1] || !passes[2] {
+		t.Fatalf("mapped file: %d bytes of BMD, want %d; progress in passes %v", got.Len(), want.Len(), passes)
+	}
+	for _, cutIn := range []int{1, 2} {
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cut := func(pass int, _ int64) {
+			if pass == cutIn {
+				if err := os.Truncate(path, 4096); err != nil {
+					t.Error(err)
+				}
+			}
+		}
+		_, err = Crunch(f, io.Discard, Options{Progress: cut})
+		f.Close()
+		if err == nil || !strings.Contains(err.Error(), "changed while it was read") {
+			t.Errorf("file cut in pass %d: error %v", cutIn, err)
+		}
+	}
 }

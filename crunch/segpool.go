@@ -13,7 +13,7 @@ type segmentPool struct {
 
 // newSegmentPool starts n goroutines, with n+1 segments to fill: one more
 // than they read at once, for pass 1 to split the next record into.
-func newSegmentPool(n int) *segmentPool {
+func newSegmentPool(n int, in *input) *segmentPool {
 	sp := &segmentPool{jobs: make(chan *segment, n+1)}
 	for range n + 1 {
 		sp.free = append(sp.free, new(segment))
@@ -23,7 +23,7 @@ func newSegmentPool(n int) *segmentPool {
 		go func() {
 			defer sp.wg.Done()
 			for sg := range sp.jobs {
-				sg.read(&sg.r, 0, nil)
+				sg.readAll(in)
 				close(sg.done)
 			}
 		}()
@@ -80,4 +80,12 @@ func (p *pass1) drain() error {
 		}
 	}
 	return nil
+}
+
+// readAll reads the whole record split off, a fault reading the mapped
+// file being its error.
+func (sg *segment) readAll(in *input) {
+	defer guard()()
+	defer in.catchFault(&sg.err)
+	sg.read(&sg.r, 0, nil)
 }

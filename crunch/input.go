@@ -1,0 +1,83 @@
+package crunch
+
+import (
+	"fmt"
+	"io"
+	"runtime/debug"
+	"unsafe"
+
+	"github.com/heapcrunch/heapcrunch/hprof"
+)
+
+// input is the dump crunch reads twice: a file mapped in memory, read in
+// place (no copy from the page cache), or else any ReadSeeker, read
+// through a buffer.
+type input struct {
+	src    io.ReadSeeker
+	mapped []byte // the mapped file, or nil
+	unmap  func()
+}
+
+// openInput maps src when it is a regular file read from its start and the
+// system can map it.
+func openInput(src io.ReadSeeker) *input {
+	in := &input{src: src, unmap: func() {}}
+	if pos, err := src.Seek(0, io.SeekCurrent); err == nil && pos == 0 {
+		in.mapped, in.unmap = mapFile(src)
+	}
+	return in
+}
+
+// reader returns a Reader of the dump from its start, for pass 1 or 2.
+func (in *input) reader(pass int) (*hprof.Reader, error) {
+	if in.mapped != nil {
+		return hprof.NewReaderBytes(in.mapped)
+	}
+	if pass > 1 {
+		if _, err := in.src.Seek(0, io.SeekStart); err != nil {
+			return nil, err
+		}
+	}
+	return hprof.NewReader(in.src)
+}
+
+// catchFault is deferred, after debug.SetPanicOnFault(true), by each
+// goroutine that reads the mapped file: a file cut short while crunch
+// reads it faults where its pages are gone, and that fault becomes the
+// error *err instead of a crash. Other panics go on.
+func (in *input) catchFault(err *error) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	if f, ok := r.(interface{ Addr() uintptr }); ok && len(in.mapped) > 0 {
+		base := uintptr(unsafe.Pointer(unsafe.SliceData(in.mapped)))
+		if a := f.Addr(); a >= base && a-base < uintptr(len(in.mapped)) {
+			*err = fmt.Errorf("crunch: the input file changed while it was read: byte %d of its %d is gone", a-base, len(in.mapped))
+			return
+		}
+	}
+	panic(r)
+}
+
+// guard makes a fault reading the mapped file, in the calling goroutine,
+// a panic that catchFault can turn into an error; the returned function
+// restores what was before.
+func guard() func() {
+	old := debug.SetPanicOnFault(true)
+	return func() { debug.SetPanicOnFault(old) }
+}
+
+// progress calls Options.Progress with the input offset every 16 MiB.
+type progress struct {
+	f    func(pass int, done int64)
+	pass int
+	next int64
+}
+
+func (p *progress) at(off int64) {
+	if p.f != nil && off >= p.next {
+		p.f(p.pass, off)
+		p.next = off + 16<<20
+	}
+}

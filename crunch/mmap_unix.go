@@ -1,0 +1,29 @@
+//go:build linux || android || darwin || freebsd
+
+package crunch
+
+import (
+	"io"
+	"math"
+	"os"
+	"syscall"
+)
+
+// mapFile maps src, if it is a regular file that the system maps, and
+// returns its bytes and the function that unmaps them; else nil.
+func mapFile(src io.ReadSeeker) ([]byte, func()) {
+	nothing := func() {}
+	f, ok := src.(*os.File)
+	if !ok {
+		return nil, nothing
+	}
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() == 0 || fi.Size() > math.MaxInt {
+		return nil, nothing
+	}
+	data, err := syscall.Mmap(int(f.Fd()), 0, int(fi.Size()), syscall.PROT_READ, syscall.MAP_SHARED)
+	if err != nil {
+		return nil, nothing
+	}
+	return data, func() { syscall.Munmap(data) }
+}
