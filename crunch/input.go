@@ -13,9 +13,27 @@ import (
 // place (no copy from the page cache), or else any ReadSeeker, read
 // through a buffer.
 type input struct {
-	src    io.ReadSeeker
-	mapped []byte // the mapped file, or nil
-	unmap  func()
+	src      io.ReadSeeker
+	mapped   []byte // the mapped file, or nil
+	unmap    func()
+	released int64 // the bytes of mapped given back (release)
+}
+
+// releaseStep is how far the reading goes on before release gives back
+// the pages it has read.
+const releaseStep = 8 << 20
+
+// release gives back the pages of the mapped file before offset off, which
+// no goroutine reads any more, so that the pages read do not add up in
+// the process's memory (they stay in the page cache). Pass 1 calls it
+// from its main goroutine, pass 2 from its reader.
+func (in *input) release(off int64) {
+	if in.mapped == nil || off-in.released < releaseStep {
+		return
+	}
+	end := off &^ int64(pageSize-1)
+	dropPages(in.mapped[in.released:end])
+	in.released = end
 }
 
 // openInput maps src when it is a regular file read from its start and the
@@ -31,6 +49,8 @@ func openInput(src io.ReadSeeker) *input {
 // reader returns a Reader of the dump from its start, for pass 1 or 2.
 func (in *input) reader(pass int) (*hprof.Reader, error) {
 	if in.mapped != nil {
+		dropPages(in.mapped[:len(in.mapped)&^(pageSize-1)]) // what the pass before read
+		in.released = 0
 		return hprof.NewReaderBytes(in.mapped)
 	}
 	if pass > 1 {

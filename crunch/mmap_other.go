@@ -6,3 +6,7 @@ import "io"
 
 // mapFile maps nothing on this system: the input is read through a buffer.
 func mapFile(io.ReadSeeker) ([]byte, func()) { return nil, func() {} }
+
+var pageSize = 4096
+
+func dropPages([]byte) {}

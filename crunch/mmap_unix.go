@@ -27,3 +27,14 @@ func mapFile(src io.ReadSeeker) ([]byte, func()) {
 	}
 	return data, func() { syscall.Munmap(data) }
 }
+
+// pageSize is the size of the pages release gives back.
+var pageSize = os.Getpagesize()
+
+// dropPages gives back the pages of b, part of a mapped file, which must
+// start at a page boundary; they stay in the page cache.
+func dropPages(b []byte) {
+	if len(b) > 0 {
+		syscall.Madvise(b, syscall.MADV_DONTNEED)
+	}
+}

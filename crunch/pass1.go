@@ -22,6 +22,7 @@ type pass1 struct {
 	inPlace segment      // for heap dump records read in place
 	pool    *segmentPool // nil: all are read in place
 	failed  bool         // a merge failed: its error is the first
+	in      *input
 	progress
 }
 
@@ -99,7 +100,7 @@ func (st *state) runPass1(in *input) error {
 	r.SkipElements = true // pass 1 needs object IDs, not references
 	st.idSize = r.IDSize()
 	st.stats.HPROFHeader = r.Header()
-	p := &pass1{state: st, r: r, dec: hprof.BodyDecoder{IDSize: st.idSize}, progress: progress{f: st.opt.Progress, pass: 1}}
+	p := &pass1{state: st, r: r, in: in, dec: hprof.BodyDecoder{IDSize: st.idSize}, progress: progress{f: st.opt.Progress, pass: 1}}
 	if n := segmentWorkers(); n > 1 && len(st.drop) == 0 {
 		// Which heap a split record starts in is known only once the
 		// records before it are read: with heaps to drop, all are read
@@ -109,6 +110,7 @@ func (st *state) runPass1(in *input) error {
 	}
 	for rec, err := range r.Records() {
 		p.progress.at(rec.Offset)
+		p.releaseRead(rec.Offset)
 		if err == nil {
 			err = p.record(rec)
 		}
@@ -120,6 +122,16 @@ func (st *state) runPass1(in *input) error {
 		return err
 	}
 	return p.finish()
+}
+
+// releaseRead gives back the pages of the mapped file before offset off
+// that no goroutine reads any more: not those of the records split off and
+// not merged yet.
+func (p *pass1) releaseRead(off int64) {
+	if p.pool != nil && len(p.pool.queue) > 0 {
+		off = min(off, p.pool.queue[0].start)
+	}
+	p.in.release(off)
 }
 
 // inOrder returns the error to report when reading stops on err: the
@@ -211,6 +223,7 @@ func (p *pass1) heapDump(rec hprof.Record) error {
 		sg.heap = p.heap
 		more := sg.read(p.r, inPlaceSubRecords, p.drop)
 		p.progress.at(p.r.Offset())
+		p.releaseRead(p.r.Offset())
 		if err := p.merge(sg, first); err != nil {
 			return err
 		}

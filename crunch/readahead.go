@@ -144,6 +144,7 @@ func (rd *reader) records() error {
 			return err
 		}
 		rd.progress.at(rec.Offset)
+		rd.in.release(rec.Offset)
 		it := ahead{kind: aheadTop, tag: uint8(rec.Tag), trace: rec.Time, length: rec.Length, offset: rec.Offset}
 		switch {
 		case rec.Tag.IsHeapDump():
@@ -180,6 +181,7 @@ func (rd *reader) heapDump() error {
 		rd.sub(s)
 		if rd.b.full(&rd.limits) {
 			rd.progress.at(s.Offset)
+			rd.in.release(s.Offset)
 			if !rd.send() {
 				return errStopped
 			}

@@ -13,9 +13,10 @@ import (
 // split. pass1.merge then adds it to what pass 1 knows, in file order, so
 // that the result is the same as reading the sub-records one by one.
 type segment struct {
-	r    hprof.Reader  // the record split off (SplitHeapDump)
-	done chan struct{} // closed when the record is read
-	sub  hprof.SubRecord
+	r     hprof.Reader  // the record split off (SplitHeapDump)
+	done  chan struct{} // closed when the record is read
+	start int64         // the file offset of the bytes it reads
+	sub   hprof.SubRecord
 
 	subs    int   // sub-records read
 	objs    idRun // IDs of the objects kept, in order

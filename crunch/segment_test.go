@@ -169,3 +169,51 @@ func TestMappedInput(t *testing.T) {
 		}
 	}
 }
+
+// TestMappedInputReleased: the pages of the mapped input that were read
+// are given back as the reading goes on, so that a large dump does not
+// add its size to the process's memory (Linux, where /proc says).
+func TestMappedInputReleased(t *testing.T) {
+	rssFile := func() int64 {
+		b, err := os.ReadFile("/proc/self/status")
+		if err != nil {
+			t.Skip("no /proc/self/status")
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			if f := strings.Fields(l); len(f) >= 2 && f[0] == "RssFile:" {
+				var kb int64
+				fmt.Sscan(f[1], &kb)
+				return kb << 10
+			}
+		}
+		t.Skip("no RssFile in /proc/self/status")
+		return 0
+	}
+	const size = 64 << 20
+	path := filepath.Join(t.TempDir(), "big")
+	if err := os.WriteFile(path, bytes.Repeat([]byte{1}, size), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	in := openInput(f)
+	defer in.unmap()
+	if in.mapped == nil {
+		t.Skip("files are not mapped on this system")
+	}
+	before := rssFile()
+	sum := 0
+	for off := 0; off < size; off += 4096 {
+		sum += int(in.mapped[off])
+		in.release(int64(off))
+	}
+	if sum != size/4096 {
+		t.Fatalf("read %d", sum)
+	}
+	if grown := rssFile() - before; grown > 2*releaseStep {
+		t.Fatalf("the process's file pages grew by %d MiB reading a %d MiB file", grown>>20, size>>20)
+	}
+}

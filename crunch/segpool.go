@@ -52,7 +52,7 @@ func (p *pass1) split() error {
 	if err := p.r.SplitHeapDump(&sg.r); err != nil {
 		return err
 	}
-	sg.done = make(chan struct{})
+	sg.done, sg.start = make(chan struct{}), sg.r.Offset()
 	sp.queue = append(sp.queue, sg)
 	sp.jobs <- sg
 	return nil
