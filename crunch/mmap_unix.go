@@ -21,8 +21,16 @@ func mapFile(src io.ReadSeeker) ([]byte, func()) {
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() == 0 || fi.Size() > math.MaxInt {
 		return nil, nothing
 	}
-	data, err := syscall.Mmap(int(f.Fd()), 0, int(fi.Size()), syscall.PROT_READ, syscall.MAP_SHARED)
+	// Control, not Fd: it holds the descriptor against a Close on another
+	// goroutine (the CLI's signal handler closes its input).
+	rc, err := f.SyscallConn()
 	if err != nil {
+		return nil, nothing
+	}
+	var data []byte
+	if rc.Control(func(fd uintptr) {
+		data, err = syscall.Mmap(int(fd), 0, int(fi.Size()), syscall.PROT_READ, syscall.MAP_SHARED)
+	}) != nil || err != nil {
 		return nil, nothing
 	}
 	return data, func() { syscall.Munmap(data) }
