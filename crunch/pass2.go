@@ -133,7 +133,7 @@ func (p *pass2) dense(v uint64) uint64 {
 
 // record handles one top-level record.
 func (p *pass2) record(it *ahead) error {
-	rec := hprof.Record{Tag: hprof.Tag(it.tag), Time: it.trace, Offset: it.offset, Length: it.length}
+	rec := hprof.Record{Tag: hprof.Tag(it.tag), Time: it.trace, Offset: int64(it.id), Length: it.length}
 	switch rec.Tag {
 	case hprof.TagString: // written where first used
 		return nil

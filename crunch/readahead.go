@@ -29,7 +29,7 @@ const (
 	aheadSubFailed                  // a sub-record whose resolution failed: err
 )
 
-// ahead is one record or sub-record, read and resolved: 56 bytes, as
+// ahead is one record or sub-record, read and resolved: 48 bytes, as
 // several million of them go from one goroutine to the other, so fields
 // serve several kinds.
 type ahead struct {
@@ -40,8 +40,7 @@ type ahead struct {
 	trace  uint32 // stack trace serial; a top-level record's time
 	class  int32  // instance: class index
 	lo, hi uint32 // values in batch.vals; a body in batch.bytes; a root's thread and frame; a class dump or an error in batch.dumps, batch.errs (lo)
-	offset int64  // file offset
-	id     uint64 // raw ID (class dump, root); heap name string ID (HEAP DUMP INFO)
+	id     uint64 // raw ID (class dump, root); heap name string ID (HEAP DUMP INFO); a top-level record's file offset
 	self   uint64 // dense ID of the object, in a file with objects dumped again; ROOT JNI GLOBAL's reference ID
 	ref    uint64 // dense ID of a root's object, of an object array's class; a heap type
 }
@@ -145,7 +144,7 @@ func (rd *reader) records() error {
 		}
 		rd.progress.at(rec.Offset)
 		rd.in.release(rec.Offset)
-		it := ahead{kind: aheadTop, tag: uint8(rec.Tag), trace: rec.Time, length: rec.Length, offset: rec.Offset}
+		it := ahead{kind: aheadTop, tag: uint8(rec.Tag), trace: rec.Time, length: rec.Length, id: uint64(rec.Offset)}
 		switch {
 		case rec.Tag.IsHeapDump():
 			it.kind = aheadHeapDump
@@ -192,7 +191,7 @@ func (rd *reader) heapDump() error {
 
 // sub adds a sub-record, resolved.
 func (rd *reader) sub(s *hprof.SubRecord) {
-	it := ahead{kind: aheadSub, tag: uint8(s.Tag), offset: s.Offset, trace: s.StackTrace}
+	it := ahead{kind: aheadSub, tag: uint8(s.Tag), trace: s.StackTrace}
 	if rd.redumps {
 		switch s.Tag {
 		case hprof.SubInstanceDump, hprof.SubObjectArrayDump, hprof.SubPrimitiveArrayDump, hprof.SubPrimitiveArrayNoData:
