@@ -11,8 +11,9 @@
 # "read x2" is `cat DUMP DUMP >/dev/null` with the dump in the page cache, the
 # floor of two passes over the file; "x" columns divide by it. Times are wall
 # seconds, the best of RUNS runs (default 3; set RUNS=1 for a quick look), with
-# peak RSS from /usr/bin/time. "budget" is the memory target: 12 bytes per
-# object + 64 MB. "1 core" runs crunch with GOMAXPROCS=1.
+# peak RSS from /usr/bin/time; outputs of timed runs go to /dev/null.
+# "budget" is the memory target: 12 bytes per object + 64 MB. "1 core" runs
+# crunch with GOMAXPROCS=1.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 DIR=${1:-${TMPDIR:-/tmp}/heapcrunch-scale}
@@ -55,9 +56,12 @@ for idsize in 4 8; do
             echo "$t1 - $t0" | bc >>"$DIR/read"
         done
         read2=$(sort -n "$DIR/read" | head -1)
-        timed "$DIR/c" "$bin/crunch" -q --force "$dump" "$DIR/out.bmd"
-        timed "$DIR/c1" env GOMAXPROCS=1 "$bin/crunch" -q --force "$dump" "$DIR/out.bmd"
-        timed "$DIR/d" "$bin/decrunch" -q --force "$DIR/out.bmd" -o "$DIR/out.hprof"
+        # The timed runs write to /dev/null (see scripts/bench.sh: outputs
+        # written to disk push the dump out of this machine's page cache).
+        timed "$DIR/c" "$bin/crunch" -q "$dump" /dev/null
+        timed "$DIR/c1" env GOMAXPROCS=1 "$bin/crunch" -q "$dump" /dev/null
+        "$bin/crunch" -q --force "$dump" "$DIR/out.bmd"
+        timed "$DIR/d" "$bin/decrunch" -q --force "$DIR/out.bmd" -o /dev/null
         read -r ct cm <<<"$(best "$DIR/c")"
         read -r c1t _ <<<"$(best "$DIR/c1")"
         read -r dt dm <<<"$(best "$DIR/d")"
