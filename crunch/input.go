@@ -61,6 +61,21 @@ func (in *input) reader(pass int) (*hprof.Reader, error) {
 	return hprof.NewReader(in.src)
 }
 
+// dropRange gives back the whole pages of the mapped file between offsets
+// from and to, which the calling goroutine alone reads, and returns where
+// the next range starts: to, down to a page boundary.
+func (in *input) dropRange(from, to int64) int64 {
+	if in.mapped == nil {
+		return to
+	}
+	page := int64(pageSize)
+	start, end := (from+page-1)&^(page-1), to&^(page-1)
+	if start < end {
+		dropPages(in.mapped[start:end])
+	}
+	return max(from, end)
+}
+
 // catchFault is deferred, after debug.SetPanicOnFault(true), by each
 // goroutine that reads the mapped file: a file cut short while crunch
 // reads it faults where its pages are gone, and that fault becomes the

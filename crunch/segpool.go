@@ -87,5 +87,12 @@ func (p *pass1) drain() error {
 func (sg *segment) readAll(in *input) {
 	defer guard()()
 	defer in.catchFault(&sg.err)
-	sg.read(&sg.r, 0, nil)
+	// Pieces of a 32 MiB record, say: the pages of the mapped file read
+	// are given back as the reading goes on (a record split off is not
+	// the main goroutine's to give back until it is merged).
+	from := sg.start
+	for sg.read(&sg.r, 1<<14, nil) {
+		from = in.dropRange(from, sg.r.Offset())
+	}
+	in.dropRange(from, sg.r.Offset())
 }
