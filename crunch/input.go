@@ -19,23 +19,6 @@ type input struct {
 	released int64 // the bytes of mapped given back (release)
 }
 
-// releaseStep is how far the reading goes on before release gives back
-// the pages it has read.
-const releaseStep = 8 << 20
-
-// release gives back the pages of the mapped file before offset off, which
-// no goroutine reads any more, so that the pages read do not add up in
-// the process's memory (they stay in the page cache). Pass 1 calls it
-// from its main goroutine, pass 2 from its reader.
-func (in *input) release(off int64) {
-	if in.mapped == nil || off-in.released < releaseStep {
-		return
-	}
-	end := off &^ int64(pageSize-1)
-	dropPages(in.mapped[in.released:end])
-	in.released = end
-}
-
 // openInput maps src when it is a regular file read from its start and the
 // system can map it.
 func openInput(src io.ReadSeeker) *input {
@@ -49,7 +32,7 @@ func openInput(src io.ReadSeeker) *input {
 // reader returns a Reader of the dump from its start, for pass 1 or 2.
 func (in *input) reader(pass int) (*hprof.Reader, error) {
 	if in.mapped != nil {
-		dropPages(in.mapped[:len(in.mapped)&^(pageSize-1)]) // what the pass before read
+		in.dropRange(0, int64(len(in.mapped))) // what the pass before read
 		in.released = 0
 		return hprof.NewReaderBytes(in.mapped)
 	}
@@ -61,9 +44,23 @@ func (in *input) reader(pass int) (*hprof.Reader, error) {
 	return hprof.NewReader(in.src)
 }
 
+// releaseStep is how far the reading goes on before release gives back
+// the pages it has read.
+const releaseStep = 8 << 20
+
+// release gives back the pages of the mapped file before offset off, which
+// no goroutine reads any more, so that the pages read do not add up in
+// the process's memory (they stay in the page cache). Pass 1 calls it
+// from its main goroutine, pass 2 from its reader.
+func (in *input) release(off int64) {
+	if off-in.released >= releaseStep {
+		in.released = in.dropRange(in.released, off)
+	}
+}
+
 // dropRange gives back the whole pages of the mapped file between offsets
-// from and to, which the calling goroutine alone reads, and returns where
-// the next range starts: to, down to a page boundary.
+// from and to, which no other goroutine reads, and returns where the next
+// range starts: to, down to a page boundary (or from).
 func (in *input) dropRange(from, to int64) int64 {
 	if in.mapped == nil {
 		return to

@@ -22,7 +22,7 @@ type pass1 struct {
 	inPlace segment      // for heap dump records read in place
 	pool    *segmentPool // nil: all are read in place
 	failed  bool         // a merge failed: its error is the first
-	in      *input
+	in      *input       // the dump, whose mapped pages it gives back as it reads
 	progress
 }
 
