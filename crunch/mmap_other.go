@@ -1,4 +1,4 @@
-//go:build !(linux || android || darwin || freebsd)
+//go:build !linux
 
 package crunch
 

@@ -53,7 +53,7 @@ type rankPiece struct {
 // rankIndexWords returns the bitmap words an index over s needs, or 0 if
 // the IDs do not fit the layout (2³¹ objects or more).
 func rankIndexWords(s *idSeq) uint64 {
-	if s.n == 0 || s.n >= splitWord {
+	if s.n == 0 || uint64(s.n) >= splitWord {
 		return 0
 	}
 	span := (s.hi - s.lo) >> s.shift()

@@ -76,7 +76,7 @@ func (t *NameTable) javaIndex() map[uint64]entry {
 	t.byJava = make(map[uint64]entry, len(t.byHash))
 	t.JavaCollisions = 0
 	for _, e := range t.byHash {
-		if len(e.text) > 0xFFFFFFFF {
+		if uint64(len(e.text)) > 0xFFFFFFFF {
 			continue
 		}
 		k := javaKey(uint32(canon.JavaHashString(e.text)), uint64(len(e.text)))
