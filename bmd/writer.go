@@ -141,7 +141,13 @@ func (w *Writer) end(k Kind, start int) error {
 	return w.flushIf()
 }
 
-func (w *Writer) uv(v uint64) { w.buf = protowire.AppendVarint(w.buf, v) }
+func (w *Writer) uv(v uint64) {
+	if v < 0x80 { // most values and references: a call spared
+		w.buf = append(w.buf, byte(v))
+		return
+	}
+	w.buf = protowire.AppendVarint(w.buf, v)
+}
 
 // ref appends a reference relative to self: 0 for null, else
 // zigzag(target-self)+1 (spec/bmd.md §2.4). A target exactly 2^63 away
