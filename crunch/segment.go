@@ -30,7 +30,8 @@ type segment struct {
 	err     error         // the error that ended the reading, if any
 
 	// needSeen remembers classes whose need is recorded, here or in an
-	// earlier segment of this one's goroutine (also earlier in the file).
+	// earlier use of this segment: that one was earlier in the file and is
+	// merged before this one, so its need comes first.
 	needSeen recentClasses
 }
 
