@@ -12,18 +12,50 @@ import (
 // zigzag varint of its difference from the previous one. A heap is dumped
 // mostly in address order, so consecutive IDs differ by an object's size:
 // one or two bytes per object where a []uint64 takes eight. It also keeps
-// the facts the index needs about the whole set (smallest, largest, common
-// alignment, ascending runs), so that building the index reads the
-// sequence only to place the IDs. Chunks of fixed size mean growing never
-// copies.
+// the facts the index needs about the whole set (idFacts), so that
+// building the index reads the sequence only to place the IDs. Chunks of
+// fixed size mean growing never copies.
 type idSeq struct {
 	chunks []idChunkData
-	n      int
-	last   uint64
-	lo, hi uint64
-	or     uint64 // OR of (id XOR first id): its trailing zeros are the alignment
-	first  uint64
-	runs   ascRuns
+	idFacts
+}
+
+// idFacts are what the index needs to know of a sequence of IDs besides
+// the IDs: how many, the smallest and largest, their common alignment,
+// their ascending runs.
+type idFacts struct {
+	n           int
+	first, last uint64
+	lo, hi      uint64
+	or          uint64 // OR of (id XOR first id): its trailing zeros are the alignment
+	runs        ascRuns
+}
+
+// note adds id to the facts.
+func (f *idFacts) note(id uint64) {
+	if f.n == 0 {
+		f.lo, f.hi, f.first = id, id, id
+	}
+	f.lo, f.hi = min(f.lo, id), max(f.hi, id)
+	f.or |= id ^ f.first
+	f.runs.add(id)
+	f.last = id
+	f.n++
+}
+
+// append adds the facts of the IDs of o, which come after f's.
+func (f *idFacts) append(o *idFacts) {
+	if o.n == 0 {
+		return
+	}
+	if f.n == 0 {
+		f.lo, f.hi, f.first = o.lo, o.hi, o.first
+	}
+	f.lo, f.hi = min(f.lo, o.lo), max(f.hi, o.hi)
+	f.or |= o.or | (o.first ^ f.first)
+	f.runs.append(&o.runs)
+	f.last = o.last
+	f.n += o.n
 }
 
 // idChunkData is a run of deltas, the first from base.
@@ -35,21 +67,9 @@ type idChunkData struct {
 const idSeqChunk = 1 << 20
 
 func (s *idSeq) add(id uint64) {
-	s.runs.add(id)
-	s.put(id)
-}
-
-// put is add but for the runs.
-func (s *idSeq) put(id uint64) {
-	if s.n == 0 {
-		s.lo, s.hi, s.first = id, id, id
-	}
-	s.lo, s.hi = min(s.lo, id), max(s.hi, id)
-	s.or |= id ^ s.first
 	c := s.room(binary.MaxVarintLen64)
 	c.delta = appendDelta(c.delta, s.last, id)
-	s.last = id
-	s.n++
+	s.note(id)
 }
 
 // appendDelta appends the encoding of id after last: the zigzag varint of
@@ -71,29 +91,21 @@ func (s *idSeq) room(n int) *idChunkData {
 // encoded as idSeq encodes them, for idSeq.appendRun; its memory is
 // reused from one segment to the next.
 type idRun struct {
-	delta       []byte // the deltas, the first from 0
-	n           int
-	first, last uint64
-	lo, hi, or  uint64 // as idSeq's, or relative to first
-	firstLen    int    // the bytes of the first delta
-	runs        ascRuns
+	delta    []byte // the deltas, the first from 0
+	firstLen int    // the bytes of the first delta
+	idFacts
 }
 
-func (r *idRun) reset() { *r = idRun{delta: r.delta[:0], runs: ascRuns{spans: r.runs.spans[:0]}} }
+func (r *idRun) reset() {
+	*r = idRun{delta: r.delta[:0], idFacts: idFacts{runs: ascRuns{spans: r.runs.spans[:0]}}}
+}
 
 func (r *idRun) add(id uint64) {
+	r.delta = appendDelta(r.delta, r.last, id) // the first from 0: r.last is 0
 	if r.n == 0 {
-		r.lo, r.hi, r.first = id, id, id
-		r.delta = appendDelta(r.delta, 0, id)
 		r.firstLen = len(r.delta)
-	} else {
-		r.lo, r.hi = min(r.lo, id), max(r.hi, id)
-		r.or |= id ^ r.first
-		r.delta = appendDelta(r.delta, r.last, id)
 	}
-	r.runs.add(id)
-	r.last = id
-	r.n++
+	r.note(id)
 }
 
 // appendRun appends the IDs of r to s, as many adds would.
@@ -101,15 +113,11 @@ func (s *idSeq) appendRun(r *idRun) {
 	if r.n == 0 {
 		return
 	}
-	s.runs.append(&r.runs)
-	s.put(r.first)
-	rest := r.delta[r.firstLen:]
-	c := s.room(len(rest))
+	rest := r.delta[r.firstLen:] // from r.first on
+	c := s.room(binary.MaxVarintLen64 + len(rest))
+	c.delta = appendDelta(c.delta, s.last, r.first)
 	c.delta = append(c.delta, rest...)
-	s.lo, s.hi = min(s.lo, r.lo), max(s.hi, r.hi)
-	s.or |= r.or
-	s.last = r.last
-	s.n += r.n - 1
+	s.idFacts.append(&r.idFacts)
 }
 
 // shift returns the number of low bits all IDs agree on (their alignment),
@@ -165,23 +173,7 @@ func follows(last, id uint64) bool { return id > last && id-last <= maxRunGap }
 const maxRunGap = 1 << 16
 
 // add follows one more ID.
-func (a *ascRuns) add(id uint64) {
-	if k := len(a.spans) - 1; k >= 0 && follows(a.spans[k].last, id) && a.spans[k].n < math.MaxUint32 {
-		a.spans[k].last = id
-		a.spans[k].n++
-		return
-	}
-	a.start(idSpan{id, id, 1})
-}
-
-// start begins a new run with sp, unless there are too many.
-func (a *ascRuns) start(sp idSpan) {
-	if a.over || len(a.spans) == maxSpans {
-		a.over, a.spans = true, nil
-		return
-	}
-	a.spans = append(a.spans, sp)
-}
+func (a *ascRuns) add(id uint64) { a.extend(idSpan{id, id, 1}) }
 
 // append follows the IDs o followed, after a's.
 func (a *ascRuns) append(o *ascRuns) {
@@ -189,11 +181,21 @@ func (a *ascRuns) append(o *ascRuns) {
 		a.over, a.spans = true, nil
 	}
 	for _, sp := range o.spans {
-		if k := len(a.spans) - 1; k >= 0 && follows(a.spans[k].last, sp.first) && uint64(a.spans[k].n)+uint64(sp.n) <= math.MaxUint32 {
-			a.spans[k].last = sp.last
-			a.spans[k].n += sp.n
-			continue
-		}
-		a.start(sp)
+		a.extend(sp)
 	}
+}
+
+// extend follows the IDs of sp: the last run goes on with them if they
+// follow it, else they start a new one, unless there are too many.
+func (a *ascRuns) extend(sp idSpan) {
+	if k := len(a.spans) - 1; k >= 0 && follows(a.spans[k].last, sp.first) && uint64(a.spans[k].n)+uint64(sp.n) <= math.MaxUint32 {
+		a.spans[k].last = sp.last
+		a.spans[k].n += sp.n
+		return
+	}
+	if a.over || len(a.spans) == maxSpans {
+		a.over, a.spans = true, nil
+		return
+	}
+	a.spans = append(a.spans, sp)
 }
