@@ -19,8 +19,8 @@ type pass1 struct {
 	dropIDs idSeq // objects of dropped heaps
 	heap    heapTracker
 	clock   chunkClock
-	inPlace segment      // for heap dump records read in place
-	pool    *segmentPool // nil: all are read in place
+	inline  segment      // for heap dump records read inline, on this goroutine
+	pool    *segmentPool // nil: all are read inline
 	failed  bool         // a merge failed: its error is the first
 	in      *input       // the dump, whose mapped pages it gives back as it reads
 	progress
@@ -104,7 +104,7 @@ func (st *state) runPass1(in *input) error {
 	if n := segmentWorkers(); n > 1 && len(st.drop) == 0 {
 		// Which heap a split record starts in is known only once the
 		// records before it are read: with heaps to drop, all are read
-		// in place.
+		// inline.
 		p.pool = newSegmentPool(n, in)
 		defer p.pool.stop()
 	}
@@ -197,23 +197,23 @@ func (p *pass1) record(rec hprof.Record) error {
 	return nil
 }
 
-// Heap dump records up to maxSplitRecord bytes (a JDK's HEAP DUMP
-// SEGMENTs are 1 MB) are read on segmentWorkers goroutines, when there are
-// more than one; larger ones are read in place, inPlaceSubRecords
-// sub-records at a time, so that what a segment collects stays small. A
-// mapped file's records are split off without a copy: up to
+// Heap dump records up to maxSplitRecord bytes (a JDK's HEAP DUMP SEGMENTs
+// are 1 MB) are read on segmentWorkers goroutines, when there are more
+// than one; larger ones are read inline (on pass 1's goroutine),
+// inlineSubRecords sub-records at a time, so that what a segment collects
+// stays small. A mapped file's records are split off without a copy: up to
 // maxSplitMapped bytes (genhprof's segments are 32 MiB), where what a
 // segment collects is about 1.5 % of its bytes.
 // Tests change them to mix the two ways.
 var (
-	segmentWorkers           = func() int { return runtime.GOMAXPROCS(0) }
-	maxSplitRecord    uint32 = 4 << 20
-	maxSplitMapped    uint32 = 64 << 20
-	inPlaceSubRecords        = 1 << 16
+	segmentWorkers          = func() int { return runtime.GOMAXPROCS(0) }
+	maxSplitRecord   uint32 = 4 << 20
+	maxSplitMapped   uint32 = 64 << 20
+	inlineSubRecords        = 1 << 16
 )
 
 // heapDump reads the sub-records of a heap dump record: split off to the
-// pool, or in place.
+// pool, or inline.
 func (p *pass1) heapDump(rec hprof.Record) error {
 	limit := maxSplitRecord
 	if p.in.mapped != nil {
@@ -225,11 +225,11 @@ func (p *pass1) heapDump(rec hprof.Record) error {
 	if err := p.drain(); err != nil {
 		return err
 	}
-	sg := &p.inPlace
+	sg := &p.inline
 	for first := true; ; first = false {
 		sg.reset()
 		sg.heap = p.heap
-		more := sg.read(p.r, inPlaceSubRecords, p.drop)
+		more := sg.read(p.r, inlineSubRecords, p.drop)
 		p.progress.at(p.r.Offset())
 		p.releaseRead(p.r.Offset())
 		if err := p.merge(sg, first); err != nil {

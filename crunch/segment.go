@@ -7,11 +7,12 @@ import (
 )
 
 // segment is what pass 1 learns from the sub-records of one heap dump
-// record, or of a run of them, read apart from the rest of the dump:
-// on another goroutine (a record split off, HEAP DUMP SEGMENTs being a
-// megabyte each in JDK dumps), or in place for a record too large to
-// split. pass1.merge then adds it to what pass 1 knows, in file order, so
-// that the result is the same as reading the sub-records one by one.
+// record, or of a run of them, read apart from the rest of the dump: on
+// another goroutine (a record split off, HEAP DUMP SEGMENTs being a
+// megabyte each in JDK dumps), or inline, on pass 1's goroutine, for a
+// record too large to split. pass1.merge then adds it to what pass 1
+// knows, in file order, so that the result is the same as reading the
+// sub-records one by one.
 type segment struct {
 	r     hprof.Reader  // the record split off (SplitHeapDump)
 	done  chan struct{} // closed when the record is read

@@ -46,12 +46,12 @@ func TestChunkClockAdvance(t *testing.T) {
 }
 
 // crunchSegments crunches data with pass 1 reading heap dump records on
-// workers goroutines, records over maxSplit bytes in place, pieces
+// workers goroutines, records over maxSplit bytes inline, pieces
 // sub-records at a time.
 func crunchSegments(data []byte, opt Options, workers int, maxSplit uint32, pieces int) ([]byte, error) {
-	w, m, p := segmentWorkers, maxSplitRecord, inPlaceSubRecords
-	defer func() { segmentWorkers, maxSplitRecord, inPlaceSubRecords = w, m, p }()
-	segmentWorkers, maxSplitRecord, inPlaceSubRecords = func() int { return workers }, maxSplit, pieces
+	w, m, p := segmentWorkers, maxSplitRecord, inlineSubRecords
+	defer func() { segmentWorkers, maxSplitRecord, inlineSubRecords = w, m, p }()
+	segmentWorkers, maxSplitRecord, inlineSubRecords = func() int { return workers }, maxSplit, pieces
 	var out bytes.Buffer
 	_, err := Crunch(bytes.NewReader(data), &out, opt)
 	return out.Bytes(), err
@@ -59,7 +59,7 @@ func crunchSegments(data []byte, opt Options, workers int, maxSplit uint32, piec
 
 // sameSegmentsWays checks that reading heap dump records on other
 // goroutines (all, or only the small ones, the others in pieces of a few
-// sub-records) gives the output and error of reading them all in place.
+// sub-records) gives the output and error of reading them all inline.
 func sameSegmentsWays(t *testing.T, data []byte, opt Options) {
 	t.Helper()
 	want, wantErr := crunchSegments(data, opt, 1, 0, 1<<16)
@@ -70,18 +70,18 @@ func sameSegmentsWays(t *testing.T, data []byte, opt Options) {
 	}{{2, 4 << 20, 1 << 16}, {3, 30000, 5}, {2, 200, 1}} {
 		got, err := crunchSegments(data, opt, way.workers, way.maxSplit, way.pieces)
 		if fmt.Sprint(err) != fmt.Sprint(wantErr) {
-			t.Fatalf("%+v: error %v, in place %v", way, err, wantErr)
+			t.Fatalf("%+v: error %v, inline %v", way, err, wantErr)
 		}
 		if !bytes.Equal(got, want) {
-			t.Fatalf("%+v: %d bytes of BMD differ from the %d of reading in place", way, len(got), len(want))
+			t.Fatalf("%+v: %d bytes of BMD differ from the %d of reading inline", way, len(got), len(want))
 		}
 	}
 }
 
 // TestSegmentsInOrder: pass 1 gives the same BMD file or error whether it
-// reads heap dump records in place or on other goroutines, on the
+// reads heap dump records inline or on other goroutines, on the
 // fixtures and the corpus dumps, whole, cut short, and with a byte
-// changed; with heaps dropped (always in place) too.
+// changed; with heaps dropped (always inline) too.
 func TestSegmentsInOrder(t *testing.T) {
 	dumps := map[string][]byte{}
 	for _, name := range []string{"sample.hprof.gz", "sample32.hprof.gz", "sample-align16.hprof.gz", "secrets.hprof.gz"} {
@@ -105,7 +105,7 @@ func TestSegmentsInOrder(t *testing.T) {
 }
 
 // FuzzSegments: whatever the input, reading heap dump records on other
-// goroutines gives what reading them in place gives.
+// goroutines gives what reading them inline gives.
 func FuzzSegments(f *testing.F) {
 	for _, s := range fuzzseed.Seeds(f, 4<<10) {
 		f.Add(s.Data)

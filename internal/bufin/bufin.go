@@ -21,8 +21,9 @@ type Reader struct {
 	end  int    // end of the bytes read from src
 	base int64  // stream offset of buf[0]
 	long []byte // the bytes of the last run longer than buf
-	// borrowed: buf is a caller's slice (SetBytes), never reused by Reset
-	borrowed bool
+	// inPlace: buf is a caller's slice (SetBytes), read in place and never
+	// reused by Reset
+	inPlace bool
 }
 
 // New returns a Reader of src with a buffer of size bytes.
@@ -36,7 +37,7 @@ func New(src io.Reader, size int) *Reader {
 // reusing b's buffer when it has that size.
 func (b *Reader) Reset(src io.Reader, size int) {
 	buf := b.buf
-	if len(buf) != size || b.borrowed {
+	if len(buf) != size || b.inPlace {
 		buf = make([]byte, size)
 	}
 	*b = Reader{src: src, buf: buf, long: b.long[:0]}
@@ -47,11 +48,11 @@ func (b *Reader) Reset(src io.Reader, size int) {
 // the buffer, with no copy, and b reads nothing else. The caller must not
 // change p while b reads it; b never writes to it.
 func (b *Reader) SetBytes(p []byte, base int64, err error) {
-	*b = Reader{src: eofReader{}, err: err, buf: p, end: len(p), base: base, long: b.long[:0], borrowed: true}
+	*b = Reader{src: eofReader{}, err: err, buf: p, end: len(p), base: base, long: b.long[:0], inPlace: true}
 }
 
 // InPlace reports whether b reads a slice given to SetBytes.
-func (b *Reader) InPlace() bool { return b.borrowed }
+func (b *Reader) InPlace() bool { return b.inPlace }
 
 // eofReader is the source of a Reader set with SetBytes.
 type eofReader struct{}
@@ -115,7 +116,7 @@ func (b *Reader) Fill(n int) bool {
 }
 
 func (b *Reader) fill(n int) bool {
-	if b.borrowed {
+	if b.inPlace {
 		return b.end-b.pos >= n // all there is, in a slice that is not b's to move
 	}
 	if b.pos > 0 {
