@@ -279,6 +279,11 @@ func (b *aheadBatch) resolve(st *state, id uint64) uint64 {
 			return st.objBase + uint64(o)
 		}
 	}
+	return b.resolveRest(st, id)
+}
+
+// resolveRest is resolve for an ID the bitmap index does not hold.
+func (b *aheadBatch) resolveRest(st *state, id uint64) uint64 {
 	if d, ok := st.known(id); ok {
 		return d
 	}
@@ -315,7 +320,7 @@ func (b *aheadBatch) resolveRefs(st *state, max int) (more bool) {
 				continue
 			}
 		}
-		vals[at] = b.resolve(st, id)
+		vals[at] = b.resolveRest(st, id)
 		if vals[at]&missBit != 0 {
 			b.missAt = append(b.missAt, at)
 		}
