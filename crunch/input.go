@@ -107,6 +107,8 @@ type progress struct {
 	next int64
 }
 
+// at reports offset off, if it is 16 MiB past the last one reported (or
+// the first).
 func (p *progress) at(off int64) {
 	if p.f != nil && off >= p.next {
 		p.f(p.pass, off)

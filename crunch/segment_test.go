@@ -217,3 +217,42 @@ func TestMappedInputReleased(t *testing.T) {
 		t.Fatalf("the process's file pages grew by %d MiB reading a %d MiB file", grown>>20, size>>20)
 	}
 }
+
+// TestProgress: Options.Progress hears of both passes, in order, with
+// offsets within the dump that do not go back, whether the dump is a
+// mapped file or read through a buffer.
+func TestProgress(t *testing.T) {
+	data := testutil.ReadAll(t, testutil.Fixture("sample.hprof.gz"))
+	path := filepath.Join(t.TempDir(), "sample.hprof")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for name, src := range map[string]io.ReadSeeker{"buffered": bytes.NewReader(data), "file": f} {
+		type call struct {
+			pass int
+			done int64
+		}
+		var calls []call
+		if _, err := Crunch(src, io.Discard, Options{Progress: func(pass int, done int64) { calls = append(calls, call{pass, done}) }}); err != nil {
+			t.Fatal(err)
+		}
+		passes := map[int]bool{}
+		for i, c := range calls {
+			passes[c.pass] = true
+			if c.done < 0 || c.done > int64(len(data)) {
+				t.Errorf("%s: progress %d outside the %d-byte dump", name, c.done, len(data))
+			}
+			if i > 0 && (c.pass < calls[i-1].pass || c.pass == calls[i-1].pass && c.done < calls[i-1].done) {
+				t.Errorf("%s: progress went back: %v after %v", name, c, calls[i-1])
+			}
+		}
+		if !passes[1] || !passes[2] {
+			t.Errorf("%s: progress of passes %v, want 1 and 2", name, passes)
+		}
+	}
+}
