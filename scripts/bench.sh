@@ -14,32 +14,23 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 in="$1"; work="$(mktemp -d)"; busy=""
 trap '[[ -z "$busy" ]] || kill "$busy" 2>/dev/null; rm -rf "$work"' EXIT
-RUNS=${RUNS:-3}
+. "$root/scripts/timing.sh"
 go build -o "$work/crunch" "$root/cmd/crunch"; go build -o "$work/decrunch" "$root/cmd/decrunch"
 
-# best NAME CMD...: runs CMD RUNS times and prints the best wall time and its RSS.
-best() {
+# report NAME CMD...: runs CMD RUNS times and prints the best wall time and its RSS.
+report() {
     local name=$1; shift
-    : >"$work/all"
-    for _ in $(seq "$RUNS"); do
-        /usr/bin/time -a -o "$work/all" -f "%e %M" "$@" >/dev/null
-    done
-    read -r s kb < <(sort -n "$work/all" | head -1)
+    timed "$work/all" "$@"
+    read -r s kb < <(best "$work/all")
     printf "%-28s %6.2f s, %5d MB peak RSS\n" "$name:" "$s" "$((kb / 1024))"
 }
 
-cat "$in" >/dev/null   # into the page cache
-: >"$work/read"
-for _ in $(seq "$RUNS"); do
-    t0=$(date +%s.%N); cat "$in" "$in" >/dev/null; t1=$(date +%s.%N)
-    echo "$t1 - $t0" | bc >>"$work/read"
-done
-echo "input: $(stat -c %s "$in") bytes; reading it twice from the page cache: $(sort -n "$work/read" | head -1) s"
-best "crunch" "$work/crunch" -q "$in" /dev/null
-best "crunch, GOMAXPROCS=1" env GOMAXPROCS=1 "$work/crunch" -q "$in" /dev/null
+echo "input: $(stat -c %s "$in") bytes; reading it twice from the page cache: $(read_twice "$in" "$work/read") s"
+report "crunch" "$work/crunch" -q "$in" /dev/null
+report "crunch, GOMAXPROCS=1" env GOMAXPROCS=1 "$work/crunch" -q "$in" /dev/null
 sh -c 'while :; do :; done' & busy=$!
-best "crunch, one core busy" "$work/crunch" -q "$in" /dev/null
+report "crunch, one core busy" "$work/crunch" -q "$in" /dev/null
 kill "$busy"; busy=""
 "$work/crunch" -q "$in" "$work/out.bmd"
 echo "BMD: $(stat -c %s "$work/out.bmd") bytes"
-best "decrunch" "$work/decrunch" -q --force "$work/out.bmd" -o /dev/null
+report "decrunch" "$work/decrunch" -q --force "$work/out.bmd" -o /dev/null

@@ -20,24 +20,12 @@ DIR=${1:-${TMPDIR:-/tmp}/heapcrunch-scale}
 shift || true
 COUNTS=("$@")
 [[ ${#COUNTS[@]} -gt 0 ]] || COUNTS=(1e5 3e5 1e6 3e6 1e7 3e7)
-RUNS=${RUNS:-3}
+. "$ROOT/scripts/timing.sh"
 mkdir -p "$DIR"
 bin=$DIR/bin
 mkdir -p "$bin"
 (cd "$ROOT" && go build -o "$bin/crunch" ./cmd/crunch && go build -o "$bin/decrunch" ./cmd/decrunch &&
     go build -o "$bin/genhprof" ./internal/cmd/genhprof)
-
-# best TIMEFILE: the smallest wall time and its peak RSS over the runs in TIMEFILE.
-best() { sort -n "$1" | head -1; }
-
-# timed OUT CMD...: runs CMD RUNS times, appending "seconds KB" lines to OUT.
-timed() {
-    local out=$1; shift
-    : >"$out"
-    for _ in $(seq "$RUNS"); do
-        /usr/bin/time -a -o "$out" -f "%e %M" "$@" >/dev/null
-    done
-}
 
 echo "| ID size | objects | dump bytes | read x2 s | crunch s | x | crunch MB | budget MB | 1 core s | BMD bytes | decrunch s | decrunch MB |"
 echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
@@ -49,13 +37,7 @@ for idsize in 4 8; do
         dump=$DIR/scale-$idsize-$n.hprof
         "$bin/genhprof" -o "$dump" -size "$size" -idsize "$idsize" -maxarray 64KiB -counts "$dump.counts" 2>/dev/null
         objects=$(awk '$1 == "objects.total:" { print $2 }' "$dump.counts")
-        cat "$dump" "$dump" >/dev/null
-        : >"$DIR/read"
-        for _ in $(seq "$RUNS"); do
-            t0=$(date +%s.%N); cat "$dump" "$dump" >/dev/null; t1=$(date +%s.%N)
-            echo "$t1 - $t0" | bc >>"$DIR/read"
-        done
-        read2=$(sort -n "$DIR/read" | head -1)
+        read2=$(read_twice "$dump" "$DIR/read")
         # The timed runs write to /dev/null (see scripts/bench.sh: outputs
         # written to disk push the dump out of this machine's page cache).
         timed "$DIR/c" "$bin/crunch" -q "$dump" /dev/null
