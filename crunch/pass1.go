@@ -109,9 +109,9 @@ func (st *state) runPass1(in *input) error {
 		defer p.pool.stop()
 	}
 	for rec, err := range r.Records() {
-		p.progress.at(rec.Offset)
-		p.releaseRead(rec.Offset)
 		if err == nil {
+			p.progress.at(rec.Offset)
+			p.releaseRead(rec.Offset)
 			err = p.record(rec)
 		}
 		if err != nil {
