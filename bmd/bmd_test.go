@@ -2194,6 +2194,13 @@ func TestWriterErrors(t *testing.T) {
 	class(w, &bmd.Class{Index: 1, Fields: []bmd.Field{{Name: 1, Type: bmd.Int}}})
 	_, err = w.Instance(1, []uint64{1, 2})
 	sticks(w, out, err, "instance of class 1 has 2 values for 1 fields")
+	w, out = newW()
+	class(w, &bmd.Class{Index: 1, Fields: []bmd.Field{{Name: 1, Type: bmd.Int}, {Name: 2, Type: bmd.Object}}})
+	_, err = w.InstanceKept(1, []uint64{1, 2})
+	sticks(w, out, err, "instance of class 1 has 2 values for 1 fields kept")
+	w, out = newW()
+	_, err = w.InstanceKept(2, nil)
+	sticks(w, out, err, "instance of undefined class 2")
 
 	// OBJECT ID beyond the objects.
 	w, out = newW()

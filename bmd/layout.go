@@ -21,6 +21,7 @@ type layouts struct {
 	fields  int // fields of all classes
 	cached  int // fields held in chains
 	scratch []Field
+	typeBuf []Type // written's scratch, for a chain not kept
 	path    []*layoutClass
 	walk    uint32
 	// work counts classes visited and fields produced for instances, so
@@ -33,6 +34,9 @@ type layoutClass struct {
 	super  uint64
 	fields []Field
 	chain  []Field // flattened, computed on first use
+	// written is, with chain, the types of the fields an instance writes:
+	// its object fields and kept primitive fields, in order.
+	written []Type
 	// varints is, with chain, how many of its fields an instance encodes
 	// as varints, or -1 if some are fixed-size (kept floating point).
 	varints int32
@@ -133,7 +137,8 @@ func (l *layouts) chain(idx, classes uint64) (fields []Field, ok bool, missing u
 			}
 			k.chain = append(append(make([]Field, 0, n), k.fields...), tail...)
 			k.varints = varintFields(k.chain)
-			l.cached += n
+			k.written = writtenTypes(nil, k.chain)
+			l.cached += n + len(k.written)
 			tail = k.chain
 		}
 		if c.chain != nil {
@@ -149,6 +154,32 @@ func (l *layouts) chain(idx, classes uint64) (fields []Field, ok bool, missing u
 	l.scratch = ch
 	c.cyclic = cyclic
 	return ch, true, 0
+}
+
+// written returns the types of the fields an instance of class idx writes
+// (writtenTypes of its chain), with chain's ok and missing. The slice may
+// be reused by the next call.
+func (l *layouts) written(idx, classes uint64) (types []Type, ok bool, missing uint64) {
+	ch, ok, missing := l.chain(idx, classes)
+	if !ok {
+		return nil, false, missing
+	}
+	if c := l.get(idx); c.chain != nil {
+		return c.written, true, 0
+	}
+	l.typeBuf = writtenTypes(l.typeBuf[:0], ch)
+	return l.typeBuf, true, 0
+}
+
+// writtenTypes appends to ts the types of the fields of layout ch that an
+// instance writes: its object fields and its kept primitive fields.
+func writtenTypes(ts []Type, ch []Field) []Type {
+	for _, f := range ch {
+		if f.Type == Object || f.Kept {
+			ts = append(ts, f.Type)
+		}
+	}
+	return ts
 }
 
 // varintFields returns how many of the fields of an instance of layout ch

@@ -500,13 +500,8 @@ func (w *Writer) object() uint64 {
 // object fields, value bits for primitives (ignored when not kept).
 func (w *Writer) Instance(class uint64, values []uint64) (uint64, error) {
 	ch, ok, missing := w.lay.chain(class, w.classes)
-	switch {
-	case missing != 0:
-		return 0, w.fail("instance of class %d, whose super class %d is not defined", class, missing)
-	case !ok:
-		return 0, w.fail("instance of undefined class %d", class)
-	case len(values) != len(ch):
-		return 0, w.fail("instance of class %d has %d values for %d fields", class, len(values), len(ch))
+	if err := w.checkInstance(class, ok, missing, len(values), len(ch), "fields"); err != nil {
+		return 0, err
 	}
 	s := w.begin(KindInstance)
 	self := w.object()
@@ -519,6 +514,42 @@ func (w *Writer) Instance(class uint64, values []uint64) (uint64, error) {
 		}
 	}
 	return self, w.end(KindInstance, s)
+}
+
+// InstanceKept is Instance given only the values the file keeps: one per
+// object field and kept primitive field of Layout(class), in order, where
+// Instance takes one per field and ignores the values of the others. A
+// caller that decodes an instance's values itself need not decode those.
+func (w *Writer) InstanceKept(class uint64, kept []uint64) (uint64, error) {
+	ts, ok, missing := w.lay.written(class, w.classes)
+	if err := w.checkInstance(class, ok, missing, len(kept), len(ts), "fields kept"); err != nil {
+		return 0, err
+	}
+	s := w.begin(KindInstance)
+	self := w.object()
+	w.uv(class)
+	for i, t := range ts {
+		if t == Object {
+			w.ref(kept[i], self)
+		} else {
+			w.value(t, kept[i])
+		}
+	}
+	return self, w.end(KindInstance, s)
+}
+
+// checkInstance checks that an instance of class can be written with n
+// values, its layout (ok and missing from layouts.chain) having want.
+func (w *Writer) checkInstance(class uint64, ok bool, missing uint64, n, want int, what string) error {
+	switch {
+	case missing != 0:
+		return w.fail("instance of class %d, whose super class %d is not defined", class, missing)
+	case !ok:
+		return w.fail("instance of undefined class %d", class)
+	case n != want:
+		return w.fail("instance of class %d has %d values for %d %s", class, n, want, what)
+	}
+	return nil
 }
 
 // ObjectArray writes an OBJECT ARRAY DUMP and returns its object ID. class

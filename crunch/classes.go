@@ -17,12 +17,13 @@ type classInfo struct {
 	keepAll     bool             // preserve-class or keep-primitives
 	keepFields  map[uint64]bool  // HPROF field and static name IDs kept by a profile
 	keepStatics map[uint64]bool  // HPROF static-name string IDs kept as platform facts
-	chain       []hprof.BasicType
-	chainSize   int
-	chunk       uint32 // the chunk before which pass 2 defines it
-	defined     bool   // pass 2: its CLASS record is written
-	placed      bool   // pass 2: its first dump is placed
-	loads       []int  // its LOAD CLASS records (indexes in state.loads)
+	picks       []fieldPick      // what its instances keep (picks)
+	picked      bool             // picks is built
+	chainSize   int              // the field bytes of an instance
+	chunk       uint32           // the chunk before which pass 2 defines it
+	defined     bool             // pass 2: its CLASS record is written
+	placed      bool             // pass 2: its first dump is placed
+	loads       []int            // its LOAD CLASS records (indexes in state.loads)
 }
 
 // noChunk marks a class no chunk needs yet.
@@ -134,27 +135,44 @@ func (st *state) planDefinitions() {
 	}
 }
 
-// layout returns the field types of an instance of class k, its own fields
-// first, then each superclass's. It is built once, at the first instance,
-// after the instance's data length has been checked against chainSize, so
-// its size is bounded by bytes of the dump; only classes with fields are
-// visited.
-func (st *state) layout(k int) []hprof.BasicType {
+// fieldPick is a value of an instance that its BMD record keeps (an
+// object field, or a kept primitive): where it is in the instance's data,
+// its size, and whether it is a reference.
+type fieldPick struct {
+	off  uint32
+	size uint8
+	ref  bool
+}
+
+// picks returns the values an instance of class k keeps, in the order of
+// its layout (its own fields first, then each superclass's): the values
+// bmd.Writer.InstanceKept takes. They are listed once, at the first
+// instance, after the instance's data length has been checked against
+// chainSize, so their number is bounded by bytes of the dump; only classes
+// with fields are visited.
+func (st *state) picks(k int) []fieldPick {
 	ci := st.classes[k]
-	if ci.chain == nil && ci.chainSize > 0 {
-		for j := st.up[k]; j >= 0; {
-			c := st.classes[j].dump
-			for _, f := range c.Fields {
-				ci.chain = append(ci.chain, f.Type)
-			}
-			next := st.super(int(j))
-			if next < 0 {
-				break
-			}
-			j = st.up[next]
-		}
+	if ci.picked {
+		return ci.picks
 	}
-	return ci.chain
+	ci.picked = true
+	off := 0
+	for j := int(st.up[k]); j >= 0; {
+		cj := st.classes[j]
+		for _, f := range cj.dump.Fields {
+			size := f.Type.Size(st.idSize)
+			if cj.fieldKept(f) {
+				ci.picks = append(ci.picks, fieldPick{off: uint32(off), size: uint8(size), ref: f.Type == hprof.Object})
+			}
+			off += size
+		}
+		next := st.super(j)
+		if next < 0 {
+			break
+		}
+		j = int(st.up[next])
+	}
+	return ci.picks
 }
 
 // keptValues decides which primitive values each class keeps: all with

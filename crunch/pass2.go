@@ -387,7 +387,7 @@ func (p *pass2) instance(it *ahead) error {
 	if err := p.objectStart(it); err != nil {
 		return err
 	}
-	_, err := p.w.Instance(uint64(k)+1, values)
+	_, err := p.w.InstanceKept(uint64(k)+1, values)
 	return err
 }
 

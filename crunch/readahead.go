@@ -225,7 +225,8 @@ func (rd *reader) sub(s *hprof.SubRecord) {
 	rd.b.items = append(rd.b.items, it)
 }
 
-// instance decodes an instance's fields, its references resolved.
+// instance decodes the values an instance keeps (picks), its references
+// to be resolved.
 func (rd *reader) instance(s *hprof.SubRecord, it *ahead) error {
 	k, err := rd.classOf(s)
 	if err != nil {
@@ -237,15 +238,11 @@ func (rd *reader) instance(s *hprof.SubRecord, it *ahead) error {
 	}
 	it.class = int32(k)
 	it.lo = uint32(len(rd.b.vals))
-	pos := 0
-	for _, t := range rd.layout(k) {
-		size := t.Size(rd.idSize)
-		v := readValue(s.Data[pos:], size)
-		if t == hprof.Object {
+	for _, f := range rd.picks(k) {
+		if f.ref {
 			rd.b.refAt = append(rd.b.refAt, uint32(len(rd.b.vals)))
 		}
-		rd.b.vals = append(rd.b.vals, v)
-		pos += size
+		rd.b.vals = append(rd.b.vals, readValue(s.Data[f.off:], int(f.size)))
 	}
 	it.hi = uint32(len(rd.b.vals))
 	return nil
