@@ -46,6 +46,7 @@ type Writer struct {
 	lastName uint64
 	lastCls  [5]uint64
 	roots    []rootEntry // pending run of roots, sorted when written
+	kept     []uint64    // Instance's scratch: the values it keeps
 	placed   uint64      // classes placed by PLACE CLASSES
 
 	// Counts and bytes written per record kind, for statistics.
@@ -503,17 +504,13 @@ func (w *Writer) Instance(class uint64, values []uint64) (uint64, error) {
 	if err := w.checkInstance(class, ok, missing, len(values), len(ch), "fields"); err != nil {
 		return 0, err
 	}
-	s := w.begin(KindInstance)
-	self := w.object()
-	w.uv(class)
+	w.kept = w.kept[:0]
 	for i, f := range ch {
-		if f.Type == Object {
-			w.ref(values[i], self)
-		} else if f.Kept {
-			w.value(f.Type, values[i])
+		if f.Type == Object || f.Kept {
+			w.kept = append(w.kept, values[i])
 		}
 	}
-	return self, w.end(KindInstance, s)
+	return w.InstanceKept(class, w.kept)
 }
 
 // InstanceKept is Instance given only the values the file keeps: one per
