@@ -294,25 +294,27 @@ func NullDevice(t testing.TB, d *Dir) string {
 // IsCharDevice fails the test unless path is (still) a character device.
 func IsCharDevice(t testing.TB, path string) {
 	t.Helper()
-	st, err := os.Lstat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.Mode()&os.ModeCharDevice == 0 {
-		t.Fatalf("%s is no longer a character device: %v", path, st.Mode())
+	if m := lstatMode(t, path); m&os.ModeCharDevice == 0 {
+		t.Fatalf("%s is no longer a character device: %v", path, m)
 	}
 }
 
 // IsFIFO fails the test unless path is (still) a FIFO.
 func IsFIFO(t testing.TB, path string) {
 	t.Helper()
+	if m := lstatMode(t, path); m&os.ModeNamedPipe == 0 {
+		t.Errorf("%s is no longer a FIFO: %v", path, m)
+	}
+}
+
+// lstatMode returns the mode of path itself (a symlink not followed).
+func lstatMode(t testing.TB, path string) os.FileMode {
+	t.Helper()
 	st, err := os.Lstat(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Mode()&os.ModeNamedPipe == 0 {
-		t.Errorf("%s is no longer a FIFO: %v", path, st.Mode())
-	}
+	return st.Mode()
 }
 
 // RunClosingStdout runs bin with its standard output a pipe that is
