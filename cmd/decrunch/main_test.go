@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -542,19 +541,9 @@ func TestSignals(t *testing.T) {
 			d := clitest.NewDir(t)
 			d.Write(t, "big.bmd", bigBMD)
 			before := d.Files(t)
-			cmd := d.Command(t.Context(), decrunchBin, "big.bmd")
-			pr, err := cmd.StdoutPipe() // never read: decrunch blocks writing
-			if err != nil {
-				t.Fatal(err)
-			}
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := io.ReadFull(pr, make([]byte, 1)); err != nil { // it writes, and will fill the pipe
-				t.Fatalf("reading decrunch's output: %v (stderr %q)", err, stderr.String())
-			}
+			// Its first byte read, the pipe never again: decrunch fills it
+			// and blocks writing.
+			cmd, pr, _, stderr := d.StartPiped(t, 1, decrunchBin, "big.bmd")
 			time.Sleep(100 * time.Millisecond)
 			cmd.Process.Signal(sig.sig)
 			werr := cmd.Wait()

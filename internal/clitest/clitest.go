@@ -317,27 +317,36 @@ func lstatMode(t testing.TB, path string) os.FileMode {
 	return st.Mode()
 }
 
+// StartPiped starts bin with its standard output a pipe that the caller
+// reads and closes, and waits for its first n bytes, which it returns with
+// the pipe and the standard error that the command writes.
+func (d *Dir) StartPiped(t testing.TB, n int, bin string, args ...string) (cmd *exec.Cmd, out io.ReadCloser, head []byte, stderr *bytes.Buffer) {
+	t.Helper()
+	cmd = d.Command(t.Context(), bin, args...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr = new(bytes.Buffer)
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	head = make([]byte, n)
+	if _, err := io.ReadFull(out, head); err != nil {
+		t.Fatalf("reading the standard output of %s: %v (stderr %q)", filepath.Base(bin), err, stderr.String())
+	}
+	return cmd, out, head, stderr
+}
+
 // RunClosingStdout runs bin with its standard output a pipe that is
 // closed after its first n bytes (a reader that goes away), and returns
 // the result and those bytes.
 func (d *Dir) RunClosingStdout(t testing.TB, n int, bin string, args ...string) (Result, []byte) {
 	t.Helper()
-	cmd := d.Command(t.Context(), bin, args...)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	head := make([]byte, n)
-	if _, err := io.ReadFull(out, head); err != nil {
-		t.Fatal(err)
-	}
+	cmd, out, head, stderr := d.StartPiped(t, n, bin, args...)
 	out.Close()
-	err = cmd.Wait()
+	err := cmd.Wait()
 	r := Result{Code: ExitCode(t, cmd, err), Stderr: stderr.String()}
 	NoPanic(t, r)
 	return r, head
