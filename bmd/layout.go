@@ -136,8 +136,8 @@ func (l *layouts) chain(idx, classes uint64) (fields []Field, ok bool, missing u
 				break
 			}
 			k.chain = append(append(make([]Field, 0, n), k.fields...), tail...)
-			k.varints = varintFields(k.chain)
 			k.written = writtenTypes(nil, k.chain)
+			k.varints = varintFields(k.written)
 			l.cached += n + len(k.written)
 			tail = k.chain
 		}
@@ -182,24 +182,16 @@ func writtenTypes(ts []Type, ch []Field) []Type {
 	return ts
 }
 
-// varintFields returns how many of the fields of an instance of layout ch
-// are encoded as varints (references and kept integral values; dropped
-// values take no bytes), or -1 if some are fixed-size (kept floating
-// point values).
-func varintFields(ch []Field) int32 {
-	n := int32(0)
-	for _, f := range ch {
-		switch {
-		case f.Type == Object:
-			n++
-		case !f.Kept:
-		case f.Type == Float || f.Type == Double:
+// varintFields returns how many of the values an instance writes (ts,
+// from writtenTypes) are varints, all of them, or -1 if some are
+// fixed-size (kept floating point values).
+func varintFields(ts []Type) int32 {
+	for _, t := range ts {
+		if t == Float || t == Double {
 			return -1
-		default:
-			n++
 		}
 	}
-	return n
+	return int32(len(ts))
 }
 
 // varints returns layoutClass.varints of class idx, or -1 if its chain is
