@@ -8,13 +8,14 @@ import (
 
 // Pass 2 runs on two goroutines: one reads the dump and does what needs
 // only what pass 1 built (the indexes, the class layouts): it parses each
-// record, decodes instance fields, and maps the IDs of objects, roots and
-// array classes to dense IDs; the other writes the BMD file in order, with
-// everything that depends on what was written before (names, class
-// definitions, chunks, unknown IDs). Mapping the references among the
-// values (aheadBatch.resolveRefs) is shared: the reader maps those of the
-// batch it is about to send while the writer is busy, the writer the rest,
-// so that neither waits for the other whichever is faster on a dump.
+// record, decodes the instance values the BMD keeps (picks), and maps the
+// IDs of objects, roots and array classes to dense IDs; the other writes
+// the BMD file in order, with everything that depends on what was written
+// before (names, class definitions, chunks, unknown IDs). Mapping the
+// references among the values (aheadBatch.resolveRefs) is shared: the
+// reader maps those of the batch it is about to send while the writer is
+// busy, the writer the rest, so that neither waits for the other whichever
+// is faster on a dump.
 // Batches of records go from the first to the second and back for reuse,
 // so the reading runs ahead by at most a few batches.
 
