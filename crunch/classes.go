@@ -98,7 +98,8 @@ func (st *state) hierarchy() error {
 // planDefinitions decides where pass 2 defines each class: before the
 // chunk of its first need (its place, or an instance of it or of a
 // subclass, which needs the whole chain), and lists the LOAD CLASS records
-// it writes with it: those of its serial unless a STACK FRAME names it.
+// it writes with it: those of its class ID unless a STACK FRAME names one
+// of them.
 func (st *state) planDefinitions() {
 	for id, c := range st.firstNeed {
 		if k, ok := st.classIdx[id]; ok {
@@ -122,13 +123,23 @@ func (st *state) planDefinitions() {
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(st.classes[a].chunk, st.classes[b].chunk) })
 	st.defOrder = order
-	frameClasses := map[uint32]bool{}
+	// A class whose loads a frame names keeps all its loads in place: a
+	// class loaded more than once (a serial unloaded, the ID loaded again
+	// under another name) must keep the order of its loads, the last
+	// naming it.
+	framed := map[uint32]bool{}
 	for _, f := range st.frameNames {
-		frameClasses[f.class] = true
+		framed[f.class] = true
+	}
+	inPlace := map[uint64]bool{}
+	for _, l := range st.loads {
+		if framed[l.serial] {
+			inPlace[l.class] = true
+		}
 	}
 	for i := range st.loads {
 		l := &st.loads[i]
-		if k, ok := st.classIdx[l.class]; ok && !frameClasses[l.serial] {
+		if k, ok := st.classIdx[l.class]; ok && !inPlace[l.class] {
 			l.deferred = true
 			st.classes[k].loads = append(st.classes[k].loads, i)
 		}

@@ -98,8 +98,9 @@ type loadInfo struct {
 	serial, trace, time uint32
 	class, name         uint64 // HPROF IDs
 	// deferred: written with the definition of its class, not where the
-	// dump has it (a class with a CLASS DUMP whose serial no STACK FRAME
-	// names: a frame's class must be loaded before the frame).
+	// dump has it (a class with a CLASS DUMP none of whose loads' serials
+	// a STACK FRAME names: a frame's class must be loaded before the
+	// frame, and a class's loads keep their order).
 	deferred bool
 }
 
