@@ -429,3 +429,74 @@ func TestVersionLength(t *testing.T) {
 		}
 	}
 }
+
+// TestHeapDumpAroundTopLevelRecord: a top-level record written while a heap
+// dump is open keeps the heap dump one dump. A HEAP DUMP with sub-records
+// becomes HEAP DUMP SEGMENTs closed by a HEAP DUMP END; one left empty is
+// written empty, with its own tag, after the top-level record, and gets no
+// HEAP DUMP END, which would add an empty dump to the file.
+func TestHeapDumpAroundTopLevelRecord(t *testing.T) {
+	root := &SubRecord{Tag: SubRootUnknown, ID: 7}
+	for _, c := range []struct {
+		name          string
+		tag           Tag
+		before, after bool // a sub-record before and after the top-level record
+		want          string
+	}{
+		{"empty HEAP DUMP", TagHeapDump, false, false, "UNLOAD CLASS HEAP DUMP(0)"},
+		{"HEAP DUMP with sub-records after", TagHeapDump, false, true, "UNLOAD CLASS HEAP DUMP SEGMENT(1) HEAP DUMP END"},
+		{"HEAP DUMP with sub-records before", TagHeapDump, true, false, "HEAP DUMP SEGMENT(1) UNLOAD CLASS HEAP DUMP END"},
+		{"HEAP DUMP with sub-records around", TagHeapDump, true, true, "HEAP DUMP SEGMENT(1) UNLOAD CLASS HEAP DUMP SEGMENT(1) HEAP DUMP END"},
+		{"empty HEAP DUMP SEGMENT", TagHeapDumpSegment, false, false, "UNLOAD CLASS HEAP DUMP SEGMENT(0)"},
+		{"HEAP DUMP SEGMENT with sub-records after", TagHeapDumpSegment, false, true, "UNLOAD CLASS HEAP DUMP SEGMENT(1)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var out bytes.Buffer
+			w, err := NewWriter(&out, Header{Version: Version102, IDSize: 4})
+			if err != nil {
+				t.Fatal(err)
+			}
+			must := func(err error) {
+				t.Helper()
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			must(w.BeginHeapDump(c.tag, 0))
+			if c.before {
+				must(w.WriteSub(root))
+			}
+			must(w.WriteRecord(TagUnloadClass, 0, w.Encoder().AppendSerial(nil, 1)))
+			if c.after {
+				must(w.WriteSub(root))
+			}
+			must(w.EndHeapDump())
+			must(w.Flush())
+			r, err := NewReader(bytes.NewReader(out.Bytes()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for rec, err := range r.Records() {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !rec.Tag.IsHeapDump() {
+					got = append(got, rec.Tag.String())
+					continue
+				}
+				n := 0
+				for _, err := range r.SubRecords() {
+					if err != nil {
+						t.Fatal(err)
+					}
+					n++
+				}
+				got = append(got, fmt.Sprintf("%s(%d)", rec.Tag, n))
+			}
+			if s := strings.Join(got, " "); s != c.want {
+				t.Errorf("records: %s\nwant:    %s", s, c.want)
+			}
+		})
+	}
+}

@@ -36,7 +36,8 @@ type Writer struct {
 	inHeap     bool
 	heapTag    Tag
 	heapTime   uint32
-	split      bool // the current heap dump was cut into segments
+	split      bool // the current heap dump was cut (by size or by a top-level record)
+	segmented  bool // a HEAP DUMP's sub-records went out as HEAP DUMP SEGMENTs, which a HEAP DUMP END closes
 	heapWrote  bool // a record of the current heap dump was written
 	seg        []byte
 	zero       []byte
@@ -112,7 +113,7 @@ func (w *Writer) BeginHeapDump(tag Tag, time uint32) error {
 	if w.SegmentSize <= 0 {
 		w.SegmentSize = DefaultSegmentSize
 	}
-	w.inHeap, w.heapTag, w.heapTime, w.split, w.heapWrote = true, tag, time, false, false
+	w.inHeap, w.heapTag, w.heapTime, w.split, w.segmented, w.heapWrote = true, tag, time, false, false, false
 	w.seg = w.seg[:0]
 	return w.err
 }
@@ -124,7 +125,7 @@ func (w *Writer) flushSegment() {
 	}
 	tag := w.heapTag
 	if tag == TagHeapDump && w.split {
-		tag = TagHeapDumpSegment
+		tag, w.segmented = TagHeapDumpSegment, true
 	}
 	w.recordHeader(tag, w.heapTime, uint64(len(w.seg)))
 	w.write(w.seg)
@@ -133,18 +134,23 @@ func (w *Writer) flushSegment() {
 }
 
 // EndHeapDump writes what is buffered and closes the heap dump. A HEAP DUMP
-// that had to be split gets its HEAP DUMP END here; segments opened with
-// TagHeapDumpSegment are closed by the caller's own TagHeapDumpEnd record.
+// that had to be written as segments gets its HEAP DUMP END here; segments
+// opened with TagHeapDumpSegment are closed by the caller's own
+// TagHeapDumpEnd record.
 func (w *Writer) EndHeapDump() error {
 	if !w.inHeap {
 		return nil
 	}
 	if w.heapTag == TagHeapDump && w.split {
 		w.flushSegment()
+	}
+	if w.segmented {
 		w.recordHeader(TagHeapDumpEnd, w.heapTime, 0)
 	} else if len(w.seg) > 0 || !w.heapWrote {
 		// An empty HEAP DUMP (or HEAP DUMP SEGMENT) record is still
-		// written: its presence is data.
+		// written, as itself, after any top-level records written
+		// while it was open: its presence is data, and a HEAP DUMP
+		// END would add an empty dump to the file.
 		w.recordHeader(w.heapTag, w.heapTime, uint64(len(w.seg)))
 		w.write(w.seg)
 		w.seg = w.seg[:0]
@@ -212,10 +218,10 @@ func (w *Writer) subSize(s *SubRecord) int64 {
 // writeZeroArray streams a zero-filled primitive array of size bytes
 // (larger than a segment) in a record of its own.
 func (w *Writer) writeZeroArray(s *SubRecord, size int64) error {
-	w.split = true
+	w.split, w.heapWrote = true, true
 	tag := w.heapTag
 	if tag == TagHeapDump {
-		tag = TagHeapDumpSegment
+		tag, w.segmented = TagHeapDumpSegment, true
 	}
 	w.recordHeader(tag, w.heapTime, uint64(size))
 	w.write(w.appendPrimHeader(w.seg[:0], s))

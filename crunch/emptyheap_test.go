@@ -1,0 +1,72 @@
+package crunch_test
+
+import (
+	"bytes"
+	"slices"
+	"testing"
+
+	"github.com/heapcrunch/heapcrunch/crunch"
+	"github.com/heapcrunch/heapcrunch/decrunch"
+	"github.com/heapcrunch/heapcrunch/hprof"
+	"github.com/heapcrunch/heapcrunch/internal/heapstat"
+)
+
+// TestEmptyHeapDumpRoundTrip: empty heap dump records followed by other
+// top-level records keep the dump's heap dumps through a round trip. An
+// empty HEAP DUMP followed by an UNLOAD CLASS used to come back as a HEAP
+// DUMP END, an empty heap dump the input did not have (found by
+// FuzzCrunch).
+func TestEmptyHeapDumpRoundTrip(t *testing.T) {
+	enc := hprof.BodyEncoder{IDSize: 4}
+	unload := enc.AppendSerial(nil, 1)
+	type rec struct {
+		tag  hprof.Tag
+		body []byte
+	}
+	hd, seg, end := rec{hprof.TagHeapDump, nil}, rec{hprof.TagHeapDumpSegment, nil}, rec{hprof.TagHeapDumpEnd, nil}
+	un := rec{hprof.TagUnloadClass, unload}
+	for name, recs := range map[string][]rec{
+		"HEAP DUMP, UNLOAD CLASS":                      {hd, un},
+		"HEAP DUMP, UNLOAD CLASS, HEAP DUMP":           {hd, un, hd},
+		"HEAP DUMP SEGMENT, UNLOAD CLASS":              {seg, un},
+		"HEAP DUMP SEGMENT, UNLOAD CLASS, END":         {seg, un, end},
+		"HEAP DUMP, UNLOAD CLASS, HEAP DUMP END":       {hd, un, end},
+		"HEAP DUMP END, HEAP DUMP, UNLOAD CLASS":       {end, hd, un},
+		"HEAP DUMP, HEAP DUMP SEGMENT, UNLOAD CLASS":   {hd, seg, un},
+		"HEAP DUMP SEGMENT, HEAP DUMP, 2 UNLOAD CLASS": {seg, hd, un, un},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var in bytes.Buffer
+			w, err := hprof.NewWriter(&in, hprof.Header{Version: hprof.Version102, IDSize: 4})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range recs {
+				if err := w.WriteRecord(r.tag, 0, r.body); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := w.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			var out, back bytes.Buffer
+			if _, err := crunch.Crunch(bytes.NewReader(in.Bytes()), &out, crunch.Options{KeepStrings: true}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := decrunch.Decrunch(bytes.NewReader(out.Bytes()), &back, decrunch.Options{}); err != nil {
+				t.Fatal(err)
+			}
+			want, err := heapstat.Canonical(in.Bytes())
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := heapstat.Canonical(back.Bytes())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("heap dumps: %q, want %q", got, want)
+			}
+		})
+	}
+}
