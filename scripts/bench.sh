@@ -15,7 +15,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 in="$1"; work="$(mktemp -d)"; busy=""
 trap '[[ -z "$busy" ]] || kill "$busy" 2>/dev/null; rm -rf "$work"' EXIT
 . "$root/scripts/timing.sh"
-go build -o "$work/crunch" "$root/cmd/crunch"; go build -o "$work/decrunch" "$root/cmd/decrunch"
+(cd "$root" && go build -o "$work/crunch" ./cmd/crunch && go build -o "$work/decrunch" ./cmd/decrunch)
 
 # report NAME CMD...: runs CMD RUNS times and prints the best wall time and its RSS.
 report() {

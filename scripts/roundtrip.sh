@@ -24,15 +24,14 @@ if [[ ! -x "$conv" ]] || [[ ! -d /usr/share/visualvm ]]; then
 fi
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-go build -o "$work/crunch" "$root/cmd/crunch"
-go build -o "$work/decrunch" "$root/cmd/decrunch"
-go build -o "$work/unhash" "$root/internal/cmd/unhash"
+(cd "$root" && go build -o "$work/crunch" ./cmd/crunch && go build -o "$work/decrunch" ./cmd/decrunch &&
+  go build -o "$work/unhash" ./internal/cmd/unhash)
 
 dumps=("$@")
 if [[ ${#dumps[@]} -eq 0 ]]; then
   # A file with three heap dumps (classes and objects dumped again), as
   # the old -agentlib:hprof agent wrote one per dump request.
-  go run "$root/internal/cmd/multidump" "$work/multidump.hprof"
+  (cd "$root" && go run ./internal/cmd/multidump "$work/multidump.hprof")
   dumps=("$root"/testdata/*.hprof.gz "$root"/testdata/libuser/*.hprof.gz "$work/multidump.hprof")
   for f in "$root"/../shared/corpus/*; do
     case "$f" in *hprof*|*.bin) [[ -f "$f" ]] && dumps+=("$f") ;; esac

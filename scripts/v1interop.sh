@@ -15,34 +15,29 @@
 # script fetches nothing: without the folder it skips with a message (exit 0).
 # Exit 1 when a check fails.
 #
-# How the classes were obtained (2025, once, by hand; none of that code is in
-# this repository): the .java files of the public GitHub repository
-# badoo/hprof-tools were read from a source index, keeping the package layout,
-# into a scratch folder outside the repository, and compiled with JDK 17
-#   javac -nowarn -d classes -cp /usr/share/java/guava.jar:/usr/share/java/jsr305.jar $(find src -name '*.java')
+# How the classes are obtained (by hand; none of that code is in this
+# repository): the public GitHub repository badoo/hprof-tools, with its full
+# history (the tool library's `fetch`), at ONE commit, 0d6f9df (2015-09: the
+# cruncher with PreserveClass, Stats, HASHED STRING with length and the
+# kept-field count; the last state before 88abc78 added 8-byte IDs, so its
+# HprofReader refuses identifier sizes other than 4). Every .java file of
+# src/main/java of bmd-lib, hprof-lib, cruncher and decruncher, unchanged,
+# into a scratch folder outside the repository (src/), compiled with JDK 17:
+#   git archive 0d6f9df bmd-lib cruncher decruncher hprof-lib | tar -x -C orig
+#   mkdir src && cp -r orig/*/src/main/java/* src/
+#   javac -nowarn -d classes \
+#     -cp /usr/share/java/guava.jar:/usr/share/java/jsr305.jar:orig/decruncher/libs/dex-reader-1.15.jar \
+#     $(find src -name '*.java')
 # against Debian's libguava-java (Chars, CountingInput/OutputStream) and
-# libjsr305-java (javax.annotation.Nonnull/Nullable). The index keeps only the
-# commits at which each file changed, so the set is the newest consistent
-# int-ID (4-byte) state that could be assembled:
-#   - cruncher: CrunchProcessor and HprofCruncher at 0d6f9df (PreserveClass,
-#     Stats Type/Variant, HASHED STRING with length, kept-field count), with
-#     hprof-lib's HprofReader (1a330a7, refuses identifier size != 4),
-#     HeapDumpReader (int-ID, readObjectArray), HeapDumpBaseProcessor,
-#     DiscardProcessor, model classes, util/StreamUtil (ea6e6fb);
-#   - decruncher: BmdDecruncher, DecrunchProcessor and bmd-lib's BmdReader at
-#     1276726 (one commit, so the reader is the one that decruncher ran with;
-#     note it reads an instance `short` as an Integer and writes 4 bytes, fixed
-#     in bmd-lib's later 0d6f9df reader), DataReader (36030e1), BmdTag (enum),
-#     models; hprof-lib HprofWriter (f76e9d2), HeapDumpWriter (5472546).
-# Stand-ins and local changes (all in the scratch copy, documented there):
-#   - bmd-lib BmdProcessor: the 18ce087 interface with the tag typed BmdTag
-#     (the enum version DecrunchProcessor implements is not in the index);
-#   - decruncher ApkStringReader: a stub (the original needs libs/dex-reader
-#     1.15.jar); only .jar string inputs work, and this script passes none;
-#   - bmd-lib DataWriter: trimmed to the methods the cruncher calls;
-#   - HeapDumpReader: getCurrentPosition() added (used for stats only);
-#     Instance: getters added; HeapDumpBaseProcessor: only skipHeapRecord,
-#     skipping with StreamUtil.skip (loops until done) instead of InputStream.skip.
+# libjsr305-java (javax.annotation.Nonnull/Nullable); the repository's own
+# dex-reader jar is needed only to compile ApkStringReader (it is loaded only
+# for an .apk string source, which this script does not pass). This build
+# passed this script (14 of 14) and scripts/vsoriginal.sh on 2026-11-25. An
+# earlier build (2025), assembled file by file from a source index that kept
+# only some commits, ran the decruncher of 1276726, whose BmdReader reads an
+# instance `short` as an Integer and writes 4 bytes (step c then reports
+# instance data sizes differing on the dialer dump); 0d6f9df writes 2.
+#
 # Known properties of the original tools seen with this set (not failures):
 #   - the original cruncher hashes every name but java.lang.* and primitive
 #     type names, array class names included, so VisualVM cannot type the
@@ -73,7 +68,7 @@ corpus="$root/../shared/corpus"
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-go build -o "$work/" "$root/cmd/crunch" "$root/cmd/decrunch"
+(cd "$root" && go build -o "$work/" ./cmd/crunch ./cmd/decrunch)
 crunch="$work/crunch"; decrunch="$work/decrunch"
 orig_crunch() { java -cp "$cp" com.badoo.hprof.cruncher.HprofCruncher "$@"; }
 orig_decrunch() { java -cp "$cp" com.badoo.bmd.decruncher.BmdDecruncher "$@"; }

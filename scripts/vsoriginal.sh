@@ -21,7 +21,7 @@ RUNS=${RUNS:-3}
 cp="$classes:${V1TOOLS_CP:-/usr/share/java/guava.jar:/usr/share/java/jsr305.jar}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-go build -o "$work/" "$root/cmd/crunch" "$root/cmd/decrunch"
+(cd "$root" && go build -o "$work/" ./cmd/crunch ./cmd/decrunch)
 mkdir -p "$work/wrap"
 cat >"$work/wrap/BufferedCrunch.java" <<'EOF'
 public class BufferedCrunch {
