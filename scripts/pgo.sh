@@ -6,9 +6,9 @@
 #   scripts/pgo.sh DUMP.hprof...
 #
 # The committed profiles were made from two dumps, a 4-byte-ID one and a JDK
-# 17 one with 8-byte IDs, e.g.
-#   go run ./internal/cmd/genhprof -o big134.hprof -size 134M -idsize 4 -maxarray 64KiB
-#   scripts/genbig.sh   (its big-200m.hprof)
+# 17 one with 8-byte IDs, the README's "134 MB dump" and big-200m.hprof:
+#   scripts/install-jdk32.sh && ID32=1 scripts/gendump.sh Big big134.hprof 134
+#   scripts/genbig.sh
 # Each dump is crunched (BenchmarkCrunch) with two cores and with
 # GOMAXPROCS=1, and the profiles merged. Regenerate it when the hot code
 # changes much; a stale profile is only less useful, never wrong.

@@ -6,8 +6,10 @@
 #
 # CLASSES_DIR holds the original tools' compiled classes (how they were built:
 # scripts/v1interop.sh). DUMP must have 4-byte identifiers (the original
-# cruncher refuses others), e.g.
-#   go run ./internal/cmd/genhprof -o big134.hprof -size 134M -idsize 4 -maxarray 64KiB
+# cruncher refuses others): the README's figures are on a dump of a 32-bit JVM,
+#   scripts/install-jdk32.sh && ID32=1 scripts/gendump.sh Big big134.hprof 134
+# (a generated one, with no JVM, also does:
+#   go run ./internal/cmd/genhprof -o gen134.hprof -size 134M -idsize 4 -maxarray 64KiB)
 # The original cruncher's main() writes to an unbuffered FileOutputStream (a
 # system call per field: most of its time); it is run here through a
 # four-line wrapper that buffers the output, its best case. The original
