@@ -8,9 +8,7 @@ import (
 	"testing"
 
 	"github.com/heapcrunch/heapcrunch/crunch"
-	"github.com/heapcrunch/heapcrunch/decrunch"
 	"github.com/heapcrunch/heapcrunch/hprof"
-	"github.com/heapcrunch/heapcrunch/internal/heapstat"
 )
 
 // inconsistentDump writes a small dump: class 0x100 (no fields), then the
@@ -97,23 +95,10 @@ func TestStringIDZero(t *testing.T) {
 	if err := w.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	var out, back bytes.Buffer
-	if _, err := crunch.Crunch(bytes.NewReader(buf.Bytes()), &out, crunch.Options{KeepStrings: true}); err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Contains(out.Bytes(), []byte("NamedClass")) || bytes.Contains(out.Bytes(), []byte("ZeroText")) {
+	rt := keepStringsRoundTrip(t, buf.Bytes())
+	want, got := rt.want, rt.got
+	if !bytes.Contains(rt.bmd, []byte("NamedClass")) || bytes.Contains(rt.bmd, []byte("ZeroText")) {
 		t.Errorf("BMD with --keep-strings: want NamedClass and not the text of string ID 0")
-	}
-	if _, err := decrunch.Decrunch(bytes.NewReader(out.Bytes()), &back, decrunch.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	want, err := heapstat.Canonical(buf.Bytes())
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := heapstat.Canonical(back.Bytes())
-	if err != nil {
-		t.Fatal(err)
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("round trip (- input, + decrunched):\n%s", lineDiff(want, got, 10))

@@ -5,10 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/heapcrunch/heapcrunch/crunch"
-	"github.com/heapcrunch/heapcrunch/decrunch"
 	"github.com/heapcrunch/heapcrunch/hprof"
-	"github.com/heapcrunch/heapcrunch/internal/heapstat"
 )
 
 // TestEmptyHeapDumpRoundTrip: empty heap dump records followed by other
@@ -49,21 +46,8 @@ func TestEmptyHeapDumpRoundTrip(t *testing.T) {
 			if err := w.Flush(); err != nil {
 				t.Fatal(err)
 			}
-			var out, back bytes.Buffer
-			if _, err := crunch.Crunch(bytes.NewReader(in.Bytes()), &out, crunch.Options{KeepStrings: true}); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := decrunch.Decrunch(bytes.NewReader(out.Bytes()), &back, decrunch.Options{}); err != nil {
-				t.Fatal(err)
-			}
-			want, err := heapstat.Canonical(in.Bytes())
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := heapstat.Canonical(back.Bytes())
-			if err != nil {
-				t.Fatal(err)
-			}
+			rt := keepStringsRoundTrip(t, in.Bytes())
+			want, got := rt.want, rt.got
 			if !slices.Equal(got, want) {
 				t.Errorf("heap dumps: %q, want %q", got, want)
 			}

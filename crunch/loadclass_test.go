@@ -6,10 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/heapcrunch/heapcrunch/crunch"
-	"github.com/heapcrunch/heapcrunch/decrunch"
 	"github.com/heapcrunch/heapcrunch/hprof"
-	"github.com/heapcrunch/heapcrunch/internal/heapstat"
 )
 
 // dumpLoadedTwice is a dump whose class 0x1000 has two LOAD CLASS records
@@ -86,24 +83,10 @@ func loadSerials(t *testing.T, data []byte) []uint32 {
 func TestClassLoadedTwice(t *testing.T) {
 	for _, frame := range []uint32{0, 1, 2} {
 		t.Run(fmt.Sprint("frame names serial ", frame), func(t *testing.T) {
-			in := dumpLoadedTwice(t, frame)
-			var out, back bytes.Buffer
-			if _, err := crunch.Crunch(bytes.NewReader(in), &out, crunch.Options{KeepStrings: true}); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := decrunch.Decrunch(bytes.NewReader(out.Bytes()), &back, decrunch.Options{}); err != nil {
-				t.Fatal(err)
-			}
-			if got := loadSerials(t, back.Bytes()); !slices.Equal(got, []uint32{1, 2}) {
-				t.Errorf("LOAD CLASS serials after the round trip: %v, want [1 2]", got)
-			}
-			want, err := heapstat.Canonical(in)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := heapstat.Canonical(back.Bytes())
-			if err != nil {
-				t.Fatal(err)
+			rt := keepStringsRoundTrip(t, dumpLoadedTwice(t, frame))
+			want, got := rt.want, rt.got
+			if serials := loadSerials(t, rt.back); !slices.Equal(serials, []uint32{1, 2}) {
+				t.Errorf("LOAD CLASS serials after the round trip: %v, want [1 2]", serials)
 			}
 			if !slices.Contains(want, "class #1 com.example.Second super=null loader=null size=0") {
 				t.Fatalf("the input's canonical form does not name the class by its last load:\n%s", lineDiff(nil, want, 10))
