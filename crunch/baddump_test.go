@@ -16,10 +16,7 @@ import (
 func inconsistentDump(t *testing.T, subs ...hprof.SubRecord) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	w, err := hprof.NewWriter(&buf, hprof.Header{Version: hprof.Version102, IDSize: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := newDumpWriter(t, &buf, 4)
 	w.BeginHeapDump(hprof.TagHeapDumpSegment, 0)
 	w.WriteSub(&hprof.SubRecord{Tag: hprof.SubClassDump, ID: 0x100, Class: hprof.ClassDump{ID: 0x100}})
 	for i := range subs {
@@ -79,10 +76,7 @@ func TestInconsistentDumps(t *testing.T) {
 // FuzzCrunch found a dump whose oracle read the text of string ID 0.
 func TestStringIDZero(t *testing.T) {
 	var buf bytes.Buffer
-	w, err := hprof.NewWriter(&buf, hprof.Header{Version: hprof.Version102, IDSize: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := newDumpWriter(t, &buf, 4)
 	enc := w.Encoder()
 	w.WriteRecord(hprof.TagString, 0, enc.AppendString(nil, 0, []byte("ZeroText")))
 	w.WriteRecord(hprof.TagString, 0, enc.AppendString(nil, 1, []byte("NamedClass")))

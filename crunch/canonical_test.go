@@ -6,6 +6,7 @@ import (
 
 	"github.com/heapcrunch/heapcrunch/crunch"
 	"github.com/heapcrunch/heapcrunch/decrunch"
+	"github.com/heapcrunch/heapcrunch/hprof"
 	"github.com/heapcrunch/heapcrunch/internal/heapstat"
 )
 
@@ -37,4 +38,23 @@ func keepStringsRoundTrip(t *testing.T, in []byte) roundTrip {
 		t.Fatal(err)
 	}
 	return rt
+}
+
+// newDumpWriter returns an HPROF 1.0.2 Writer with idSize-byte IDs that
+// writes to buf, for tests that build a dump record by record.
+func newDumpWriter(t testing.TB, buf *bytes.Buffer, idSize int) *hprof.Writer {
+	t.Helper()
+	w, err := hprof.NewWriter(buf, hprof.Header{Version: hprof.Version102, IDSize: idSize})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// must fails t on a non-nil err.
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
 }

@@ -34,18 +34,11 @@ func TestEmptyHeapDumpRoundTrip(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			var in bytes.Buffer
-			w, err := hprof.NewWriter(&in, hprof.Header{Version: hprof.Version102, IDSize: 4})
-			if err != nil {
-				t.Fatal(err)
-			}
+			w := newDumpWriter(t, &in, 4)
 			for _, r := range recs {
-				if err := w.WriteRecord(r.tag, 0, r.body); err != nil {
-					t.Fatal(err)
-				}
+				must(t, w.WriteRecord(r.tag, 0, r.body))
 			}
-			if err := w.Flush(); err != nil {
-				t.Fatal(err)
-			}
+			must(t, w.Flush())
 			rt := keepStringsRoundTrip(t, in.Bytes())
 			want, got := rt.want, rt.got
 			if !slices.Equal(got, want) {

@@ -39,28 +39,19 @@ func (h *hierarchy) chain(i int) []int {
 func dumpWithClasses(t testing.TB, h hierarchy) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	w, err := hprof.NewWriter(&buf, hprof.Header{Version: hprof.Version102, IDSize: 8})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := newDumpWriter(t, &buf, 8)
 	enc := w.Encoder()
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
 	id := func(i int) uint64 { return 0x100 + uint64(i)*8 }
 	classSID := func(i int) uint64 { return 0x1000_0000 + uint64(i) }
 	fieldSID := func(i, j int) uint64 { return 0x2000_0000 + uint64(i)<<8 + uint64(j) }
 	for i := range h.supers {
-		must(w.WriteRecord(hprof.TagString, 0, enc.AppendString(nil, classSID(i), fmt.Appendf(nil, "com.example.C%d", i))))
+		must(t, w.WriteRecord(hprof.TagString, 0, enc.AppendString(nil, classSID(i), fmt.Appendf(nil, "com.example.C%d", i))))
 		for j := range h.fields(i) {
-			must(w.WriteRecord(hprof.TagString, 0, enc.AppendString(nil, fieldSID(i, j), fmt.Appendf(nil, "f%d_%d", i, j))))
+			must(t, w.WriteRecord(hprof.TagString, 0, enc.AppendString(nil, fieldSID(i, j), fmt.Appendf(nil, "f%d_%d", i, j))))
 		}
-		must(w.WriteRecord(hprof.TagLoadClass, 0, enc.AppendLoadClass(nil, hprof.LoadClass{Serial: uint32(i + 1), ClassID: id(i), Name: classSID(i)})))
+		must(t, w.WriteRecord(hprof.TagLoadClass, 0, enc.AppendLoadClass(nil, hprof.LoadClass{Serial: uint32(i + 1), ClassID: id(i), Name: classSID(i)})))
 	}
-	must(w.BeginHeapDump(hprof.TagHeapDumpSegment, 0))
+	must(t, w.BeginHeapDump(hprof.TagHeapDumpSegment, 0))
 	size := make([]int, len(h.supers)) // of a class and its supers; in a loop, any
 	for i, sup := range h.supers {
 		for _, ty := range h.fields(i) {
@@ -76,7 +67,7 @@ func dumpWithClasses(t testing.TB, h hierarchy) []byte {
 		for j, ty := range h.fields(i) {
 			s.Class.Fields = append(s.Class.Fields, hprof.Field{Name: fieldSID(i, j), Type: ty})
 		}
-		must(w.WriteSub(&s))
+		must(t, w.WriteSub(&s))
 	}
 	prev := uint64(0)
 	for i := range h.supers {
@@ -95,12 +86,12 @@ func dumpWithClasses(t testing.TB, h hierarchy) []byte {
 			}
 		}
 		s := hprof.SubRecord{Tag: hprof.SubInstanceDump, ID: 0x100_0000 + uint64(i)*8, ClassID: id(i), Data: data}
-		must(w.WriteSub(&s))
+		must(t, w.WriteSub(&s))
 		prev = s.ID
 	}
-	must(w.EndHeapDump())
-	must(w.WriteRecord(hprof.TagHeapDumpEnd, 0, nil))
-	must(w.Flush())
+	must(t, w.EndHeapDump())
+	must(t, w.WriteRecord(hprof.TagHeapDumpEnd, 0, nil))
+	must(t, w.Flush())
 	return buf.Bytes()
 }
 

@@ -16,33 +16,24 @@ import (
 func dumpLoadedTwice(t *testing.T, frame uint32) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	w, err := hprof.NewWriter(&buf, hprof.Header{Version: hprof.Version102, IDSize: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := newDumpWriter(t, &buf, 4)
 	enc := w.Encoder()
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
 	for i, s := range []string{"com.example.First", "com.example.Second", "run", "()V", "Second.java"} {
-		must(w.WriteRecord(hprof.TagString, 0, enc.AppendString(nil, uint64(0x100+i), []byte(s))))
+		must(t, w.WriteRecord(hprof.TagString, 0, enc.AppendString(nil, uint64(0x100+i), []byte(s))))
 	}
-	must(w.WriteRecord(hprof.TagLoadClass, 0, enc.AppendLoadClass(nil, hprof.LoadClass{Serial: 1, ClassID: 0x1000, Name: 0x100})))
-	must(w.WriteRecord(hprof.TagLoadClass, 0, enc.AppendLoadClass(nil, hprof.LoadClass{Serial: 2, ClassID: 0x1000, Name: 0x101})))
+	must(t, w.WriteRecord(hprof.TagLoadClass, 0, enc.AppendLoadClass(nil, hprof.LoadClass{Serial: 1, ClassID: 0x1000, Name: 0x100})))
+	must(t, w.WriteRecord(hprof.TagLoadClass, 0, enc.AppendLoadClass(nil, hprof.LoadClass{Serial: 2, ClassID: 0x1000, Name: 0x101})))
 	if frame != 0 {
-		must(w.WriteRecord(hprof.TagStackFrame, 0, enc.AppendStackFrame(nil, hprof.StackFrame{ID: 0x500, Method: 0x102, Signature: 0x103, SourceFile: 0x104, Class: frame, Line: 7})))
-		must(w.WriteRecord(hprof.TagStackTrace, 0, enc.AppendStackTrace(nil, hprof.StackTrace{Serial: 1, Frames: []uint64{0x500}})))
+		must(t, w.WriteRecord(hprof.TagStackFrame, 0, enc.AppendStackFrame(nil, hprof.StackFrame{ID: 0x500, Method: 0x102, Signature: 0x103, SourceFile: 0x104, Class: frame, Line: 7})))
+		must(t, w.WriteRecord(hprof.TagStackTrace, 0, enc.AppendStackTrace(nil, hprof.StackTrace{Serial: 1, Frames: []uint64{0x500}})))
 	}
-	must(w.WriteRecord(hprof.TagUnloadClass, 0, enc.AppendSerial(nil, 1)))
-	must(w.BeginHeapDump(hprof.TagHeapDumpSegment, 0))
-	must(w.WriteSub(&hprof.SubRecord{Tag: hprof.SubClassDump, ID: 0x1000, Class: hprof.ClassDump{ID: 0x1000}}))
-	must(w.WriteSub(&hprof.SubRecord{Tag: hprof.SubInstanceDump, ID: 0x2000, ClassID: 0x1000}))
-	must(w.EndHeapDump())
-	must(w.WriteRecord(hprof.TagHeapDumpEnd, 0, nil))
-	must(w.Flush())
+	must(t, w.WriteRecord(hprof.TagUnloadClass, 0, enc.AppendSerial(nil, 1)))
+	must(t, w.BeginHeapDump(hprof.TagHeapDumpSegment, 0))
+	must(t, w.WriteSub(&hprof.SubRecord{Tag: hprof.SubClassDump, ID: 0x1000, Class: hprof.ClassDump{ID: 0x1000}}))
+	must(t, w.WriteSub(&hprof.SubRecord{Tag: hprof.SubInstanceDump, ID: 0x2000, ClassID: 0x1000}))
+	must(t, w.EndHeapDump())
+	must(t, w.WriteRecord(hprof.TagHeapDumpEnd, 0, nil))
+	must(t, w.Flush())
 	return buf.Bytes()
 }
 
