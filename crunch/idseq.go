@@ -33,6 +33,18 @@ type idFacts struct {
 
 // note adds id to the facts.
 func (f *idFacts) note(id uint64) {
+	if k := len(f.runs.spans) - 1; k >= 0 {
+		// Nearly always, id continues the last run: above its last ID,
+		// which is above the smallest, and near it.
+		if sp := &f.runs.spans[k]; follows(sp.last, id) && sp.n < math.MaxUint32 {
+			sp.last, sp.n = id, sp.n+1
+			f.hi = max(f.hi, id)
+			f.or |= id ^ f.first
+			f.last = id
+			f.n++
+			return
+		}
+	}
 	if f.n == 0 {
 		f.lo, f.hi, f.first = id, id, id
 	}

@@ -98,13 +98,13 @@ func (p *pass2) batch() error {
 		switch it.kind {
 		case aheadTop:
 			p.topCount[it.tag]++
-			p.topBytes[it.tag] += int64(it.length) + 9
+			p.topBytes[it.tag] += int64(it.n) + 9
 			if err = p.w.Time(it.trace); err == nil {
 				err = p.record(it)
 			}
 		case aheadHeapDump:
 			p.topCount[it.tag]++
-			p.topBytes[it.tag] += int64(it.length) + 9
+			p.topBytes[it.tag] += int64(it.n) + 9
 			if err = p.w.Time(it.trace); err == nil {
 				err = p.heapDump(it)
 			}
@@ -133,7 +133,7 @@ func (p *pass2) dense(v uint64) uint64 {
 
 // record handles one top-level record.
 func (p *pass2) record(it *ahead) error {
-	rec := hprof.Record{Tag: hprof.Tag(it.tag), Time: it.trace, Offset: int64(it.id), Length: it.length}
+	rec := hprof.Record{Tag: hprof.Tag(it.tag), Time: it.trace, Offset: int64(it.id), Length: it.n}
 	switch rec.Tag {
 	case hprof.TagString: // written where first used
 		return nil
@@ -142,7 +142,7 @@ func (p *pass2) record(it *ahead) error {
 	case hprof.TagHeapDumpEnd:
 		return p.w.HeapDumpEnd()
 	}
-	body := p.b.bytes[it.lo:it.hi]
+	body := p.b.bytes[it.lo : it.lo+it.n]
 	switch rec.Tag {
 	case hprof.TagUnloadClass:
 		serial, err := p.dec.ParseSerial(rec, body)
@@ -286,14 +286,14 @@ func (p *pass2) sub(it *ahead) error {
 		if err := p.objectStart(it); err != nil {
 			return err
 		}
-		_, err := p.w.PrimitiveArray(bmd.Type(it.elem), it.length, tag == hprof.SubPrimitiveArrayNoData)
+		_, err := p.w.PrimitiveArray(bmd.Type(it.elem), it.n, tag == hprof.SubPrimitiveArrayNoData)
 		return err
 	}
 	return nil
 }
 
 func (p *pass2) heapInfo(it *ahead) error {
-	heapType := uint32(it.ref)
+	heapType := it.n
 	p.heap.cur, p.heap.set, p.heapName = heapType, true, it.id
 	p.heapInfoOut = !p.drop[heapType]
 	if !p.heapInfoOut {
@@ -355,18 +355,18 @@ func (p *pass2) defineChain(k int) error {
 }
 
 func (p *pass2) root(it *ahead) error {
-	o := p.dense(it.ref)
+	o := p.dense(it.id)
 	if o > p.nObj && o <= p.nObj+uint64(p.dropped.len()) {
 		return nil // a root of an object left out with its heap
 	}
-	return p.w.Root(it.tag, o, it.lo, it.hi, it.self, it.trace)
+	return p.w.Root(it.tag, o, it.lo, it.n, it.aux, it.trace)
 }
 
 // objectStart writes what precedes an object record: its stack trace
 // serial, and, in a file where objects are dumped more than once, its ID.
 func (p *pass2) objectStart(it *ahead) error {
 	if p.redumps {
-		if err := p.w.ObjectID(p.dense(it.self)); err != nil {
+		if err := p.w.ObjectID(p.dense(it.id)); err != nil {
 			return err
 		}
 	}
@@ -377,13 +377,13 @@ func (p *pass2) objectStart(it *ahead) error {
 // the object and the class come in.
 
 func (p *pass2) instance(it *ahead) error {
-	k := int(it.class)
+	k := int(it.n)
 	if !p.classes[k].defined {
 		if err := p.defineChain(k); err != nil {
 			return err
 		}
 	}
-	values := p.resolved(it)
+	values := p.resolved(it, uint32(it.aux))
 	if err := p.objectStart(it); err != nil {
 		return err
 	}
@@ -392,22 +392,22 @@ func (p *pass2) instance(it *ahead) error {
 }
 
 func (p *pass2) objectArray(it *ahead) error {
-	elems := p.resolved(it)
+	elems := p.resolved(it, it.lo+it.n)
 	if err := p.objectStart(it); err != nil {
 		return err
 	}
-	_, err := p.w.ObjectArray(p.dense(it.ref), elems)
+	_, err := p.w.ObjectArray(p.dense(it.aux), elems)
 	return err
 }
 
-// resolved returns the values of an instance or array, the misses among
-// them numbered.
-func (p *pass2) resolved(it *ahead) []uint64 {
-	v := p.b.vals[it.lo:it.hi]
+// resolved returns the values of an instance or array, vals[it.lo:hi],
+// the misses among them numbered.
+func (p *pass2) resolved(it *ahead, hi uint32) []uint64 {
+	v := p.b.vals[it.lo:hi]
 	for p.nextMiss < len(p.b.missAt) && p.b.missAt[p.nextMiss] < it.lo {
 		p.nextMiss++ // of an object not written (a dropped heap's)
 	}
-	for p.nextMiss < len(p.b.missAt) && p.b.missAt[p.nextMiss] < it.hi {
+	for p.nextMiss < len(p.b.missAt) && p.b.missAt[p.nextMiss] < hi {
 		at := p.b.missAt[p.nextMiss]
 		v[at-it.lo] = p.dense(v[at-it.lo])
 		p.nextMiss++

@@ -30,20 +30,32 @@ const (
 	aheadSubFailed                  // a sub-record whose resolution failed: err
 )
 
-// ahead is one record or sub-record, read and resolved: 48 bytes, as
-// several million of them go from one goroutine to the other, so fields
-// serve several kinds.
+// ahead is one record or sub-record, read and resolved: 32 bytes, as
+// several million of them go from one goroutine to the other (storing and
+// loading them is a fair part of pass 2's time), so fields serve several
+// kinds:
+//
+//	kind            n             lo               id                   aux
+//	top-level       body length   body in bytes    file offset
+//	heap dump       body length                    file offset
+//	instance        class index   values in vals   own dense ID (*)     end of its values
+//	object array    length        values in vals   own dense ID (*)     dense ID of its class
+//	primitive array length                         own dense ID (*)
+//	class dump                    index in dumps   raw class ID
+//	HEAP DUMP INFO  heap type                      name's string ID
+//	root            frame         thread           dense ID of object   JNI GLOBAL's reference ID
+//	failed                        index in errs
+//
+// (*) in a file where objects are dumped more than once (state.redumps).
 type ahead struct {
-	kind   aheadKind
-	tag    uint8  // hprof.Tag or hprof.SubTag
-	elem   uint8  // primitive array element type
-	length uint32 // record body length; array length
-	trace  uint32 // stack trace serial; a top-level record's time
-	class  int32  // instance: class index
-	lo, hi uint32 // values in batch.vals; a body in batch.bytes; a root's thread and frame; a class dump or an error in batch.dumps, batch.errs (lo)
-	id     uint64 // raw ID (class dump, root); heap name string ID (HEAP DUMP INFO); a top-level record's file offset
-	self   uint64 // dense ID of the object, in a file with objects dumped again; ROOT JNI GLOBAL's reference ID
-	ref    uint64 // dense ID of a root's object, of an object array's class; a heap type
+	kind  aheadKind
+	tag   uint8  // hprof.Tag or hprof.SubTag
+	elem  uint8  // primitive array element type
+	n     uint32 // see the table
+	trace uint32 // stack trace serial; a top-level record's time
+	lo    uint32 // see the table
+	id    uint64 // see the table
+	aux   uint64 // see the table
 }
 
 // aheadBatch is a run of items and the data they point to.
@@ -145,7 +157,7 @@ func (rd *reader) records() error {
 		}
 		rd.progress.at(rec.Offset)
 		rd.in.release(rec.Offset)
-		it := ahead{kind: aheadTop, tag: uint8(rec.Tag), trace: rec.Time, length: rec.Length, id: uint64(rec.Offset)}
+		it := ahead{kind: aheadTop, tag: uint8(rec.Tag), trace: rec.Time, n: rec.Length, id: uint64(rec.Offset)}
 		switch {
 		case rec.Tag.IsHeapDump():
 			it.kind = aheadHeapDump
@@ -161,9 +173,8 @@ func (rd *reader) records() error {
 			if err != nil {
 				return err
 			}
-			it.lo = uint32(len(rd.b.bytes))
+			it.lo, it.n = uint32(len(rd.b.bytes)), uint32(len(body))
 			rd.b.bytes = append(rd.b.bytes, body...)
-			it.hi = uint32(len(rd.b.bytes))
 			rd.b.items = append(rd.b.items, it)
 		}
 		if rd.b.full(&rd.limits) && !rd.send() {
@@ -196,7 +207,7 @@ func (rd *reader) sub(s *hprof.SubRecord) {
 	if rd.redumps {
 		switch s.Tag {
 		case hprof.SubInstanceDump, hprof.SubObjectArrayDump, hprof.SubPrimitiveArrayDump, hprof.SubPrimitiveArrayNoData:
-			it.self = rd.resolve(s.ID)
+			it.id = rd.resolve(s.ID)
 		}
 	}
 	switch {
@@ -206,22 +217,21 @@ func (rd *reader) sub(s *hprof.SubRecord) {
 			rd.b.errs = append(rd.b.errs, err)
 		}
 	case s.Tag == hprof.SubObjectArrayDump:
-		it.ref = rd.resolve(s.ClassID)
-		it.lo = uint32(len(rd.b.vals))
+		it.aux = rd.resolve(s.ClassID)
+		it.lo, it.n = uint32(len(rd.b.vals)), uint32(len(s.Elements))
 		for _, e := range s.Elements {
 			rd.b.refAt = append(rd.b.refAt, uint32(len(rd.b.vals)))
 			rd.b.vals = append(rd.b.vals, e)
 		}
-		it.hi = uint32(len(rd.b.vals))
 	case s.Tag == hprof.SubPrimitiveArrayDump, s.Tag == hprof.SubPrimitiveArrayNoData:
-		it.elem, it.length = uint8(s.ElemType), s.Length
+		it.elem, it.n = uint8(s.ElemType), s.Length
 	case s.Tag == hprof.SubClassDump:
 		it.id, it.lo = s.ID, uint32(len(rd.b.dumps))
 		rd.b.dumps = append(rd.b.dumps, s.Class.Clone())
 	case s.Tag == hprof.SubHeapDumpInfo:
-		it.ref, it.id = uint64(s.HeapType), s.HeapName
+		it.n, it.id = s.HeapType, s.HeapName
 	case s.Tag.IsRoot():
-		it.id, it.ref, it.lo, it.hi, it.self = s.ID, rd.resolve(s.ID), s.Thread, s.Frame, s.JNIRef
+		it.id, it.lo, it.n, it.aux = rd.resolve(s.ID), s.Thread, s.Frame, s.JNIRef
 	}
 	rd.b.items = append(rd.b.items, it)
 }
@@ -237,15 +247,14 @@ func (rd *reader) instance(s *hprof.SubRecord, it *ahead) error {
 	if ci.chainSize != len(s.Data) {
 		return &hprof.FormatError{Offset: s.Offset, Record: s.Tag.String(), Tag: int(s.Tag), Msg: fmt.Sprintf("instance has %d bytes of fields, its class layout %d", len(s.Data), ci.chainSize)}
 	}
-	it.class = int32(k)
-	it.lo = uint32(len(rd.b.vals))
+	it.n, it.lo = uint32(k), uint32(len(rd.b.vals))
 	for _, f := range rd.picks(k) {
 		if f.ref {
 			rd.b.refAt = append(rd.b.refAt, uint32(len(rd.b.vals)))
 		}
 		rd.b.vals = append(rd.b.vals, readValue(s.Data[f.off:], int(f.size)))
 	}
-	it.hi = uint32(len(rd.b.vals))
+	it.aux = uint64(len(rd.b.vals))
 	return nil
 }
 

@@ -13,8 +13,8 @@ import (
 // TestAheadSize: the items pass 2's goroutines exchange stay as small as
 // their comment says.
 func TestAheadSize(t *testing.T) {
-	if unsafe.Sizeof(uintptr(0)) == 8 && unsafe.Sizeof(ahead{}) != 48 {
-		t.Errorf("ahead is %d bytes, want 48", unsafe.Sizeof(ahead{}))
+	if unsafe.Sizeof(uintptr(0)) == 8 && unsafe.Sizeof(ahead{}) != 32 {
+		t.Errorf("ahead is %d bytes, want 32", unsafe.Sizeof(ahead{}))
 	}
 }
 
