@@ -2,6 +2,7 @@ package crunch
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/heapcrunch/heapcrunch/hprof"
 )
@@ -99,6 +100,15 @@ func (b *aheadBatch) reset() {
 	b.dumps, b.errs = b.dumps[:0], b.errs[:0]
 }
 
+// reserve gives an empty batch room for what l lets it hold, at once:
+// grown by append, a quarter at a time, its buffers would be copied
+// several times over before they reach that size.
+func (b *aheadBatch) reserve(l *batchLimits) {
+	b.items = slices.Grow(b.items, l.items+2)
+	b.vals = slices.Grow(b.vals, l.vals+4096)
+	b.refAt = slices.Grow(b.refAt, l.vals+4096)
+}
+
 func (b *aheadBatch) full(l *batchLimits) bool {
 	return len(b.items) >= l.items || len(b.vals) >= l.vals || len(b.bytes) >= l.bytes
 }
@@ -120,6 +130,7 @@ type reader struct {
 // the writer stops.
 func (rd *reader) run(p *pipe[aheadBatch], b *aheadBatch) {
 	rd.pipe, rd.b = p, b
+	rd.b.reserve(&rd.limits)
 	rd.b.err = rd.readAll()
 	if !rd.stop {
 		p.last(rd.b)
@@ -144,6 +155,7 @@ func (rd *reader) send() bool {
 		return false
 	}
 	rd.b.reset()
+	rd.b.reserve(&rd.limits)
 	return true
 }
 

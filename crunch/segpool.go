@@ -89,10 +89,17 @@ func (sg *segment) readAll(in *input) {
 	defer in.catchFault(&sg.err)
 	// Pieces of a 32 MiB record, say: the pages of the mapped file read
 	// are given back as the reading goes on (a record split off is not
-	// the main goroutine's to give back until it is merged).
+	// the main goroutine's to give back until it is merged). Those of a
+	// smaller record (a JDK's are 1 MB) are left to the main goroutine,
+	// which gives back releaseStep bytes at a time: each call costs the
+	// other cores an interrupt to flush their TLBs.
 	from := sg.start
 	for sg.read(&sg.r, 1<<14, nil) {
-		from = in.dropRange(from, sg.r.Offset())
+		if sg.r.Offset()-from >= releaseStep {
+			from = in.dropRange(from, sg.r.Offset())
+		}
 	}
-	in.dropRange(from, sg.r.Offset())
+	if from > sg.start {
+		in.dropRange(from, sg.r.Offset())
+	}
 }

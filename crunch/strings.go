@@ -1,6 +1,7 @@
 package crunch
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -39,6 +40,15 @@ func (st *state) addString(id uint64, text []byte) {
 		return
 	}
 	st.strings[id] = uint64(len(st.strs))
+	// Doubling, where append grows a large slice by a quarter: a dump's
+	// tens of thousands of strings would be copied about four times over
+	// and leave that much garbage.
+	if len(st.strs) == cap(st.strs) {
+		st.strs = slices.Grow(st.strs, max(len(st.strs), 1024))
+	}
+	if len(st.arena)+len(text) > cap(st.arena) {
+		st.arena = slices.Grow(st.arena, max(len(st.arena), len(text), 64<<10))
+	}
 	st.strs = append(st.strs, stringInfo{hprofID: id, off: len(st.arena), length: len(text), base: -1})
 	st.arena = append(st.arena, text...)
 }
