@@ -230,3 +230,17 @@ func BenchmarkIndexLookup(b *testing.B) {
 	}
 	b.Logf("bytes per object: bitmap %.2f, sorted %.2f", float64(rx.bytes())/float64(rx.n), float64(sx.bytes())/float64(sx.len()))
 }
+
+// BenchmarkRankIndexBuild: building the bitmap index of a HotSpot-like heap
+// (4 M objects in 700 regions), as pass 1's end does.
+func BenchmarkRankIndexBuild(b *testing.B) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	var s idSeq
+	for _, id := range heapLikeIDs(rng, 4<<20, 700, 8, false) {
+		s.add(id)
+	}
+	words := rankIndexWords(&s)
+	for b.Loop() {
+		newRankIndex(&s, words)
+	}
+}
