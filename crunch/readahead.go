@@ -229,7 +229,7 @@ func (rd *reader) sub(s *hprof.SubRecord) {
 			rd.b.errs = append(rd.b.errs, err)
 		}
 	case s.Tag == hprof.SubObjectArrayDump:
-		it.aux = rd.resolve(s.ClassID)
+		it.aux = rd.arrayClass(s.ClassID)
 		it.lo, it.n = uint32(len(rd.b.vals)), uint32(len(s.Elements))
 		for _, e := range s.Elements {
 			rd.b.refAt = append(rd.b.refAt, uint32(len(rd.b.vals)))
@@ -281,6 +281,22 @@ func (rd *reader) classOf(s *hprof.SubRecord) (int, error) {
 	}
 	rd.classSeen.put(s.ClassID, int32(o))
 	return int(o), nil
+}
+
+// arrayClass resolves the class ID of an object array: a class, met
+// again and again (a heap's object arrays have few classes), from the
+// recent classes, where resolve would look in the object index first; any
+// other ID as resolve does. A class's dense ID is its class index + 1.
+func (rd *reader) arrayClass(id uint64) uint64 {
+	if k, ok := rd.classSeen.get(id); ok {
+		return uint64(k) + 1
+	}
+	o, ok := rd.classIndex.lookup(id)
+	if !ok {
+		return rd.resolve(id)
+	}
+	rd.classSeen.put(id, int32(o))
+	return uint64(o) + 1
 }
 
 // resolve maps an object ID to its dense ID with what pass 1 built, or
