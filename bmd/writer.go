@@ -355,9 +355,13 @@ func (w *Writer) HeapDumpEnd() error {
 // Trace sets the stack trace serial of the object records that follow; it
 // writes a record only when the serial changes.
 func (w *Writer) Trace(serial uint32) error {
-	if serial == w.trace {
+	if serial == w.trace { // the usual case, before each object: inlined
 		return w.err
 	}
+	return w.newTrace(serial)
+}
+
+func (w *Writer) newTrace(serial uint32) error {
 	s := w.begin(KindTrace)
 	w.uv(uint64(serial))
 	w.trace = serial
@@ -638,9 +642,13 @@ func (w *Writer) encodeRoots() {
 // records; they must be defined. A file whose metadata sets ClassesPlaced
 // places every class.
 func (w *Writer) PlaceClasses(n uint64) error {
-	if n == 0 {
+	if n == 0 { // crunch asks before each object: kept small enough to inline
 		return w.err
 	}
+	return w.placeClasses(n)
+}
+
+func (w *Writer) placeClasses(n uint64) error {
 	if w.placed+n > w.classes {
 		return w.fail("%d classes placed, %d in the file", w.placed+n, w.classes)
 	}
