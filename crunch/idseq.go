@@ -87,7 +87,14 @@ func (s *idSeq) add(id uint64) {
 // appendDelta appends the encoding of id after last: the zigzag varint of
 // their difference.
 func appendDelta(b []byte, last, id uint64) []byte {
-	return protowire.AppendVarint(b, protowire.EncodeZigZag(int64(id-last)))
+	z := protowire.EncodeZigZag(int64(id - last))
+	if z < 1<<14 { // nearly all: objects are small; in place, without a call
+		if z < 1<<7 {
+			return append(b, byte(z))
+		}
+		return append(b, byte(z)|0x80, byte(z>>7))
+	}
+	return protowire.AppendVarint(b, z)
 }
 
 // room returns the chunk to append n more bytes of deltas to: the last

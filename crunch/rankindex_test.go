@@ -1,9 +1,13 @@
 package crunch
 
 import (
+	"bytes"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // heapLikeIDs returns n IDs as a HotSpot dump has them: regions of
@@ -242,5 +246,18 @@ func BenchmarkRankIndexBuild(b *testing.B) {
 	words := rankIndexWords(&s)
 	for b.Loop() {
 		newRankIndex(&s, words)
+	}
+}
+
+// TestAppendDelta: the in-place encodings of one- and two-byte deltas are
+// protowire's zigzag varints, at their edges and beyond.
+func TestAppendDelta(t *testing.T) {
+	for _, d := range []int64{0, 1, -1, 63, -64, 64, -65, 8191, -8192, 8192, -8193, 1 << 40, math.MinInt64, math.MaxInt64} {
+		last := uint64(1 << 62)
+		got := appendDelta(nil, last, last+uint64(d))
+		want := protowire.AppendVarint(nil, protowire.EncodeZigZag(d))
+		if !bytes.Equal(got, want) {
+			t.Errorf("delta %d: % x, want % x", d, got, want)
+		}
 	}
 }
