@@ -98,6 +98,7 @@ type converter struct {
 	unplaced   map[uint64]*hprof.ClassDump // class dumps waiting for PLACE CLASSES, by class index
 	nameBuf    []byte                      // the text of the last array name
 	estimate   int64                       // bytes of instance data and array elements (first pass)
+	instBytes  []int64                     // class index -> instanceBytes + 1, 0 if not known yet
 }
 
 // open returns a Source reading src from its start.
@@ -186,20 +187,40 @@ func (c *converter) names(rec *bmd.Record) error {
 			return c.renameMembers(&rec.Def, nil)
 		}
 	case bmd.KindInstance:
-		lay, _ := c.source.Layout(rec.Class)
-		for _, f := range lay {
-			if f.Type == bmd.Object {
-				c.estimate += int64(c.meta.IDSize)
-			} else {
-				c.estimate += int64(f.Type.Size())
-			}
-		}
+		c.estimate += c.instanceBytes(rec.Class)
 	case bmd.KindObjectArray:
 		c.estimate += int64(rec.Count) * int64(c.meta.IDSize)
 	case bmd.KindPrimitiveArray:
 		c.estimate += int64(rec.Count) * int64(rec.Type.Size())
 	}
 	return nil
+}
+
+// instanceBytes returns the bytes of field data an instance of class has
+// in the HPROF, remembered by class index (dense from 1 in a BMD file)
+// for the first million classes: a heap has millions of instances of a
+// few hundred classes.
+func (c *converter) instanceBytes(class uint64) int64 {
+	const most = 1 << 20
+	if class < uint64(len(c.instBytes)) && c.instBytes[class] != 0 {
+		return c.instBytes[class] - 1
+	}
+	lay, _ := c.source.Layout(class)
+	n := int64(0)
+	for _, f := range lay {
+		if f.Type == bmd.Object {
+			n += int64(c.meta.IDSize)
+		} else {
+			n += int64(f.Type.Size())
+		}
+	}
+	if class < most && len(lay) > 0 {
+		if class >= uint64(len(c.instBytes)) {
+			c.instBytes = slices.Grow(c.instBytes, int(class)+1-len(c.instBytes))[:class+1]
+		}
+		c.instBytes[class] = n + 1
+	}
+	return n
 }
 
 // rest handles a record of the second pass.
