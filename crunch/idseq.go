@@ -151,14 +151,32 @@ func (s *idSeq) shift() uint {
 // each calls f with every ID in order.
 func (s *idSeq) each(f func(id uint64)) {
 	for _, c := range s.chunks {
-		id, c := c.base, c.delta
-		for len(c) > 0 {
-			v, n := protowire.ConsumeVarint(c)
-			c = c[n:]
-			id += uint64(protowire.DecodeZigZag(v))
+		id, d := c.base, c.delta
+		for len(d) > 0 {
+			z, n := shortDelta(d)
+			if n == 0 {
+				z, n = protowire.ConsumeVarint(d)
+			}
+			d = d[n:]
+			id += uint64(protowire.DecodeZigZag(z))
 			f(id)
 		}
 	}
+}
+
+// shortDelta decodes the delta at the start of d if it takes one or two
+// bytes, as nearly all do (objects are small): its zigzag value and its
+// length, or a length of 0 for a longer delta, which the caller decodes
+// with protowire.ConsumeVarint. Small enough to be inlined in the loops
+// over millions of IDs, where a call per ID costs more than the decoding.
+func shortDelta(d []byte) (z uint64, n int) {
+	if d[0] < 0x80 {
+		return uint64(d[0]), 1
+	}
+	if len(d) > 1 && d[1] < 0x80 {
+		return uint64(d[0]&0x7f) | uint64(d[1])<<7, 2
+	}
+	return 0, 0
 }
 
 // release drops the IDs.

@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"math/bits"
 	"slices"
+
+	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // rankIndex maps object IDs to dense ordinals with a bitmap over the span
@@ -66,10 +68,7 @@ func rankIndexWords(s *idSeq) uint64 {
 func newRankIndex(s *idSeq, words uint64) (x *rankIndex, dups int) {
 	x = &rankIndex{min: s.lo, shift: s.shift(), words: make([]rankWord, words), units: 64 * words}
 	x.mask = 1<<x.shift - 1
-	s.each(func(id uint64) {
-		k := (id - x.min) >> x.shift
-		x.words[k/64].bits |= 1 << (k % 64)
-	})
+	x.setBits(s)
 	c := uint32(0)
 	for i := range x.words {
 		x.words[i].before = c
@@ -81,6 +80,24 @@ func newRankIndex(s *idSeq, words uint64) (x *rankIndex, dups int) {
 	}
 	x.pieceOfWords()
 	return x, dups
+}
+
+// setBits sets the bit of each ID of s. It walks the deltas itself, as
+// idSeq.each does, without a call per ID: it runs once per object.
+func (x *rankIndex) setBits(s *idSeq) {
+	for _, c := range s.chunks {
+		id, d := c.base, c.delta
+		for len(d) > 0 {
+			z, n := shortDelta(d)
+			if n == 0 {
+				z, n = protowire.ConsumeVarint(d)
+			}
+			d = d[n:]
+			id += uint64(protowire.DecodeZigZag(z))
+			k := (id - x.min) >> x.shift
+			x.words[k/64].bits |= 1 << (k % 64)
+		}
+	}
 }
 
 // piecesFromRuns makes the pieces from the ascending runs of the IDs,
