@@ -2,6 +2,7 @@ package crunch
 
 import (
 	"fmt"
+	"io"
 	"slices"
 
 	"github.com/heapcrunch/heapcrunch/hprof"
@@ -124,6 +125,7 @@ type reader struct {
 	in     *input
 	progress
 	classSeen recentClasses // class ID -> class index
+	s         hprof.SubRecord
 }
 
 // run reads the dump, sending batches until the end or an error, or until
@@ -197,8 +199,13 @@ func (rd *reader) records() error {
 }
 
 func (rd *reader) heapDump() error {
-	for s, err := range rd.r.SubRecords() {
-		if err != nil {
+	s := &rd.s
+	for {
+		// NextSub in a plain loop, not through SubRecords: no call of a
+		// loop body per sub-record.
+		if err := rd.r.NextSub(s); err == io.EOF {
+			return nil
+		} else if err != nil {
 			return err
 		}
 		rd.sub(s)
@@ -210,7 +217,6 @@ func (rd *reader) heapDump() error {
 			}
 		}
 	}
-	return nil
 }
 
 // sub adds a sub-record, resolved.
