@@ -392,25 +392,42 @@ func (r *Reader) fastSub(s *SubRecord, off int64) bool {
 // place their layouts are read, by NextSub's readers and by fastSub.
 
 // instanceHeader decodes the fixed part of an INSTANCE DUMP (2*id+8 bytes)
-// into s and returns the size of its field data.
+// into s and returns the size of its field data. The three headers are
+// decoded with constant offsets for each ID size: they run for every
+// object, twice.
 func (r *Reader) instanceHeader(b []byte, s *SubRecord) (size uint32) {
-	id := r.idSize
-	s.ID, s.StackTrace, s.ClassID = r.id(b), binary.BigEndian.Uint32(b[id:]), r.id(b[id+4:])
-	return binary.BigEndian.Uint32(b[2*id+4:])
+	if r.idSize == 4 {
+		b = b[:16]
+		s.ID, s.StackTrace, s.ClassID = uint64(binary.BigEndian.Uint32(b)), binary.BigEndian.Uint32(b[4:]), uint64(binary.BigEndian.Uint32(b[8:]))
+		return binary.BigEndian.Uint32(b[12:])
+	}
+	b = b[:24]
+	s.ID, s.StackTrace, s.ClassID = binary.BigEndian.Uint64(b), binary.BigEndian.Uint32(b[8:]), binary.BigEndian.Uint64(b[12:])
+	return binary.BigEndian.Uint32(b[20:])
 }
 
 // objectArrayHeader decodes the fixed part of an OBJECT ARRAY DUMP
 // (2*id+8 bytes) into s.
 func (r *Reader) objectArrayHeader(b []byte, s *SubRecord) {
-	id := r.idSize
-	s.ID, s.StackTrace, s.Length, s.ClassID = r.id(b), binary.BigEndian.Uint32(b[id:]), binary.BigEndian.Uint32(b[id+4:]), r.id(b[id+8:])
+	if r.idSize == 4 {
+		b = b[:16]
+		s.ID, s.StackTrace, s.Length, s.ClassID = uint64(binary.BigEndian.Uint32(b)), binary.BigEndian.Uint32(b[4:]), binary.BigEndian.Uint32(b[8:]), uint64(binary.BigEndian.Uint32(b[12:]))
+		return
+	}
+	b = b[:24]
+	s.ID, s.StackTrace, s.Length, s.ClassID = binary.BigEndian.Uint64(b), binary.BigEndian.Uint32(b[8:]), binary.BigEndian.Uint32(b[12:]), binary.BigEndian.Uint64(b[16:])
 }
 
 // primitiveArrayHeader decodes the fixed part of a PRIMITIVE ARRAY DUMP or
 // NODATA (id+9 bytes) into s; the element type is not checked.
 func (r *Reader) primitiveArrayHeader(b []byte, s *SubRecord) {
-	id := r.idSize
-	s.ID, s.StackTrace, s.Length, s.ElemType = r.id(b), binary.BigEndian.Uint32(b[id:]), binary.BigEndian.Uint32(b[id+4:]), BasicType(b[id+8])
+	if r.idSize == 4 {
+		b = b[:13]
+		s.ID, s.StackTrace, s.Length, s.ElemType = uint64(binary.BigEndian.Uint32(b)), binary.BigEndian.Uint32(b[4:]), binary.BigEndian.Uint32(b[8:]), BasicType(b[12])
+		return
+	}
+	b = b[:17]
+	s.ID, s.StackTrace, s.Length, s.ElemType = binary.BigEndian.Uint64(b), binary.BigEndian.Uint32(b[8:]), binary.BigEndian.Uint32(b[12:]), BasicType(b[16])
 }
 
 // appendIDs appends the big-endian IDs of size id in b to ids.
