@@ -22,7 +22,7 @@ report() {
     local name=$1; shift
     timed "$work/all" "$@"
     read -r s kb < <(best "$work/all")
-    printf "%-28s %6.2f s, %5d MB peak RSS\n" "$name:" "$s" "$((kb / 1024))"
+    printf "%-28s %6.3f s, %5d MB peak RSS\n" "$name:" "$s" "$((kb / 1024))"
 }
 
 echo "input: $(stat -c %s "$in") bytes; reading it twice from the page cache: $(read_twice "$in" "$work/read") s"

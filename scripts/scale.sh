@@ -49,7 +49,7 @@ for idsize in 4 8; do
         read -r dt dm <<<"$(best "$DIR/d")"
         awk -v id="$idsize" -v n="$objects" -v b="$(stat -c %s "$dump")" -v r="$read2" -v ct="$ct" -v cm="$cm" \
             -v c1="$c1t" -v bmd="$(stat -c %s "$DIR/out.bmd")" -v dt="$dt" -v dm="$dm" 'BEGIN {
-            printf "| %d | %d | %d | %.3f | %.2f | %.1f | %.0f | %.0f | %.2f | %d | %.2f | %.0f |\n",
+            printf "| %d | %d | %d | %.3f | %.3f | %.1f | %.0f | %.0f | %.3f | %d | %.3f | %.0f |\n",
                 id, n, b, r, ct, ct / r, cm / 1024, 12 * n / 1048576 + 64, c1, bmd, dt, dm / 1024 }'
         rm -f "$dump" "$dump.counts" "$DIR/out.bmd" "$DIR/out.hprof"
     done

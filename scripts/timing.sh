@@ -1,16 +1,29 @@
-# Sourced by scripts/bench.sh and scripts/scale.sh: the one way they time
+# Sourced by scripts/bench.sh, scale.sh and vsoriginal.sh: the one way they time
 # a command and read the floor of two passes. RUNS (default 3) runs each.
 
 RUNS=${RUNS:-3}
 
-# timed OUT CMD...: runs CMD RUNS times, its standard output discarded, and
-# writes to OUT a "seconds KB" line per run (wall time, peak RSS, from
-# /usr/bin/time).
+# time1 OUT CMD...: runs CMD once, its standard output discarded, and
+# appends to OUT a "seconds KB" line: the wall time to the millisecond
+# (taken around /usr/bin/time, whose own %e has only hundredths) and the
+# peak RSS from /usr/bin/time. Returns CMD's exit status.
+time1() {
+    local out=$1; shift
+    local t0 t1 st=0
+    t0=$(date +%s.%N)
+    /usr/bin/time -o "$out.rss" -f "%M" "$@" >/dev/null || st=$?
+    t1=$(date +%s.%N)
+    echo "$(echo "$t1 - $t0" | bc) $(tail -1 "$out.rss")" >>"$out"
+    rm -f "$out.rss"
+    return "$st"
+}
+
+# timed OUT CMD...: runs CMD RUNS times (time1), a line per run in OUT.
 timed() {
     local out=$1; shift
     : >"$out"
     for _ in $(seq "$RUNS"); do
-        /usr/bin/time -a -o "$out" -f "%e %M" "$@" >/dev/null
+        time1 "$out" "$@"
     done
 }
 

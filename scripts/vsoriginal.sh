@@ -19,7 +19,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 classes="$1"; dump="$2"
-RUNS=${RUNS:-3}
+. "$root/scripts/timing.sh"
 cp="$classes:${V1TOOLS_CP:-/usr/share/java/guava.jar:/usr/share/java/jsr305.jar}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
@@ -39,22 +39,21 @@ javac -nowarn -cp "$cp" -d "$work/wrap" "$work/wrap/BufferedCrunch.java"
 # run NAME CMD...: runs CMD once, printing "NAME: seconds s, MB MB".
 run() {
     local name=$1; shift
-    /usr/bin/time -o "$work/t" -f "%e %M" "$@" >/dev/null 2>"$work/err" || { cat "$work/err" >&2; exit 1; }
-    read -r s kb <"$work/t"
-    printf "%-40s %8.2f s %7.0f MB\n" "$name:" "$s" "$((kb / 1024))"
-    echo "$s $kb" >"$work/last"
+    : >"$work/last"
+    time1 "$work/last" "$@" 2>"$work/err" || { cat "$work/err" >&2; exit 1; }
+    read -r s kb <"$work/last"
+    printf "%-40s %8.3f s %7.0f MB\n" "$name:" "$s" "$((kb / 1024))"
 }
-# best NAME CMD...: run RUNS times, keeping the best time.
-best() {
+# run_best NAME CMD...: runs CMD RUNS times, keeping the best time.
+run_best() {
     local name=$1; shift
     : >"$work/all"
     for _ in $(seq "$RUNS"); do
-        /usr/bin/time -o "$work/t" -f "%e %M" "$@" >/dev/null 2>"$work/err" || { cat "$work/err" >&2; exit 1; }
-        cat "$work/t" >>"$work/all"
+        time1 "$work/all" "$@" 2>"$work/err" || { cat "$work/err" >&2; exit 1; }
     done
-    sort -n "$work/all" | head -1 >"$work/last"
+    best "$work/all" >"$work/last"
     read -r s kb <"$work/last"
-    printf "%-40s %8.2f s %7.0f MB  (best of %d)\n" "$name:" "$s" "$((kb / 1024))" "$RUNS"
+    printf "%-40s %8.3f s %7.0f MB  (best of %d)\n" "$name:" "$s" "$((kb / 1024))" "$RUNS"
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a / b }'; }
 
@@ -62,15 +61,15 @@ echo "dump: $dump, $(stat -c %s "$dump") bytes"
 cat "$dump" >/dev/null
 run "original cruncher (output buffered)" java -cp "$cp:$work/wrap" BufferedCrunch "$dump" "$work/orig.bmd"
 read -r oc ocm <"$work/last"
-best "crunch" "$work/crunch" -q --force "$dump" "$work/ours.bmd"
+run_best "crunch" "$work/crunch" -q --force "$dump" "$work/ours.bmd"
 read -r c cm <"$work/last"
-best "crunch --format v1" "$work/crunch" -q --force --format v1 "$dump" "$work/ours1.bmd"
+run_best "crunch --format v1" "$work/crunch" -q --force --format v1 "$dump" "$work/ours1.bmd"
 read -r c1 _ <"$work/last"
 run "original decruncher (its own BMD)" java -cp "$cp" com.badoo.bmd.decruncher.BmdDecruncher "$work/orig.bmd" "$work/orig.hprof"
 read -r od odm <"$work/last"
-best "decrunch (our BMD)" "$work/decrunch" -q --force "$work/ours.bmd" -o "$work/ours.hprof"
+run_best "decrunch (our BMD)" "$work/decrunch" -q --force "$work/ours.bmd" -o "$work/ours.hprof"
 read -r d dm <"$work/last"
-best "decrunch (the original's BMD)" "$work/decrunch" -q --force "$work/orig.bmd" -o "$work/ours-orig.hprof"
+run_best "decrunch (the original's BMD)" "$work/decrunch" -q --force "$work/orig.bmd" -o "$work/ours-orig.hprof"
 read -r dv _ <"$work/last"
 echo "BMD bytes: original $(stat -c %s "$work/orig.bmd"), ours $(stat -c %s "$work/ours.bmd"), ours --format v1 $(stat -c %s "$work/ours1.bmd")"
 echo "crunch: $(ratio "$oc" "$c") x faster ($(ratio "$oc" "$c1") x with --format v1), $(ratio "$ocm" "$cm") x less memory"
