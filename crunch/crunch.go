@@ -115,6 +115,7 @@ type state struct {
 	opt    *Options
 	idSize int
 
+	pending     []pendingString   // pass 1: the STRING records (addString), until indexStrings
 	strings     map[uint64]uint64 // HPROF string ID -> index in strs
 	strs        []stringInfo      // one per distinct HPROF string ID, in dump order, then the made-up element names
 	arena       []byte            // texts of the strings (pass 1), then of those that stay clear

@@ -290,6 +290,7 @@ func (p *pass1) classDump(c segClass) error {
 
 // finish turns what pass 1 read into what pass 2 needs.
 func (p *pass1) finish() error {
+	p.indexStrings()
 	if err := p.buildIndex(); err != nil {
 		return err
 	}
