@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"sort"
 	"strings"
 
@@ -45,7 +46,26 @@ left behind); 2 usage error; 128+N ended by signal N, after removing temporary
 and spool files: 130 SIGINT, 143 SIGTERM, 129 SIGHUP, 131 SIGQUIT; 141 the
 output's reader (pipe or FIFO) went away before the end.`
 
-func main() { os.Exit(cliutil.Run(app(), os.Args)) }
+func main() {
+	collectLess()
+	os.Exit(cliutil.Run(app(), os.Args))
+}
+
+// collectLess lets the garbage collector of this process run a quarter as
+// often as Go's default (GOGC=100), unless GOGC is set. Crunch's heap is
+// mostly a few large tables that live to the end; with the default, the
+// collections while it is still small, as the first pass reads the
+// dump's strings, cost 4 to 5 %: 12 alternating runs on the README's 134
+// MB dump, median 0.2235 s against 0.2346 s, on big-200m.hprof 0.234 s
+// against 0.244 s; peak RSS 46 MB against 39 MB and 47 against 42 MB,
+// and on big-1300m.hprof 93 MB either way, within the memory aim of 12
+// bytes per object + 64 MB. The crunch package leaves the process's
+// settings alone.
+func collectLess() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
+}
 
 func app() *cli.App {
 	return &cli.App{
