@@ -3,7 +3,6 @@ package crunch
 import (
 	"fmt"
 	"io"
-	"slices"
 
 	"github.com/heapcrunch/heapcrunch/hprof"
 )
@@ -103,11 +102,22 @@ func (b *aheadBatch) reset() {
 
 // reserve gives an empty batch room for what l lets it hold, at once:
 // grown by append, a quarter at a time, its buffers would be copied
-// several times over before they reach that size.
+// several times over before they reach that size. They are made empty,
+// not grown (slices.Grow zeroes the room it adds): the memory of a new
+// buffer is touched only as a batch fills it, and a batch cut by its
+// items leaves most of its values' room untouched.
 func (b *aheadBatch) reserve(l *batchLimits) {
-	b.items = slices.Grow(b.items, l.items+2)
-	b.vals = slices.Grow(b.vals, l.vals+4096)
-	b.refAt = slices.Grow(b.refAt, l.vals+4096)
+	b.items = reserve(b.items, l.items+2)
+	b.vals = reserve(b.vals, l.vals+4096)
+	b.refAt = reserve(b.refAt, l.vals+4096)
+}
+
+// reserve returns s, empty, or an empty slice of capacity n if s has less.
+func reserve[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, 0, n)
+	}
+	return s[:0]
 }
 
 func (b *aheadBatch) full(l *batchLimits) bool {
