@@ -183,7 +183,9 @@ func (c *converter) runAhead(src Source) error {
 	batches := make(chan *aheadBatch)
 	free := make(chan *aheadBatch, 3)
 	for range 3 {
-		free <- &aheadBatch{}
+		// At their full size at once: grown by append, a quarter at a
+		// time, the buffers would be copied several times over.
+		free <- &aheadBatch{items: make([]aheadItem, 0, aheadItems), data: make([]byte, 0, aheadData), elems: make([]uint64, 0, aheadElems)}
 	}
 	done := make(chan struct{})
 	finished := make(chan struct{})
