@@ -101,3 +101,26 @@ func TestStringIDZero(t *testing.T) {
 		t.Errorf("the class named by string ID 0: %q, want no name", want[1])
 	}
 }
+
+// TestStringRepeated: a STRING record whose ID an earlier one has is left
+// out: the name is the first record's text (pass 1 indexes the strings
+// at its end, so the rule holds there, not as they are read).
+func TestStringRepeated(t *testing.T) {
+	var buf bytes.Buffer
+	w := newDumpWriter(t, &buf, 4)
+	enc := w.Encoder()
+	w.WriteRecord(hprof.TagString, 0, enc.AppendString(nil, 1, []byte("FirstName")))
+	w.WriteRecord(hprof.TagString, 0, enc.AppendString(nil, 1, []byte("SecondName")))
+	w.WriteRecord(hprof.TagLoadClass, 0, enc.AppendLoadClass(nil, hprof.LoadClass{Serial: 1, ClassID: 0x100, Name: 1}))
+	w.BeginHeapDump(hprof.TagHeapDumpSegment, 0)
+	w.WriteSub(&hprof.SubRecord{Tag: hprof.SubClassDump, ID: 0x100, Class: hprof.ClassDump{ID: 0x100}})
+	w.EndHeapDump()
+	must(t, w.Flush())
+	rt := keepStringsRoundTrip(t, buf.Bytes())
+	if !bytes.Contains(rt.bmd, []byte("FirstName")) || bytes.Contains(rt.bmd, []byte("SecondName")) {
+		t.Errorf("BMD with --keep-strings: want FirstName and not SecondName")
+	}
+	if !slices.ContainsFunc(rt.got, func(l string) bool { return strings.HasPrefix(l, "class #1 FirstName ") }) {
+		t.Errorf("decrunched: no class FirstName in\n%s", strings.Join(rt.got, "\n"))
+	}
+}

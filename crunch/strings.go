@@ -59,10 +59,10 @@ type pendingString struct {
 
 // indexStrings makes the STRING records of pass 1 its strings, in dump
 // order: a repeated HPROF ID resolves to its first record, the others are
-// left out. Done once, at the end of pass 1, with the map and slice sized
-// at once (tens of thousands of inserts into a growing map, with its
-// garbage, cost a HotSpot dump's pass 1 about 11 ms on one goroutine
-// before its heap dump), and, with two cores, while the ID index is built.
+// left out (TestStringRepeated). Done once, at the end of pass 1, with the
+// map and slice sized at once: tens of thousands of inserts into a
+// growing map, with its garbage, cost a HotSpot dump's pass 1 about 11 ms
+// on one goroutine before its heap dump.
 func (st *state) indexStrings() {
 	st.strings = make(map[uint64]uint64, len(st.pending))
 	st.strs = make([]stringInfo, 0, len(st.pending))

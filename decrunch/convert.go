@@ -197,15 +197,15 @@ func (c *converter) names(rec *bmd.Record) error {
 }
 
 // instanceBytes returns the bytes of field data an instance of class has
-// in the HPROF, remembered by class index (dense from 1 in a BMD file)
-// for the first million classes: a heap has millions of instances of a
-// few hundred classes.
+// in the HPROF, remembered, in a version 2 file, by class index (dense
+// from 1, each class defined once) for the first million classes: a heap
+// has millions of instances of a few hundred classes.
 func (c *converter) instanceBytes(class uint64) int64 {
 	const most = 1 << 20
 	if class < uint64(len(c.instBytes)) && c.instBytes[class] != 0 {
 		return c.instBytes[class] - 1
 	}
-	lay, _ := c.source.Layout(class)
+	lay, ok := c.source.Layout(class)
 	n := int64(0)
 	for _, f := range lay {
 		if f.Type == bmd.Object {
@@ -214,7 +214,7 @@ func (c *converter) instanceBytes(class uint64) int64 {
 			n += int64(f.Type.Size())
 		}
 	}
-	if class < most && len(lay) > 0 {
+	if _, v2 := c.source.(*bmd.Reader); v2 && ok && class < most { // a layout not known yet may be later
 		if class >= uint64(len(c.instBytes)) {
 			c.instBytes = slices.Grow(c.instBytes, int(class)+1-len(c.instBytes))[:class+1]
 		}

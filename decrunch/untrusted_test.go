@@ -109,3 +109,48 @@ func TestAmplification(t *testing.T) {
 		})
 	}
 }
+
+// TestOutputEstimateInstances: the first pass counts each instance's field
+// bytes from its class's whole layout (8-byte IDs: an object field 8, an
+// int 4, a dropped long 8), also for two classes whose instances
+// alternate, and a limit under them is refused.
+func TestOutputEstimateInstances(t *testing.T) {
+	const n = 1000
+	file := amplifier(t, 2, func(w *bmd.Writer) {
+		w.HeapDump(true)
+		w.Class(&bmd.Class{Index: 1, Fields: []bmd.Field{{Type: bmd.Object}, {Type: bmd.Int, Kept: true}}})
+		w.Class(&bmd.Class{Index: 2, Super: 1, Fields: []bmd.Field{{Type: bmd.Long}}})
+		w.PlaceClasses(2)
+		for range n {
+			w.Instance(1, []uint64{0, 7})
+			w.Instance(2, []uint64{0, 7, 0})
+		}
+		w.HeapDumpEnd()
+	})
+	want := int64(n * ((8 + 4) + (8 + 4 + 8)))
+	r, err := bmd.NewReader(bytes.NewReader(file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.SkipValues = true
+	c := &converter{meta: r.Metadata(), source: r}
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.names(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c.estimate != want {
+		t.Errorf("estimate %d bytes, want %d", c.estimate, want)
+	}
+	var le *OutputLimitError
+	if _, err := Decrunch(bytes.NewReader(file), io.Discard, Options{MaxOutput: want - 1}); !errors.As(err, &le) {
+		t.Errorf("limit %d: error %v, want the output limit", want-1, err)
+	}
+}
