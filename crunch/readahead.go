@@ -107,13 +107,14 @@ func (b *aheadBatch) reset() {
 // buffer is touched only as a batch fills it, and a batch cut by its
 // items leaves most of its values' room untouched.
 func (b *aheadBatch) reserve(l *batchLimits) {
-	b.items = reserve(b.items, l.items+2)
-	b.vals = reserve(b.vals, l.vals+4096)
-	b.refAt = reserve(b.refAt, l.vals+4096)
+	b.items = emptyWithCap(b.items, l.items+2)
+	b.vals = emptyWithCap(b.vals, l.vals+4096)
+	b.refAt = emptyWithCap(b.refAt, l.vals+4096)
 }
 
-// reserve returns s, empty, or an empty slice of capacity n if s has less.
-func reserve[T any](s []T, n int) []T {
+// emptyWithCap returns s emptied, or a new empty slice of capacity n if s
+// has less.
+func emptyWithCap[T any](s []T, n int) []T {
 	if cap(s) < n {
 		return make([]T, 0, n)
 	}
