@@ -10,44 +10,51 @@ import (
 	"github.com/heapcrunch/heapcrunch/hprof"
 )
 
-// The second pass runs on two goroutines: one reads the BMD records and
-// turns the objects (instances and arrays, nearly all of a file) into
-// HPROF sub-records, which needs only the file and the ID mapping; the
-// other writes the HPROF in order, and handles every other record as the
-// first pass's reading does. Batches go from the first to the second and
-// back for reuse.
+// The second pass runs on two goroutines: one reads the BMD records, the
+// other converts and writes them in order. Reading (decoding the varints
+// and references of the BMD) takes half of the work and cannot be split,
+// so the reader does no more than copy each object's dense IDs and values
+// into a batch; the writer makes the HPROF IDs, encodes the fields, and
+// handles every other record as the first pass's reading does. Batches go
+// from the reader to the writer and back for reuse.
 
-// aheadItem is a record read ahead: an object made into an HPROF
-// sub-record, or a copy of any other record.
+// aheadItem is a record read ahead: an object, as its dense IDs and
+// values, or a copy of any other record.
 type aheadItem struct {
-	rec      *bmd.Record // a record other than an object, or nil
-	tag      hprof.SubTag
-	elem     hprof.BasicType
-	overflow bool // an ID did not fit the dump's identifier size
-	trace    uint32
-	length   uint32 // primitive array length
-	id       uint64 // HPROF IDs
-	class    uint64
-	lo, hi   uint32 // instance data in batch.data, array elements in batch.elems
+	rec    *bmd.Record // a record other than an object, or nil
+	tag    hprof.SubTag
+	elem   hprof.BasicType
+	trace  uint32
+	length uint32     // primitive array length
+	types  []bmd.Type // an instance's field types (classShape.types)
+	id     uint64     // dense IDs
+	class  uint64
+	lo, hi uint32 // instance values or array elements in batch.vals
 }
 
-// aheadBatch is a run of items and the data they point to.
+// aheadBatch is a run of items and the values they point to.
 type aheadBatch struct {
 	items []aheadItem
-	data  []byte
-	elems []uint64
-	held  int   // bytes held by the copied records
-	err   error // the reading error after the items, if any
+	vals  []uint64   // instance field values and array elements, as the BMD reader gives them
+	types []bmd.Type // the field types of instances whose shapes are not remembered
+	held  int        // bytes held by the copied records
+	err   error      // the reading error after the items, if any
 }
 
+// Batches are small and many are in flight: how long a batch takes to
+// read or to write varies with its objects, and with one batch ahead
+// each side waited for the other about a third of the time (on a 134 MB
+// dump's BMD, reader blocked 62-96 ms and writer 87-100 ms of a 195-270
+// ms second pass; with 8 in flight 3-8 and 29-42 ms).
 const (
-	aheadItems = 4096
-	aheadData  = 1 << 20
-	aheadElems = 1 << 17
+	aheadBatches = 8
+	aheadItems   = 2048
+	aheadVals    = 1 << 16
+	aheadHeld    = 1 << 20
 )
 
 func (b *aheadBatch) full() bool {
-	return len(b.items) >= aheadItems || len(b.data)+b.held >= aheadData || len(b.elems) >= aheadElems
+	return len(b.items) >= aheadItems || len(b.vals) >= aheadVals || len(b.types)+b.held >= aheadHeld
 }
 
 // readAhead reads src into batches until the end, an error, or done.
@@ -62,7 +69,7 @@ func (c *converter) readAhead(src Source, out chan<- *aheadBatch, free chan *ahe
 			}
 			break
 		}
-		c.ahead(src, b, rec)
+		c.ahead(b, rec)
 		if !b.full() {
 			continue
 		}
@@ -73,7 +80,7 @@ func (c *converter) readAhead(src Source, out chan<- *aheadBatch, free chan *ahe
 		}
 		select {
 		case b = <-free:
-			b.items, b.data, b.elems, b.held, b.err = b.items[:0], b.data[:0], b.elems[:0], 0, nil
+			b.items, b.vals, b.types, b.held, b.err = b.items[:0], b.vals[:0], b.types[:0], 0, nil
 		case <-done:
 			return
 		}
@@ -84,66 +91,54 @@ func (c *converter) readAhead(src Source, out chan<- *aheadBatch, free chan *ahe
 	}
 }
 
-// ahead adds a record to the batch: an object as its sub-record, any
-// other record as a copy.
-func (c *converter) ahead(src Source, b *aheadBatch, rec *bmd.Record) {
-	it := aheadItem{trace: rec.Trace}
-	var ok [3]bool
+// ahead adds a record to the batch: an object as its dense IDs and
+// values, any other record as a copy.
+func (c *converter) ahead(b *aheadBatch, rec *bmd.Record) {
+	it := aheadItem{trace: rec.Trace, id: rec.ID, class: rec.Class}
 	switch rec.Kind {
 	case bmd.KindInstance:
 		it.tag = hprof.SubInstanceDump
-		it.lo = uint32(len(b.data))
-		b.data, ok[0] = c.instanceData(b.data, src, rec)
-		it.hi = uint32(len(b.data))
-		it.id, ok[1] = c.ids.id(rec.ID)
-		it.class, ok[2] = c.ids.id(rec.Class)
+		sh, kept := c.shape(rec.Class)
+		it.types = sh.types
+		if !kept {
+			n := len(b.types)
+			b.types = append(b.types, sh.types...)
+			it.types = b.types[n:len(b.types):len(b.types)]
+		}
+		it.lo = uint32(len(b.vals))
+		b.vals = append(b.vals, rec.Values...)
+		it.hi = uint32(len(b.vals))
 	case bmd.KindObjectArray:
 		it.tag = hprof.SubObjectArrayDump
-		it.lo = uint32(len(b.elems))
-		ok[0] = true
-		for _, e := range rec.Elements {
-			v, good := c.ids.id(e)
-			ok[0] = ok[0] && good
-			b.elems = append(b.elems, v)
-		}
-		it.hi = uint32(len(b.elems))
-		it.id, ok[1] = c.ids.id(rec.ID)
-		it.class, ok[2] = c.ids.id(rec.Class)
+		it.lo = uint32(len(b.vals))
+		b.vals = append(b.vals, rec.Elements...)
+		it.hi = uint32(len(b.vals))
 	case bmd.KindPrimitiveArray, bmd.KindPrimitiveNoData:
 		it.tag = hprof.SubPrimitiveArrayDump
 		if rec.Kind == bmd.KindPrimitiveNoData {
 			it.tag = hprof.SubPrimitiveArrayNoData
 		}
 		it.length, it.elem = rec.Count, hprof.BasicType(rec.Type)
-		it.id, ok[0] = c.ids.id(rec.ID)
-		ok[1], ok[2] = true, true
 	case bmd.KindString, bmd.KindHashedString, bmd.KindArrayName, bmd.KindLoadClass,
 		bmd.KindTrace, bmd.KindEnd, bmd.KindObjectID:
 		return // nothing for the second pass to write (see rest)
 	default:
-		it.rec = copyRecord(rec)
+		it = aheadItem{rec: copyRecord(rec)}
 		b.held += recordSize(it.rec)
-		b.items = append(b.items, it)
-		return
 	}
-	it.overflow = !(ok[0] && ok[1] && ok[2])
 	b.items = append(b.items, it)
 }
 
-// instanceData appends the HPROF field data of an instance to data; ok is
-// false if an ID does not fit.
-func (c *converter) instanceData(data []byte, src Source, rec *bmd.Record) ([]byte, bool) {
-	lay, _ := src.Layout(rec.Class)
-	ok := true
-	for i, f := range lay {
-		v := rec.Values[i]
-		if f.Type == bmd.Object {
-			id, good := c.ids.id(v)
-			ok = ok && good
-			data = c.enc.AppendID(data, id)
+// instanceData appends the HPROF field data of an instance, whose fields
+// have types and the values vals, to data.
+func (c *converter) instanceData(data []byte, types []bmd.Type, vals []uint64) []byte {
+	for i, t := range types {
+		v := vals[i]
+		if t == bmd.Object {
+			data = c.enc.AppendID(data, c.obj(v))
 			continue
 		}
-		switch f.Type.Size() {
+		switch t.Size() {
 		case 1:
 			data = append(data, byte(v))
 		case 2:
@@ -154,7 +149,7 @@ func (c *converter) instanceData(data []byte, src Source, rec *bmd.Record) ([]by
 			data = binary.BigEndian.AppendUint64(data, v)
 		}
 	}
-	return data, ok
+	return data
 }
 
 // copyRecord returns a copy of rec that shares nothing with it.
@@ -180,12 +175,12 @@ func recordSize(rec *bmd.Record) int {
 // runAhead is run (with rest) on two goroutines: see above.
 func (c *converter) runAhead(src Source) error {
 	c.source = src
-	batches := make(chan *aheadBatch)
-	free := make(chan *aheadBatch, 3)
-	for range 3 {
+	batches := make(chan *aheadBatch, aheadBatches)
+	free := make(chan *aheadBatch, aheadBatches)
+	for range aheadBatches {
 		// At their full size at once: grown by append, a quarter at a
 		// time, the buffers would be copied several times over.
-		free <- &aheadBatch{items: make([]aheadItem, 0, aheadItems), data: make([]byte, 0, aheadData), elems: make([]uint64, 0, aheadElems)}
+		free <- &aheadBatch{items: make([]aheadItem, 0, aheadItems), vals: make([]uint64, 0, aheadVals)}
 	}
 	done := make(chan struct{})
 	finished := make(chan struct{})
@@ -206,10 +201,13 @@ func (c *converter) runAhead(src Source) error {
 		}
 		free <- b
 	}
+	if c.idOverflow { // the last object's
+		return errIDOverflow(c.meta.IDSize)
+	}
 	return nil
 }
 
-// writeAhead writes the items of a batch.
+// writeAhead converts and writes the items of a batch.
 func (c *converter) writeAhead(b *aheadBatch) error {
 	for i := range b.items {
 		if c.idOverflow {
@@ -226,14 +224,18 @@ func (c *converter) writeAhead(b *aheadBatch) error {
 			}
 			continue
 		}
-		c.idOverflow = c.idOverflow || it.overflow
 		c.st.Objects++
-		c.s.Tag, c.s.ID, c.s.StackTrace = it.tag, it.id, it.trace
+		c.s.Tag, c.s.ID, c.s.StackTrace = it.tag, c.obj(it.id), it.trace
 		switch it.tag {
 		case hprof.SubInstanceDump:
-			c.s.ClassID, c.s.Data = it.class, b.data[it.lo:it.hi]
+			c.inst = c.instanceData(c.inst[:0], it.types, b.vals[it.lo:it.hi])
+			c.s.ClassID, c.s.Data = c.obj(it.class), c.inst
 		case hprof.SubObjectArrayDump:
-			c.s.ClassID, c.s.Elements = it.class, b.elems[it.lo:it.hi]
+			elems := b.vals[it.lo:it.hi]
+			for j, e := range elems {
+				elems[j] = c.obj(e)
+			}
+			c.s.ClassID, c.s.Elements = c.obj(it.class), elems
 		default:
 			// Refuse what the array asks for before writing any of it.
 			if size := int64(it.length) * int64(it.elem.Size(c.meta.IDSize)); c.opt.MaxOutput > 0 && c.w.Written()+size > c.opt.MaxOutput {

@@ -97,8 +97,10 @@ type converter struct {
 	heapSeg    bool
 	unplaced   map[uint64]*hprof.ClassDump // class dumps waiting for PLACE CLASSES, by class index
 	nameBuf    []byte                      // the text of the last array name
+	inst       []byte                      // the field data of the instance being written
 	estimate   int64                       // bytes of instance data and array elements (first pass)
-	instBytes  []int64                     // class index -> instanceBytes + 1, 0 if not known yet
+	shapes     []classShape                // class index -> its shape, if remembered (types not nil)
+	typeBuf    []bmd.Type                  // the types of a shape not remembered
 }
 
 // open returns a Source reading src from its start.
@@ -187,7 +189,8 @@ func (c *converter) names(rec *bmd.Record) error {
 			return c.renameMembers(&rec.Def, nil)
 		}
 	case bmd.KindInstance:
-		c.estimate += c.instanceBytes(rec.Class)
+		sh, _ := c.shape(rec.Class)
+		c.estimate += sh.bytes
 	case bmd.KindObjectArray:
 		c.estimate += int64(rec.Count) * int64(c.meta.IDSize)
 	case bmd.KindPrimitiveArray:
@@ -196,31 +199,48 @@ func (c *converter) names(rec *bmd.Record) error {
 	return nil
 }
 
-// instanceBytes returns the bytes of field data an instance of class has
-// in the HPROF, remembered, in a version 2 file, by class index (dense
-// from 1, each class defined once) for the first million classes: a heap
-// has millions of instances of a few hundred classes.
-func (c *converter) instanceBytes(class uint64) int64 {
-	const most = 1 << 20
-	if class < uint64(len(c.instBytes)) && c.instBytes[class] != 0 {
-		return c.instBytes[class] - 1
+// classShape is what converting an instance needs of its class's
+// flattened layout: the types of its fields, in the order of the HPROF
+// instance data, and the bytes they take there.
+type classShape struct {
+	types []bmd.Type
+	bytes int64
+}
+
+// maxShapes bounds the class indexes whose shapes are remembered.
+const maxShapes = 1 << 20
+
+// shape returns the shape of the instances of class in the source being
+// read. In a version 2 file (class indexes dense from 1, each class's
+// layout fixed once its chain is defined) it is remembered, for the
+// first million classes, and kept is true: its types are never changed
+// and may be held. Otherwise they are in a buffer that the next call
+// reuses. A heap has millions of instances of a few hundred classes.
+func (c *converter) shape(class uint64) (sh classShape, kept bool) {
+	if class < uint64(len(c.shapes)) && c.shapes[class].types != nil {
+		return c.shapes[class], true
 	}
 	lay, ok := c.source.Layout(class)
-	n := int64(0)
+	_, v2 := c.source.(*bmd.Reader)
+	keep := v2 && ok && class < maxShapes // a layout not known yet may be later
+	if keep {
+		sh.types = make([]bmd.Type, 0, len(lay)) // not nil, even when empty
+	} else {
+		sh.types = c.typeBuf[:0]
+	}
 	for _, f := range lay {
-		if f.Type == bmd.Object {
-			n += int64(c.meta.IDSize)
-		} else {
-			n += int64(f.Type.Size())
-		}
+		sh.types = append(sh.types, f.Type)
+		sh.bytes += int64(hprof.BasicType(f.Type).Size(c.meta.IDSize))
 	}
-	if _, v2 := c.source.(*bmd.Reader); v2 && ok && class < most { // a layout not known yet may be later
-		if class >= uint64(len(c.instBytes)) {
-			c.instBytes = slices.Grow(c.instBytes, int(class)+1-len(c.instBytes))[:class+1]
-		}
-		c.instBytes[class] = n + 1
+	if !keep {
+		c.typeBuf = sh.types
+		return sh, false
 	}
-	return n
+	if class >= uint64(len(c.shapes)) {
+		c.shapes = slices.Grow(c.shapes, int(class)+1-len(c.shapes))[:class+1]
+	}
+	c.shapes[class] = sh
+	return sh, true
 }
 
 // rest handles a record of the second pass.

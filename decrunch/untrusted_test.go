@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/heapcrunch/heapcrunch/bmd"
+	"github.com/heapcrunch/heapcrunch/hprof"
 )
 
 // countingDiscard counts what it is given.
@@ -152,5 +153,42 @@ func TestOutputEstimateInstances(t *testing.T) {
 	var le *OutputLimitError
 	if _, err := Decrunch(bytes.NewReader(file), io.Discard, Options{MaxOutput: want - 1}); !errors.As(err, &le) {
 		t.Errorf("limit %d: error %v, want the output limit", want-1, err)
+	}
+}
+
+// TestIDOverflow: a reference that no HPROF ID of the dump's size can
+// hold (a dense ID above 2²⁴-1 with 4-byte IDs and an alignment of 256)
+// is an error, wherever it is: in an instance's field (followed by
+// another object, or by the end of the heap dump), in an object array's
+// elements, and in a root.
+func TestIDOverflow(t *testing.T) {
+	const big = 1 << 30
+	cases := map[string]func(w *bmd.Writer){
+		"instance": func(w *bmd.Writer) {
+			w.Instance(1, []uint64{big})
+			w.Instance(1, []uint64{0})
+		},
+		"instance, then the end": func(w *bmd.Writer) { w.Instance(1, []uint64{big}) },
+		"object array":           func(w *bmd.Writer) { w.ObjectArray(1, []uint64{0, big, 0}) },
+		"root":                   func(w *bmd.Writer) { w.Root(uint8(hprof.SubRootUnknown), big, 0, 0, 0, 0) },
+	}
+	for name, body := range cases {
+		var b bytes.Buffer
+		w, err := bmd.NewWriter(&b, &bmd.Metadata{IDSize: 4, Alignment: 256, Classes: 1, ClassesPlaced: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.HeapDump(true)
+		w.Class(&bmd.Class{Index: 1, Fields: []bmd.Field{{Type: bmd.Object}}})
+		w.PlaceClasses(1)
+		body(w)
+		w.HeapDumpEnd()
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		_, err = Decrunch(bytes.NewReader(b.Bytes()), io.Discard, Options{})
+		if err == nil || !strings.Contains(err.Error(), "too many objects for a dump with 4-byte identifiers") {
+			t.Errorf("%s: error %v, want too many objects", name, err)
+		}
 	}
 }
