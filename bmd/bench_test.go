@@ -3,6 +3,7 @@ package bmd_test
 import (
 	"bytes"
 	"io"
+	"os"
 	"testing"
 
 	"github.com/heapcrunch/heapcrunch/bmd"
@@ -10,28 +11,61 @@ import (
 	"github.com/heapcrunch/heapcrunch/internal/testutil"
 )
 
-// BenchmarkReader reads every record of the sample dump's default BMD
-// (held in memory); bytes/s is BMD bytes read.
-func BenchmarkReader(b *testing.B) {
-	src := testutil.ReadAll(b, testutil.Fixture("sample.hprof.gz"))
+// benchBMD returns the default BMD of $HEAPCRUNCH_BENCH_DUMP (an
+// uncompressed HPROF, e.g. from scripts/genbig.sh) when set, else of the
+// sample dump.
+func benchBMD(b *testing.B) []byte {
+	var src []byte
+	if p := os.Getenv("HEAPCRUNCH_BENCH_DUMP"); p != "" {
+		var err error
+		if src, err = os.ReadFile(p); err != nil {
+			b.Fatal(err)
+		}
+	} else {
+		src = testutil.ReadAll(b, testutil.Fixture("sample.hprof.gz"))
+	}
 	var file bytes.Buffer
 	if _, err := crunch.Crunch(bytes.NewReader(src), &file, crunch.Options{}); err != nil {
 		b.Fatal(err)
 	}
-	b.SetBytes(int64(file.Len()))
-	b.ReportAllocs()
-	for b.Loop() {
-		r, err := bmd.NewReader(bytes.NewReader(file.Bytes()))
-		if err != nil {
+	return file.Bytes()
+}
+
+// readEvery reads every record of a BMD file.
+func readEvery(b *testing.B, file []byte, skipValues bool) {
+	r, err := bmd.NewReader(bytes.NewReader(file))
+	if err != nil {
+		b.Fatal(err)
+	}
+	r.SkipValues = skipValues
+	for {
+		if _, err := r.Next(); err == io.EOF {
+			break
+		} else if err != nil {
 			b.Fatal(err)
 		}
-		for {
-			if _, err := r.Next(); err == io.EOF {
-				break
-			} else if err != nil {
-				b.Fatal(err)
-			}
-		}
+	}
+}
+
+// BenchmarkReader reads every record of a default BMD (benchBMD, held in
+// memory); bytes/s is BMD bytes read.
+func BenchmarkReader(b *testing.B) {
+	file := benchBMD(b)
+	b.SetBytes(int64(len(file)))
+	b.ReportAllocs()
+	for b.Loop() {
+		readEvery(b, file, false)
+	}
+}
+
+// BenchmarkReaderSkipValues is BenchmarkReader with SkipValues, as
+// decrunch's first pass reads.
+func BenchmarkReaderSkipValues(b *testing.B) {
+	file := benchBMD(b)
+	b.SetBytes(int64(len(file)))
+	b.ReportAllocs()
+	for b.Loop() {
+		readEvery(b, file, true)
 	}
 }
 

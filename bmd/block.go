@@ -130,6 +130,17 @@ func (b *blockReader) truncated(at int64, err error) error {
 	return &blockReadError{fmt.Sprintf("bmd: reading block %d at offset %d", b.blocks+1, at), err}
 }
 
+// span returns the block whose payload holds stream offset s, if it is
+// still known (fileOffset forgets the blocks before the offsets asked).
+func (b *blockReader) span(s int64) (blockSpan, bool) {
+	for _, sp := range b.spans {
+		if sp.stream <= s && s < sp.stream+sp.n {
+			return sp, true
+		}
+	}
+	return blockSpan{}, false
+}
+
 // blockReadError is a failure of the underlying reader while reading a
 // block: it says which block and at what file offset.
 type blockReadError struct {

@@ -105,12 +105,22 @@ func (r *Reader) fastInstance(rec *Record, b []byte) int {
 	if !ok {
 		return 0
 	}
-	ch, ok, missing := r.lay.chain(class, r.meta.Classes)
-	if !ok || missing != 0 || r.lay.work+int64(len(ch)) > maxLayoutWork+layoutWorkPerByte*r.off() {
+	var ch []Field
+	k := int32(-1) // varints of the chain, if flattened
+	if c := r.lay.get(class); c != nil && c.chain != nil {
+		ch, k = c.chain, c.varints // most instances: the chain is flattened
+	} else {
+		var missing uint64
+		if ch, ok, missing = r.lay.chain(class, r.meta.Classes); !ok || missing != 0 {
+			return 0
+		}
+		k = r.lay.varints(class)
+	}
+	if r.lay.work+int64(len(ch)) > maxLayoutWork+layoutWorkPerByte*r.off() {
 		return 0
 	}
 	if r.SkipValues {
-		if k := r.lay.varints(class); k >= 0 {
+		if k >= 0 {
 			if pos, ok = skipVarints(b, pos, int(k)); !ok {
 				return 0
 			}
@@ -184,12 +194,8 @@ func (r *Reader) fastObjectArray(rec *Record, b []byte) int {
 			}
 			elems = append(elems, e)
 		}
-	} else {
-		for range n {
-			if _, ok = fastUvarint(b, &pos); !ok {
-				return 0
-			}
-		}
+	} else if pos, ok = skipVarints(b, pos, int(n)); !ok {
+		return 0
 	}
 	rec.Elements = elems
 	rec.Class, rec.Count = class, uint32(n)

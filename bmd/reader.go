@@ -93,6 +93,9 @@ type Reader struct {
 
 	input
 	blocks *blockReader
+	// spanEnd and spanShift map the stream offsets of one block to file
+	// offsets: up to spanEnd (exclusive), file = stream + spanShift.
+	spanEnd, spanShift int64
 
 	meta Metadata
 
@@ -218,7 +221,24 @@ var ErrVersion1 = errors.New("bmd: version 1 file")
 func (r *Reader) Metadata() Metadata { return r.meta }
 
 // Offset returns the file offset of the next byte to read.
-func (r *Reader) Offset() int64 { return r.blocks.fileOffset(r.off()) }
+func (r *Reader) Offset() int64 {
+	s := r.off()
+	if s >= r.spanEnd {
+		r.findSpan(s)
+	}
+	return s + r.spanShift
+}
+
+// findSpan sets spanEnd and spanShift for stream offset s, from the block
+// reader's spans: Offset within the same block is then a sum (Next
+// inlines it, for Offset is over the inlining budget).
+func (r *Reader) findSpan(s int64) {
+	r.spanShift = r.blocks.fileOffset(s) - s
+	r.spanEnd = s // past the blocks read: the next call asks again
+	if sp, ok := r.blocks.span(s); ok {
+		r.spanEnd = sp.stream + sp.n
+	}
+}
 
 // Layout returns the instance fields of class idx and of its superclasses,
 // in the order of Record.Values.
@@ -238,7 +258,11 @@ func (r *Reader) Next() (*Record, error) {
 		return nil, io.EOF
 	}
 	r.fill(1) // a record that starts a block: its offset is known once the block is read
-	rec.Offset = r.Offset()
+	if s := r.off(); s < r.spanEnd { // Offset, inlined (see findSpan)
+		rec.Offset = s + r.spanShift
+	} else {
+		rec.Offset = r.Offset()
+	}
 	if r.runLeft == 0 && !r.slowOnly && r.fastObject(rec) {
 		return rec, nil
 	}

@@ -123,27 +123,6 @@ func withLastInstanceValue(t *testing.T, file, bad []byte) []byte {
 	}
 }
 
-// BenchmarkReaderSkipValues is BenchmarkReader with SkipValues.
-func BenchmarkReaderSkipValues(b *testing.B) {
-	src := testutil.ReadAll(b, testutil.Fixture("sample.hprof.gz"))
-	var file bytes.Buffer
-	if _, err := crunch.Crunch(bytes.NewReader(src), &file, crunch.Options{}); err != nil {
-		b.Fatal(err)
-	}
-	b.SetBytes(int64(file.Len()))
-	for b.Loop() {
-		r, _ := bmd.NewReader(bytes.NewReader(file.Bytes()))
-		r.SkipValues = true
-		for {
-			if _, err := r.Next(); err == io.EOF {
-				break
-			} else if err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
-}
-
 // TestFastPath: Next's fast path for instances and arrays gives the same
 // records, values included, and the same errors as the careful path, on
 // a real dump's BMD with kept primitive values, in blocks of many sizes
