@@ -257,8 +257,10 @@ func (r *Reader) Next() (*Record, error) {
 	if r.done {
 		return nil, io.EOF
 	}
-	r.fill(1) // a record that starts a block: its offset is known once the block is read
-	if s := r.off(); s < r.spanEnd { // Offset, inlined (see findSpan)
+	// A record that starts a block: its offset is known once the block
+	// is read. Then Offset, inlined (see findSpan).
+	r.fill(1)
+	if s := r.off(); s < r.spanEnd {
 		rec.Offset = s + r.spanShift
 	} else {
 		rec.Offset = r.Offset()
