@@ -19,26 +19,30 @@ import (
 // from the reader to the writer and back for reuse.
 
 // aheadItem is a record read ahead: an object, as its dense IDs and
-// values, or a copy of any other record.
+// values, or any other record, as a copy. Items are small (48 bytes):
+// writing them is much of the reader's work.
 type aheadItem struct {
-	rec    *bmd.Record // a record other than an object, or nil
-	tag    hprof.SubTag
-	elem   hprof.BasicType
-	trace  uint32
-	length uint32     // primitive array length
-	types  []bmd.Type // an instance's field types (classShape.types)
-	id     uint64     // dense IDs
-	class  uint64
+	tag   hprof.SubTag // 0: batch.recs[lo]
+	elem  hprof.BasicType
+	trace uint32
+	// length is a primitive array's length; for an instance whose shape
+	// is not remembered (shape nil), where its types start in
+	// batch.types (as many as its values).
+	length uint32
 	lo, hi uint32 // instance values or array elements in batch.vals
+	id     uint64 // dense IDs
+	class  uint64
+	shape  *classShape // an instance's, if remembered
 }
 
 // aheadBatch is a run of items and the values they point to.
 type aheadBatch struct {
 	items []aheadItem
-	vals  []uint64   // instance field values and array elements, as the BMD reader gives them
-	types []bmd.Type // the field types of instances whose shapes are not remembered
-	held  int        // bytes held by the copied records
-	err   error      // the reading error after the items, if any
+	vals  []uint64      // instance field values and array elements, as the BMD reader gives them
+	types []bmd.Type    // the field types of instances whose shapes are not remembered
+	recs  []*bmd.Record // copies of the records other than objects
+	held  int           // bytes held by the copied records
+	err   error         // the reading error after the items, if any
 }
 
 // Batches are small and many are in flight: how long a batch takes to
@@ -80,7 +84,7 @@ func (c *converter) readAhead(src Source, out chan<- *aheadBatch, free chan *ahe
 		}
 		select {
 		case b = <-free:
-			b.items, b.vals, b.types, b.held, b.err = b.items[:0], b.vals[:0], b.types[:0], 0, nil
+			b.items, b.vals, b.types, b.recs, b.held, b.err = b.items[:0], b.vals[:0], b.types[:0], b.recs[:0], 0, nil
 		case <-done:
 			return
 		}
@@ -99,14 +103,14 @@ func (c *converter) ahead(b *aheadBatch, rec *bmd.Record) {
 	case bmd.KindInstance:
 		it.tag = hprof.SubInstanceDump
 		sh, kept := c.shape(rec.Class)
-		it.types = sh.types
-		if !kept {
-			n := len(b.types)
+		if kept {
+			it.shape = sh
+		} else {
+			it.length = uint32(len(b.types))
 			b.types = append(b.types, sh.types...)
-			it.types = b.types[n:len(b.types):len(b.types)]
 		}
 		it.lo = uint32(len(b.vals))
-		b.vals = append(b.vals, rec.Values...)
+		b.vals = append(b.vals, rec.Values[:len(sh.types)]...)
 		it.hi = uint32(len(b.vals))
 	case bmd.KindObjectArray:
 		it.tag = hprof.SubObjectArrayDump
@@ -123,8 +127,10 @@ func (c *converter) ahead(b *aheadBatch, rec *bmd.Record) {
 		bmd.KindTrace, bmd.KindEnd, bmd.KindObjectID:
 		return // nothing for the second pass to write (see rest)
 	default:
-		it = aheadItem{rec: copyRecord(rec)}
-		b.held += recordSize(it.rec)
+		cp := copyRecord(rec)
+		it = aheadItem{lo: uint32(len(b.recs))}
+		b.recs = append(b.recs, cp)
+		b.held += recordSize(cp)
 	}
 	b.items = append(b.items, it)
 }
@@ -214,12 +220,13 @@ func (c *converter) writeAhead(b *aheadBatch) error {
 			return errIDOverflow(c.meta.IDSize)
 		}
 		it := &b.items[i]
-		if it.rec != nil {
-			if it.rec.Kind == bmd.KindTime {
-				c.time = it.rec.Time
+		if it.tag == 0 {
+			rec := b.recs[it.lo]
+			if rec.Kind == bmd.KindTime {
+				c.time = rec.Time
 				continue
 			}
-			if err := c.rest(it.rec); err != nil {
+			if err := c.rest(rec); err != nil {
 				return err
 			}
 			continue
@@ -228,7 +235,13 @@ func (c *converter) writeAhead(b *aheadBatch) error {
 		c.s.Tag, c.s.ID, c.s.StackTrace = it.tag, c.obj(it.id), it.trace
 		switch it.tag {
 		case hprof.SubInstanceDump:
-			c.inst = c.instanceData(c.inst[:0], it.types, b.vals[it.lo:it.hi])
+			var types []bmd.Type
+			if it.shape != nil {
+				types = it.shape.types
+			} else {
+				types = b.types[it.length : it.length+it.hi-it.lo]
+			}
+			c.inst = c.instanceData(c.inst[:0], types, b.vals[it.lo:it.hi])
 			c.s.ClassID, c.s.Data = c.obj(it.class), c.inst
 		case hprof.SubObjectArrayDump:
 			elems := b.vals[it.lo:it.hi]

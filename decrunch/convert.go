@@ -99,8 +99,8 @@ type converter struct {
 	nameBuf    []byte                      // the text of the last array name
 	inst       []byte                      // the field data of the instance being written
 	estimate   int64                       // bytes of instance data and array elements (first pass)
-	shapes     []classShape                // class index -> its shape, if remembered (types not nil)
-	typeBuf    []bmd.Type                  // the types of a shape not remembered
+	shapes     []*classShape               // class index -> its shape, if remembered
+	scratch    classShape                  // a shape not remembered
 }
 
 // open returns a Source reading src from its start.
@@ -213,27 +213,26 @@ const maxShapes = 1 << 20
 // shape returns the shape of the instances of class in the source being
 // read. In a version 2 file (class indexes dense from 1, each class's
 // layout fixed once its chain is defined) it is remembered, for the
-// first million classes, and kept is true: its types are never changed
-// and may be held. Otherwise they are in a buffer that the next call
-// reuses. A heap has millions of instances of a few hundred classes.
-func (c *converter) shape(class uint64) (sh classShape, kept bool) {
-	if class < uint64(len(c.shapes)) && c.shapes[class].types != nil {
+// first million classes, and kept is true: it is never changed and may
+// be held. Otherwise it is the converter's scratch shape, which the next
+// call reuses. A heap has millions of instances of a few hundred classes.
+func (c *converter) shape(class uint64) (sh *classShape, kept bool) {
+	if class < uint64(len(c.shapes)) && c.shapes[class] != nil {
 		return c.shapes[class], true
 	}
 	lay, ok := c.source.Layout(class)
 	_, v2 := c.source.(*bmd.Reader)
 	keep := v2 && ok && class < maxShapes // a layout not known yet may be later
+	sh = &c.scratch
 	if keep {
-		sh.types = make([]bmd.Type, 0, len(lay)) // not nil, even when empty
-	} else {
-		sh.types = c.typeBuf[:0]
+		sh = &classShape{types: make([]bmd.Type, 0, len(lay))}
 	}
+	sh.types, sh.bytes = sh.types[:0], 0
 	for _, f := range lay {
 		sh.types = append(sh.types, f.Type)
 		sh.bytes += int64(hprof.BasicType(f.Type).Size(c.meta.IDSize))
 	}
 	if !keep {
-		c.typeBuf = sh.types
 		return sh, false
 	}
 	if class >= uint64(len(c.shapes)) {
