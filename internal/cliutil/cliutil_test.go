@@ -1,6 +1,7 @@
 package cliutil
 
 import (
+	"bytes"
 	"errors"
 	"io/fs"
 	"net"
@@ -266,4 +267,54 @@ func TestSniffFile(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("SniffFile waits on a FIFO")
 	}
+}
+
+// TestOutputWriteback: a file output starts the disk writes of every
+// writebackStep bytes written as it goes (what Commit's fsync then waits
+// for is the rest), and the file committed holds every byte; an output
+// that is not a temporary file (/dev/null here) starts none.
+func TestOutputWriteback(t *testing.T) {
+	d := t.TempDir()
+	in := filepath.Join(d, "in.hprof")
+	os.WriteFile(in, []byte("x"), 0o644)
+	out := filepath.Join(d, "out.hprof")
+	o, err := CreateOutput(out, false, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunk := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB
+	n := 2*writebackStep/len(chunk) + 1
+	for i := range n {
+		chunk[0] = byte(i)
+		if _, err := o.Write(chunk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if o.flushed != 2*writebackStep {
+		t.Errorf("writes started for %d bytes of %d, want %d", o.flushed, n*len(chunk), 2*writebackStep)
+	}
+	if err := o.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != n*len(chunk) {
+		t.Fatalf("committed %d bytes, want %d", len(got), n*len(chunk))
+	}
+	for i := range n {
+		if got[i*len(chunk)] != byte(i) || !bytes.Equal(got[i*len(chunk)+1:(i+1)*len(chunk)], chunk[1:]) {
+			t.Fatalf("chunk %d differs", i)
+		}
+	}
+	null, err := CreateOutput("/dev/null", false, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	null.Write(bytes.Repeat(chunk, 5))
+	if null.flushed != 0 {
+		t.Errorf("/dev/null: writes started for %d bytes", null.flushed)
+	}
+	null.Commit()
 }

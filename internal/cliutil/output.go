@@ -35,6 +35,7 @@ type Output struct {
 	path    string // the file written: dest with symbolic links followed
 	tmp     string // the temporary file, for a regular file
 	written atomic.Int64
+	flushed int64       // bytes whose writing to disk was started (Write's)
 	began   atomic.Bool // a write was started (it may still be blocked)
 	mu      sync.Mutex
 	werr    error
@@ -307,12 +308,23 @@ func (o *Output) Write(p []byte) (int, error) {
 		o.began.Store(true)
 	}
 	n, err := o.f.Write(p)
-	o.written.Add(int64(n))
+	w := o.written.Add(int64(n))
 	if err != nil {
 		err = o.fail(err)
 	}
+	if o.tmp != "" && w-o.flushed >= writebackStep {
+		// A temporary file, which Commit syncs before renaming it: its
+		// disk writes start now, beside the conversion, rather than
+		// all in Commit's fsync (40 ms of decrunch's 250 for a 134 MB
+		// HPROF).
+		startWriteback(o.f, o.flushed, w-o.flushed)
+		o.flushed = w
+	}
 	return n, err
 }
+
+// writebackStep is how many bytes written start their writing to disk.
+const writebackStep = 4 << 20
 
 // fail records and returns the error for a failed write.
 func (o *Output) fail(err error) error {
