@@ -12,11 +12,11 @@ import (
 
 // The second pass runs on two goroutines: one reads the BMD records, the
 // other converts and writes them in order. Reading (decoding the varints
-// and references of the BMD) takes half of the work and cannot be split,
-// so the reader does no more than copy each object's dense IDs and values
-// into a batch; the writer makes the HPROF IDs, encodes the fields, and
-// handles every other record as the first pass's reading does. Batches go
-// from the reader to the writer and back for reuse.
+// and references of the BMD) takes about half of the work and cannot be
+// split, so the reader does no more than copy each object's dense IDs and
+// values into a batch; the writer makes the HPROF IDs, encodes the
+// fields, and handles every other record as the first pass's reading
+// does. Batches go from the reader to the writer and back for reuse.
 
 // aheadItem is a record read ahead: an object, as its dense IDs and
 // values, or any other record, as a copy. Items are small (48 bytes):
