@@ -1,5 +1,10 @@
 package bmd
 
+import (
+	"encoding/binary"
+	"math/bits"
+)
+
 // The fast path of Next: most records of a file are instances and arrays,
 // and most of them lie whole in the read buffer. fastObject decodes such a
 // record from the buffered bytes with a local cursor, without the
@@ -32,21 +37,43 @@ func fastUvarint(b []byte, pos *int) (v uint64, ok bool) {
 }
 
 // skipVarints skips n varints from b[pos:], accepting what fastUvarint
-// accepts, and returns the position after them. It restates fastUvarint's
-// rule rather than calling it: the call per value cost 8 % in
-// BenchmarkReaderSkipValues; TestSkipValues holds the two rules together.
+// accepts, or gives up (ok false) on a varint of 9 bytes or more, which
+// the careful path decodes (values of 2⁵⁶ and up, or malformed). It
+// restates fastUvarint's rule rather than calling it: the call per value
+// cost 8 % in BenchmarkReaderSkipValues; TestSkipValues and
+// TestSkipVarintsWords hold the two rules together. Eight bytes at a
+// time, it runs about as many instructions as byte by byte on a BMD,
+// whose varints are mostly one byte, but branches less: 7 % faster in
+// BenchmarkReaderSkipValues (134 MB dump's BMD, 59.2 against 63.6 ms).
 func skipVarints(b []byte, pos, n int) (int, bool) {
+	// Eight bytes at a time: the bytes below 0x80 end the varints.
+	run := 0 // bytes of the current varint before pos
+	for n > 0 && pos+8 <= len(b) {
+		ends := ^binary.LittleEndian.Uint64(b[pos:]) & 0x8080808080808080
+		if run+bits.TrailingZeros64(ends)>>3 >= 8 {
+			return 0, false
+		}
+		if k := bits.OnesCount64(ends); k < n {
+			n -= k
+			pos += 8
+			run = bits.LeadingZeros64(ends) >> 3
+			continue
+		}
+		for ; n > 1; n-- {
+			ends &= ends - 1 // the n-th end is the lowest left
+		}
+		return pos + bits.TrailingZeros64(ends)>>3 + 1, true
+	}
+	// The last bytes of b, one at a time.
 	for ; n > 0; n-- {
-		start := pos
+		start := pos - run
+		run = 0
 		for {
-			if pos >= len(b) {
+			if pos >= len(b) || pos-start >= 8 {
 				return 0, false
 			}
 			c := b[pos]
 			pos++
-			if pos-start == 10 && c > 1 { // the 64th bit, at most
-				return 0, false
-			}
 			if c < 0x80 {
 				break
 			}

@@ -1,0 +1,63 @@
+package bmd
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// refSkip skips n varints byte by byte, with fastUvarint: the position
+// after them, ok false if b ends first or one is malformed, and whether
+// one of them took 9 bytes or more.
+func refSkip(b []byte, pos, n int) (end int, ok, long bool) {
+	for range n {
+		start := pos
+		if _, ok := fastUvarint(b, &pos); !ok {
+			return 0, false, long
+		}
+		long = long || pos-start >= 9
+	}
+	return pos, true, long
+}
+
+// TestSkipVarintsWords: skipVarints, eight bytes at a time, ends where
+// decoding the varints one by one does, on random runs of varints of 1
+// to 11 bytes, from every start and for every count; it gives up only
+// where a varint of 9 bytes or more (or the end of the bytes) is among
+// them, and never accepts what decoding refuses.
+func TestSkipVarintsWords(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := range 2000 {
+		var b []byte
+		for range rng.IntN(40) {
+			// Mostly short varints, as a BMD has; sometimes long ones.
+			n := 1 + rng.IntN(3)
+			if rng.IntN(8) == 0 {
+				n = 1 + rng.IntN(11)
+			}
+			for i := range n {
+				c := byte(rng.IntN(256))
+				if i < n-1 {
+					c |= 0x80
+				} else {
+					c &= 0x7F
+				}
+				b = append(b, c)
+			}
+		}
+		if round%3 == 0 && len(b) > 0 {
+			b = b[:rng.IntN(len(b))] // ends within a varint
+		}
+		for pos := 0; pos <= len(b); pos++ {
+			for n := 0; n <= 12; n++ {
+				want, wantOK, long := refSkip(b, pos, n)
+				got, ok := skipVarints(b, pos, n)
+				switch {
+				case ok && (!wantOK || got != want):
+					t.Fatalf("% x from %d, %d varints: %d, want %d (ok %v)", b, pos, n, got, want, wantOK)
+				case !ok && wantOK && !long:
+					t.Fatalf("% x from %d, %d varints: gave up, want %d", b, pos, n, want)
+				}
+			}
+		}
+	}
+}
