@@ -4,7 +4,7 @@ package crunch
 // them, in order, and back for reuse: the reading runs ahead by at most a
 // few batches, and both passes use the second core for it.
 //
-//	p := startPipe(3, func(p *pipe[T], b *T) { ...; b = p.send(b) ...; p.last(b) })
+//	p := startPipe(5, 2, func(p *pipe[T], b *T) { ...; b = p.send(b) ...; p.last(b) })
 //	defer p.stop()
 //	for b := range p.full {
 //		...
@@ -20,9 +20,12 @@ type pipe[B any] struct {
 // startPipe makes batches empty batches and runs produce on another
 // goroutine with the first of them. produce hands each filled batch on
 // with send, which returns the next one to fill (nil once the user has
-// stopped: produce must then return), and its last one with last.
-func startPipe[B any](batches int, produce func(p *pipe[B], b *B)) *pipe[B] {
-	p := &pipe[B]{full: make(chan *B), free: make(chan *B, batches), done: make(chan struct{}), finished: make(chan struct{})}
+// stopped: produce must then return), and its last one with last. Up to
+// queued batches wait for the user, filled, beyond the one it takes
+// next: the slack that keeps either side from waiting for the other when
+// the cost of batches varies (batches must exceed queued + 2).
+func startPipe[B any](batches, queued int, produce func(p *pipe[B], b *B)) *pipe[B] {
+	p := &pipe[B]{full: make(chan *B, queued), free: make(chan *B, batches), done: make(chan struct{}), finished: make(chan struct{})}
 	for range batches {
 		p.free <- new(B)
 	}
@@ -46,8 +49,9 @@ func (p *pipe[B]) send(b *B) *B {
 }
 
 // sendWhile is send, calling work while the user is busy with the
-// batches before b: until b is taken or work reports it has nothing left
-// to do. work runs before b is handed on, so it may change b.
+// batches before b: until b is taken, or queued when there is room, or
+// work reports it has nothing left to do. work runs before b is handed
+// on, so it may change b.
 func (p *pipe[B]) sendWhile(b *B, work func() bool) *B {
 	for {
 		select {
