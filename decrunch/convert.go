@@ -9,6 +9,7 @@ import (
 
 	"github.com/heapcrunch/heapcrunch/bmd"
 	"github.com/heapcrunch/heapcrunch/hprof"
+	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // Decrunch reads the BMD file in src (version 2, or version 1 of the
@@ -127,10 +128,12 @@ func (c *converter) open() (Source, error) {
 // r, whose first bytes are prefix (its first 64 bytes, or all of a
 // shorter file; r must still yield them), and whether it is version 1.
 // The version is the one bmd.Sniff recognises; a file whose version
-// number is 1 but whose header is not goes to the version 1 reader too,
-// which says what is wrong and where.
+// number is 1 but whose header is not (the number written in any number
+// of bytes, as a varint may be) goes to the version 1 reader too, which
+// says what is wrong and where.
 func OpenSource(r io.Reader, prefix []byte) (src Source, v1 bool, err error) {
-	if bmd.Sniff(prefix) == bmd.Version1 || bmd.Sniff(prefix) == 0 && len(prefix) > 0 && prefix[0] == bmd.Version1 {
+	version, k := protowire.ConsumeVarint(prefix)
+	if bmd.Sniff(prefix) == bmd.Version1 || bmd.Sniff(prefix) == 0 && k > 0 && int32(version) == bmd.Version1 {
 		v, err := NewV1Source(r)
 		if err != nil {
 			return nil, true, err

@@ -522,3 +522,23 @@ func TestV1DeepHierarchy(t *testing.T) {
 		t.Errorf("%+v", c)
 	}
 }
+
+// TestOpenSourceLongVersion: a version number of 1 written in two bytes
+// (0x81 0x00, a varint as valid as 0x01) goes to the version 1 reader,
+// as 0x01 does, whose error says what is wrong and where; the version 2
+// reader's "version 1 file" is not an answer (FuzzDecrunchV1 found it).
+func TestOpenSourceLongVersion(t *testing.T) {
+	for _, file := range [][]byte{
+		{0x81, 0x00, 0xD2, 0x95, 0x65}, // metadata length of 1.6 MB
+		{0x01, 0xD2, 0x95, 0x65},
+	} {
+		_, err := Decrunch(bytes.NewReader(file), io.Discard, Options{})
+		var fe *bmd.FormatError
+		if !errors.As(err, &fe) || errors.Is(err, bmd.ErrVersion1) {
+			t.Errorf("% x: error %v, want the version 1 reader's format error", file, err)
+		}
+		if _, v1, _ := OpenSource(bytes.NewReader(file), file); !v1 {
+			t.Errorf("% x: OpenSource does not take it for version 1", file)
+		}
+	}
+}
