@@ -3,7 +3,6 @@ package bmd_test
 import (
 	"bytes"
 	"io"
-	"os"
 	"testing"
 
 	"github.com/heapcrunch/heapcrunch/bmd"
@@ -11,19 +10,10 @@ import (
 	"github.com/heapcrunch/heapcrunch/internal/testutil"
 )
 
-// benchBMD returns the default BMD of $HEAPCRUNCH_BENCH_DUMP (an
-// uncompressed HPROF, e.g. from scripts/genbig.sh) when set, else of the
-// sample dump.
+// benchBMD returns the default BMD of the dump testutil.BenchDump gives
+// ($HEAPCRUNCH_BENCH_DUMP or the sample dump).
 func benchBMD(b *testing.B) []byte {
-	var src []byte
-	if p := os.Getenv("HEAPCRUNCH_BENCH_DUMP"); p != "" {
-		var err error
-		if src, err = os.ReadFile(p); err != nil {
-			b.Fatal(err)
-		}
-	} else {
-		src = testutil.ReadAll(b, testutil.Fixture("sample.hprof.gz"))
-	}
+	src := testutil.BenchDump(b)
 	var file bytes.Buffer
 	if _, err := crunch.Crunch(bytes.NewReader(src), &file, crunch.Options{}); err != nil {
 		b.Fatal(err)

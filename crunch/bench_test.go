@@ -14,7 +14,7 @@ import (
 // (an uncompressed HPROF, e.g. from scripts/genbig.sh) when set, else the
 // uncompressed sample fixture, held in memory.
 func benchDump(b *testing.B) io.ReadSeeker {
-	if p := os.Getenv("HEAPCRUNCH_BENCH_DUMP"); p != "" {
+	if p := os.Getenv(testutil.BenchDumpEnv); p != "" {
 		f, err := os.Open(p)
 		if err != nil {
 			b.Fatal(err)

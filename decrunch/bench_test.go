@@ -3,7 +3,6 @@ package decrunch
 import (
 	"bytes"
 	"io"
-	"os"
 	"testing"
 
 	"github.com/heapcrunch/heapcrunch/crunch"
@@ -15,15 +14,7 @@ import (
 // $HEAPCRUNCH_BENCH_DUMP (an uncompressed HPROF, e.g. from
 // scripts/genbig.sh) when set, else the sample fixture.
 func BenchmarkDecrunch(b *testing.B) {
-	var src []byte
-	if p := os.Getenv("HEAPCRUNCH_BENCH_DUMP"); p != "" {
-		var err error
-		if src, err = os.ReadFile(p); err != nil {
-			b.Fatal(err)
-		}
-	} else {
-		src = testutil.ReadAll(b, testutil.Fixture("sample.hprof.gz"))
-	}
+	src := testutil.BenchDump(b)
 	var bm bytes.Buffer
 	if _, err := crunch.Crunch(bytes.NewReader(src), &bm, crunch.Options{}); err != nil {
 		b.Fatal(err)

@@ -3,31 +3,16 @@ package hprof_test
 import (
 	"bytes"
 	"io"
-	"os"
 	"testing"
 
 	"github.com/heapcrunch/heapcrunch/hprof"
 	"github.com/heapcrunch/heapcrunch/internal/testutil"
 )
 
-// benchDump returns the dump the benchmarks read, in memory:
-// $HEAPCRUNCH_BENCH_DUMP (an uncompressed HPROF, e.g. from
-// scripts/genbig.sh) when set, else the sample fixture.
-func benchDump(b *testing.B) []byte {
-	if p := os.Getenv("HEAPCRUNCH_BENCH_DUMP"); p != "" {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			b.Fatal(err)
-		}
-		return data
-	}
-	return testutil.ReadAll(b, testutil.Fixture("sample.hprof.gz"))
-}
-
 // BenchmarkNextSub reads every record and sub-record of a dump as crunch's
 // first pass does (object array elements skipped), with Next and NextSub.
 func BenchmarkNextSub(b *testing.B) {
-	data := benchDump(b)
+	data := testutil.BenchDump(b)
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
@@ -68,7 +53,7 @@ func BenchmarkNextSub(b *testing.B) {
 
 // BenchmarkRecords is BenchmarkNextSub with the iterators.
 func BenchmarkRecords(b *testing.B) {
-	data := benchDump(b)
+	data := testutil.BenchDump(b)
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {

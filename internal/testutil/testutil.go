@@ -102,3 +102,21 @@ func ReadAll(t testing.TB, path string) []byte {
 	}
 	return buf.Bytes()
 }
+
+// BenchDumpEnv names the variable that gives benchmarks a dump of one's
+// own: an uncompressed HPROF, e.g. from scripts/genbig.sh.
+const BenchDumpEnv = "HEAPCRUNCH_BENCH_DUMP"
+
+// BenchDump returns the dump a benchmark reads, in memory: the file
+// $HEAPCRUNCH_BENCH_DUMP names when it is set, else the sample fixture.
+func BenchDump(tb testing.TB) []byte {
+	tb.Helper()
+	if p := os.Getenv(BenchDumpEnv); p != "" {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return data
+	}
+	return ReadAll(tb, Fixture("sample.hprof.gz"))
+}
