@@ -134,18 +134,9 @@ func TestOutputEstimateInstances(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.SkipValues = true
-	c := &converter{meta: r.Metadata(), source: r}
-	for {
-		rec, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := c.names(rec); err != nil {
-			t.Fatal(err)
-		}
+	c := &converter{meta: r.Metadata()}
+	if err := c.firstPass(r); err != nil {
+		t.Fatal(err)
 	}
 	if c.estimate != want {
 		t.Errorf("estimate %d bytes, want %d", c.estimate, want)
