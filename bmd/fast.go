@@ -134,16 +134,20 @@ func (r *Reader) fastInstance(rec *Record, b []byte) int {
 	}
 	var ch []Field
 	k := int32(-1) // varints of the chain, if flattened
+	var size int64 // its data in the HPROF
 	if c := r.lay.get(class); c != nil && c.chain != nil {
-		ch, k = c.chain, c.varints // most instances: the chain is flattened
+		ch, k, size = c.chain, c.varints, c.size // most instances: the chain is flattened
 	} else {
 		var missing uint64
 		if ch, ok, missing = r.lay.chain(class, r.meta.Classes); !ok || missing != 0 {
 			return 0
 		}
-		k = r.lay.varints(class)
+		k, size = r.lay.varints(class), dataSize(ch, r.meta.IDSize)
 	}
 	if r.lay.work+int64(len(ch)) > maxLayoutWork+layoutWorkPerByte*r.off() {
+		return 0
+	}
+	if r.inObjects && uint64(size) > r.objSize-r.objData {
 		return 0
 	}
 	if r.SkipValues {
@@ -152,6 +156,7 @@ func (r *Reader) fastInstance(rec *Record, b []byte) int {
 				return 0
 			}
 			r.lay.work += int64(len(ch))
+			r.objectData(uint64(size))
 			rec.Values = rec.Values[:0]
 			rec.Class = class
 			r.object(rec)
@@ -188,6 +193,7 @@ func (r *Reader) fastInstance(rec *Record, b []byte) int {
 		}
 	}
 	r.lay.work += int64(len(ch))
+	r.objectData(uint64(size))
 	rec.Values = values
 	rec.Class = class
 	r.object(rec)
@@ -224,6 +230,9 @@ func (r *Reader) fastObjectArray(rec *Record, b []byte) int {
 	} else if pos, ok = skipVarints(b, pos, int(n)); !ok {
 		return 0
 	}
+	if !r.objectData(n * uint64(r.meta.IDSize)) { // n fits 32 bits: it is under len(b)
+		return 0
+	}
 	rec.Elements = elems
 	rec.Class, rec.Count = class, uint32(n)
 	r.object(rec)
@@ -239,7 +248,7 @@ func (r *Reader) fastPrimitiveArray(rec *Record, b []byte) int {
 		return 0
 	}
 	n, ok := fastUvarint(b, &pos)
-	if !ok || n > 0xFFFFFFFF {
+	if !ok || n > 0xFFFFFFFF || Kind(b[0]) == KindPrimitiveArray && !r.objectData(n*uint64(Type(t).Size())) {
 		return 0
 	}
 	rec.Type, rec.Count = Type(t), uint32(n)

@@ -49,7 +49,8 @@ const (
 	KindPlaceClasses    Kind = 22 // the next class definitions were dumped here, among the objects
 	KindArrayName       Kind = 23 // an array class name, made of its element name
 	KindObjectID        Kind = 24 // sets the ID of the next object record (files with several heap dumps)
-	maxKind                  = 24
+	KindObjects         Kind = 25 // the byte length and count of the object records that follow (framing: Reader.Next does not return it)
+	maxKind                  = 25
 )
 
 var kindNames = [...]string{
@@ -60,6 +61,13 @@ var kindNames = [...]string{
 	KindInstance: "INSTANCE", KindObjectArray: "OBJECT ARRAY", KindPrimitiveArray: "PRIMITIVE ARRAY",
 	KindPrimitiveNoData: "PRIMITIVE ARRAY NODATA", KindRoot: "ROOT", KindHeapInfo: "HEAP INFO",
 	KindTrace: "TRACE", KindEnd: "END", KindPlaceClasses: "PLACE CLASSES", KindArrayName: "ARRAY NAME", KindObjectID: "OBJECT ID",
+	KindObjects: "OBJECTS",
+}
+
+// object reports whether k is a kind of object record, which an OBJECTS
+// run holds.
+func (k Kind) object() bool {
+	return k == KindInstance || k == KindObjectArray || k == KindPrimitiveArray || k == KindPrimitiveNoData
 }
 
 // String returns the record kind's name.

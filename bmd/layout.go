@@ -28,6 +28,8 @@ type layouts struct {
 	// the reader can refuse a file whose chains cost far more time than
 	// its size explains (see Reader.readInstance).
 	work int64
+	// idSize is the file's identifier size, for dataSize.
+	idSize int
 }
 
 type layoutClass struct {
@@ -40,8 +42,11 @@ type layoutClass struct {
 	// varints is, with chain, how many of its fields an instance encodes
 	// as varints, or -1 if some are fixed-size (kept floating point).
 	varints int32
-	seen    uint32 // the walk that last visited it
-	cyclic  bool   // its chain ends by coming back to a class in it
+	// size is, with chain, the bytes of an instance's data in the HPROF
+	// (dataSize of chain).
+	size   int64
+	seen   uint32 // the walk that last visited it
+	cyclic bool   // its chain ends by coming back to a class in it
 }
 
 // denseClasses bounds the slice of classes: at most 8 MB of pointers,
@@ -138,6 +143,7 @@ func (l *layouts) chain(idx, classes uint64) (fields []Field, ok bool, missing u
 			k.chain = append(append(make([]Field, 0, n), k.fields...), tail...)
 			k.written = writtenTypes(nil, k.chain)
 			k.varints = varintFields(k.written)
+			k.size = dataSize(k.chain, l.idSize)
 			l.cached += n + len(k.written)
 			tail = k.chain
 		}
@@ -192,6 +198,30 @@ func varintFields(ts []Type) int32 {
 		}
 	}
 	return int32(len(ts))
+}
+
+// dataSize returns the bytes of the data of an instance of layout ch in
+// an HPROF dump with idSize-byte identifiers.
+func dataSize(ch []Field, idSize int) int64 {
+	var n int64
+	for _, f := range ch {
+		if f.Type == Object {
+			n += int64(idSize)
+		} else {
+			n += int64(f.Type.Size())
+		}
+	}
+	return n
+}
+
+// instanceSize returns dataSize of the chain of class idx, which must be
+// defined.
+func (l *layouts) instanceSize(idx, classes uint64) int64 {
+	if c := l.get(idx); c != nil && c.chain != nil {
+		return c.size
+	}
+	ch, _, _ := l.chain(idx, classes)
+	return dataSize(ch, l.idSize)
 }
 
 // varints returns layoutClass.varints of class idx, or -1 if its chain is

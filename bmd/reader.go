@@ -89,6 +89,15 @@ type Reader struct {
 	// faster.
 	SkipValues bool
 
+	// SkipObjects asks Next to skip the runs of object records that
+	// OBJECTS records frame (spec/bmd.md §5.25) without decoding them:
+	// their objects take their IDs and count for END, but are neither
+	// returned nor checked, past their blocks' checksums. Object records
+	// outside runs (written by older writers, or too large for one) are
+	// returned as usual. A pass that needs no objects reads a file many
+	// times faster.
+	SkipObjects bool
+
 	slowOnly bool // tests: no fast path (fast.go)
 
 	input
@@ -121,6 +130,16 @@ type Reader struct {
 	runLeft uint64 // entries left in the current run
 	runKind Kind
 	runRoot uint8
+
+	// The OBJECTS run being read: it ends at stream offset objEnd, when
+	// records reaches objTarget, its objects taking objSize bytes of
+	// HPROF (objData so far). objAt is its header's file offset.
+	inObjects        bool
+	objEnd           int64
+	objTarget        uint64
+	objCount         uint64
+	objSize, objData uint64
+	objAt            int64
 }
 
 const readBufSize = 1 << 18
@@ -137,6 +156,7 @@ func NewReader(r io.Reader) (*Reader, error) {
 	br := &Reader{meta: h.meta, blocks: newBlockReader(src, h.size)}
 	br.input = newInput(br.blocks, readBufSize)
 	br.nextID, br.maxID = h.meta.Classes+1, h.meta.Classes
+	br.lay.idSize = h.meta.IDSize
 	return br, nil
 }
 
@@ -260,10 +280,16 @@ func (r *Reader) Next() (*Record, error) {
 	// A record that starts a block: its offset is known once the block
 	// is read. Then Offset, inlined (see findSpan).
 	r.fill(1)
-	if s := r.off(); s < r.spanEnd {
+	s := r.off()
+	if s < r.spanEnd {
 		rec.Offset = s + r.spanShift
 	} else {
 		rec.Offset = r.Offset()
+	}
+	if r.inObjects && s >= r.objEnd {
+		if err := r.endObjects(s, rec.Offset); err != nil {
+			return nil, err
+		}
 	}
 	if r.runLeft == 0 && !r.slowOnly && r.fastObject(rec) {
 		return rec, nil
@@ -290,12 +316,52 @@ func (r *Reader) Next() (*Record, error) {
 			return nil, d.fail("unknown record tag %d", uint8(k))
 		}
 		d.record = k.String()
+		if r.inObjects && !k.object() {
+			return nil, d.fail("not an object record, inside the OBJECTS run at offset %d", r.objAt)
+		}
 		recordDecoders[k](r, rec, d)
+		if k == KindObjects && d.err == nil && !r.SkipObjects {
+			return r.Next() // framing: the next record is the first of the run
+		}
 	}
 	if d.err != nil {
 		return nil, d.err
 	}
 	return rec, nil
+}
+
+// endObjects checks, at stream offset s (file offset at), that the
+// OBJECTS run being read ends there with as many records as it said.
+func (r *Reader) endObjects(s, at int64) error {
+	r.inObjects = false
+	if s != r.objEnd || r.records != r.objTarget {
+		return &FormatError{Offset: at, Record: "OBJECTS", Msg: fmt.Sprintf("the run at offset %d says %d object records; %d records end %d bytes from its end",
+			r.objAt, r.objCount, r.records-(r.objTarget-r.objCount), s-r.objEnd)}
+	}
+	if r.objData != r.objSize {
+		return &FormatError{Offset: at, Record: "OBJECTS", Msg: fmt.Sprintf("the run at offset %d says %d bytes of HPROF; its objects take %d", r.objAt, r.objSize, r.objData)}
+	}
+	return nil
+}
+
+// objectData counts the n bytes of HPROF (instance data or elements) of
+// an object of the OBJECTS run being read, if any, and reports whether
+// they fit in what the run says.
+func (r *Reader) objectData(n uint64) bool {
+	if !r.inObjects {
+		return true
+	}
+	if n > r.objSize-r.objData {
+		return false
+	}
+	r.objData += n
+	return true
+}
+
+// objectDataFail reports an object that takes more bytes of HPROF than
+// its OBJECTS run says are left.
+func (r *Reader) objectDataFail(d *decoder) {
+	d.fail("its objects take more than the %d bytes of HPROF the OBJECTS run at offset %d says", r.objSize, r.objAt)
 }
 
 // recordDecoders decode the body of a record of each kind; they report
@@ -315,6 +381,7 @@ var recordDecoders = [maxKind + 1]func(r *Reader, rec *Record, d *decoder){
 	KindPrimitiveNoData: (*Reader).readPrimitiveArray, KindRoot: (*Reader).readRootRun,
 	KindHeapInfo:     func(r *Reader, rec *Record, d *decoder) { rec.HeapType, rec.Name = d.u32(), d.uvarint() },
 	KindPlaceClasses: (*Reader).readPlaceClasses, KindEnd: (*Reader).readEnd,
+	KindObjects:  (*Reader).readObjects,
 	KindObjectID: (*Reader).readObjectID,
 }
 
@@ -609,6 +676,10 @@ func (r *Reader) readInstance(rec *Record, d *decoder) {
 		d.fail("instance of class %d: class layouts are implausibly long for the size of the file", rec.Class)
 		return
 	}
+	if r.inObjects && !r.objectData(uint64(dataSize(ch, r.meta.IDSize))) {
+		r.objectDataFail(d)
+		return
+	}
 	rec.Values = rec.Values[:0]
 	if r.SkipValues {
 		d.skipValues(ch)
@@ -661,6 +732,9 @@ func (r *Reader) readObjectArray(rec *Record, d *decoder) {
 	if d.err == nil && n > 0xFFFFFFFF {
 		d.fail("array length %d", n)
 	}
+	if d.err == nil && !r.objectData(n*uint64(r.meta.IDSize)) {
+		r.objectDataFail(d)
+	}
 	rec.Count = uint32(n)
 }
 
@@ -670,6 +744,9 @@ func (r *Reader) readPrimitiveArray(rec *Record, d *decoder) {
 	rec.Count = d.u32()
 	if d.err == nil && (!rec.Type.Valid() || rec.Type == Object) {
 		d.fail("invalid element type %d", rec.Type)
+	}
+	if d.err == nil && rec.Kind == KindPrimitiveArray && !r.objectData(uint64(rec.Count)*uint64(rec.Type.Size())) {
+		r.objectDataFail(d)
 	}
 }
 
@@ -738,6 +815,32 @@ func (r *Reader) readPlaceClasses(rec *Record, d *decoder) {
 	}
 	rec.ID, rec.Length = r.placed+1, n
 	r.placed += n
+}
+
+// readObjects reads the header of a run of object records, and skips the
+// run with SkipObjects.
+func (r *Reader) readObjects(rec *Record, d *decoder) {
+	n, count, size := d.uvarint(), d.uvarint(), d.uvarint()
+	switch {
+	case d.err != nil:
+		return
+	case count == 0 || count > n/2 || count > 1<<32-1 || n > 1<<62: // an object record takes 2 bytes at least
+		d.fail("%d object records in %d bytes", count, n)
+		return
+	case !r.SkipObjects:
+		r.inObjects, r.objAt, r.objCount = true, rec.Offset, count
+		r.objEnd, r.objTarget = r.off()+int64(n), r.records+count
+		r.objSize, r.objData = size, 0
+		return
+	}
+	rec.Count, rec.Length = uint32(count), size
+	if r.input.buf.Skip(int64(n)) < int64(n) {
+		d.truncated() // or the source's error: a damaged block
+		return
+	}
+	r.records += uint64(count)
+	r.nextID += uint64(count)
+	r.maxID = max(r.maxID, r.nextID-1)
 }
 
 func (r *Reader) readEnd(rec *Record, d *decoder) {

@@ -49,6 +49,16 @@ type Writer struct {
 	kept     []uint64    // Instance's scratch: the values it keeps
 	placed   uint64      // classes placed by PLACE CLASSES
 
+	// NoObjectRuns writes object records without OBJECTS records, as
+	// writers before them did (for readers that predate them, and for
+	// tests of such files). Set it before the first record.
+	NoObjectRuns bool
+	inObjects    bool   // buf holds the object records of a run, not yet framed
+	blocks       []byte // the records before the run (buf while no run is open)
+	spare        []byte // the run buffer, while no run is open
+	objCount     uint64 // object records in the run
+	objSize      uint64 // the bytes they take in the HPROF
+
 	// Counts and bytes written per record kind, for statistics.
 	Count [maxKind + 1]uint64
 	Bytes [maxKind + 1]uint64
@@ -64,6 +74,7 @@ func NewWriter(w io.Writer, m *Metadata) (*Writer, error) {
 	mm := *m
 	mm.Blocks = true
 	bw := &Writer{w: w, buf: make([]byte, 0, 2*BlockSize), classes: m.Classes, nextID: m.Classes + 1, maxID: m.Classes}
+	bw.lay.idSize = m.IDSize
 	meta := AppendMetadata(nil, &mm)
 	h := protowire.AppendVarint(nil, Version2)
 	h = protowire.AppendVarint(h, uint64(len(meta)))
@@ -77,6 +88,12 @@ func NewWriter(w io.Writer, m *Metadata) (*Writer, error) {
 // flushIf cuts full blocks out of the buffered records, and writes them
 // when there are enough.
 func (w *Writer) flushIf() error {
+	if w.inObjects {
+		if len(w.buf) < maxRunBytes {
+			return w.err
+		}
+		w.endObjects()
+	}
 	// A large record fills many blocks at once: cut them at a moving
 	// offset and move the rest down once, not once per block.
 	cut := 0
@@ -112,6 +129,9 @@ func (w *Writer) Flush() error {
 	if w.runCount > 0 {
 		w.flushRun()
 	}
+	if w.inObjects {
+		w.endObjects()
+	}
 	w.flushIf()
 	if len(w.buf) > 0 && w.err == nil {
 		w.out = appendBlock(w.out, w.buf)
@@ -131,9 +151,67 @@ func (w *Writer) begin(k Kind) int {
 	if w.runCount > 0 {
 		w.flushRun()
 	}
+	if w.inObjects {
+		w.endObjects()
+	}
 	start := len(w.buf)
 	w.buf = append(w.buf, byte(k)) // every kind is below 128: a one-byte varint
 	return start
+}
+
+// An OBJECTS record frames a run of object records (spec/bmd.md §5.25):
+// the Writer collects the records of a run in a buffer of their own, and
+// writes them after the record when the run ends, at the next record of
+// another kind, or when it holds maxRunBytes. A run shorter than
+// minRunBytes is written without a record: a reader decodes it anyway,
+// which costs less than the record's bytes.
+const maxRunBytes = 64 << 10
+
+var minRunBytes = 256 // a variable for tests
+
+// beginObject is begin for an object record, which goes in the open run
+// of object records, or opens one.
+func (w *Writer) beginObject(k Kind) int {
+	if w.NoObjectRuns {
+		return w.begin(k)
+	}
+	if w.runCount > 0 {
+		w.flushRun()
+	}
+	if !w.inObjects {
+		w.blocks, w.buf, w.spare = w.buf, w.spare[:0], nil
+		w.inObjects = true
+	}
+	w.objCount++
+	start := len(w.buf)
+	w.buf = append(w.buf, byte(k))
+	return start
+}
+
+// endObjects ends the open run of object records: writes its OBJECTS
+// record, unless the run is short, and its records.
+func (w *Writer) endObjects() {
+	run := w.buf
+	w.buf, w.blocks, w.inObjects = w.blocks, nil, false
+	if len(run) >= minRunBytes {
+		start := len(w.buf)
+		w.buf = append(w.buf, byte(KindObjects))
+		w.uv(uint64(len(run)))
+		w.uv(w.objCount)
+		w.uv(w.objSize)
+		w.Count[KindObjects]++
+		w.Bytes[KindObjects] += uint64(len(w.buf) - start)
+	}
+	w.buf = append(w.buf, run...)
+	w.spare, w.objCount, w.objSize = run[:0], 0, 0
+}
+
+// objectData adds the HPROF bytes of an object record (its instance
+// data, or its elements) to the open run, if any.
+func (w *Writer) objectData(n uint64) {
+	if w.inObjects {
+		w.objSize += n
+	}
 }
 
 func (w *Writer) end(k Kind, start int) error {
@@ -221,6 +299,9 @@ func (w *Writer) ArrayName(elem uint64, dims uint8, descriptor bool) (uint64, er
 func (w *Writer) startRun(k Kind, rk uint8) {
 	if w.runCount > 0 && (w.runKind != k || w.runRoot != rk) {
 		w.flushRun()
+	}
+	if w.inObjects {
+		w.endObjects()
 	}
 	w.runKind, w.runRoot = k, rk
 }
@@ -526,7 +607,8 @@ func (w *Writer) InstanceKept(class uint64, kept []uint64) (uint64, error) {
 	if err := w.checkInstance(class, ok, missing, len(kept), len(ts), "fields kept"); err != nil {
 		return 0, err
 	}
-	s := w.begin(KindInstance)
+	s := w.beginObject(KindInstance)
+	w.objectData(uint64(w.lay.instanceSize(class, w.classes)))
 	self := w.object()
 	w.uv(class)
 	for i, t := range ts {
@@ -556,7 +638,8 @@ func (w *Writer) checkInstance(class uint64, ok bool, missing uint64, n, want in
 // ObjectArray writes an OBJECT ARRAY DUMP and returns its object ID. class
 // is the dense object ID of the array class.
 func (w *Writer) ObjectArray(class uint64, elems []uint64) (uint64, error) {
-	s := w.begin(KindObjectArray)
+	s := w.beginObject(KindObjectArray)
+	w.objectData(uint64(len(elems)) * uint64(w.lay.idSize))
 	self := w.object()
 	if class != 0 && w.lay.defined(class) {
 		w.uv(class)
@@ -579,7 +662,10 @@ func (w *Writer) PrimitiveArray(t Type, length uint32, noData bool) (uint64, err
 	if noData {
 		k = KindPrimitiveNoData
 	}
-	s := w.begin(k)
+	s := w.beginObject(k)
+	if !noData { // NODATA: no elements in the HPROF either
+		w.objectData(uint64(length) * uint64(t.Size()))
+	}
 	id := w.object()
 	w.buf = append(w.buf, byte(t))
 	w.uv(uint64(length))

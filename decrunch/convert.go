@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"slices"
 
 	"github.com/heapcrunch/heapcrunch/bmd"
@@ -45,7 +46,8 @@ func Decrunch(src io.ReadSeeker, out io.Writer, opt Options) (*Stats, error) {
 		c.rn = newRenamer()
 	}
 	if r, ok := first.(*bmd.Reader); ok {
-		r.SkipValues = true // the first pass needs no values
+		r.SkipValues = true  // the first pass needs no values,
+		r.SkipObjects = true // nor the objects of OBJECTS runs
 	}
 	errA := c.firstPass(first)
 	if errA != nil && !opt.Salvage {
@@ -187,7 +189,8 @@ func (c *converter) firstPass(r Source) error {
 
 // names handles a record of the first pass: names, LOAD CLASS records,
 // the names a mapping gives class members, and what the heap records ask
-// for (instance data and array elements, for Options.MaxOutput).
+// for (instance data and array elements, for Options.MaxOutput), also
+// those of the OBJECTS runs the reader skips.
 func (c *converter) names(rec *bmd.Record) error {
 	switch rec.Kind {
 	case bmd.KindString, bmd.KindHashedString, bmd.KindArrayName:
@@ -205,6 +208,10 @@ func (c *converter) names(rec *bmd.Record) error {
 		c.estimate += int64(rec.Count) * int64(c.meta.IDSize)
 	case bmd.KindPrimitiveArray:
 		c.estimate += int64(rec.Count) * int64(rec.Type.Size())
+	case bmd.KindObjects:
+		// A run the reader skipped: what its record says the objects
+		// take, which the second pass's reader holds them to.
+		c.estimate += int64(min(rec.Length, uint64(math.MaxInt64-c.estimate))) // at most MaxInt64
 	}
 	return nil
 }

@@ -114,36 +114,48 @@ func TestAmplification(t *testing.T) {
 // TestOutputEstimateInstances: the first pass counts each instance's field
 // bytes from its class's whole layout (8-byte IDs: an object field 8, an
 // int 4, a dropped long 8), also for two classes whose instances
-// alternate, and a limit under them is refused.
+// alternate, both from the OBJECTS records of the runs it skips and, in a
+// file without them (as older writers wrote), from the instances; and a
+// limit under them is refused before any heap record is written.
 func TestOutputEstimateInstances(t *testing.T) {
 	const n = 1000
-	file := amplifier(t, 2, func(w *bmd.Writer) {
-		w.HeapDump(true)
-		w.Class(&bmd.Class{Index: 1, Fields: []bmd.Field{{Type: bmd.Object}, {Type: bmd.Int, Kept: true}}})
-		w.Class(&bmd.Class{Index: 2, Super: 1, Fields: []bmd.Field{{Type: bmd.Long}}})
-		w.PlaceClasses(2)
-		for range n {
-			w.Instance(1, []uint64{0, 7})
-			w.Instance(2, []uint64{0, 7, 0})
+	for _, runs := range []bool{true, false} {
+		file := amplifier(t, 2, func(w *bmd.Writer) {
+			w.NoObjectRuns = !runs
+			w.HeapDump(true)
+			w.Class(&bmd.Class{Index: 1, Fields: []bmd.Field{{Type: bmd.Object}, {Type: bmd.Int, Kept: true}}})
+			w.Class(&bmd.Class{Index: 2, Super: 1, Fields: []bmd.Field{{Type: bmd.Long}}})
+			w.PlaceClasses(2)
+			for range n {
+				w.Instance(1, []uint64{0, 7})
+				w.Instance(2, []uint64{0, 7, 0})
+			}
+			w.HeapDumpEnd()
+		})
+		if got := bytes.Count(file, []byte{byte(bmd.KindObjects)}) > 0; runs && !got {
+			t.Fatal("no OBJECTS record written")
 		}
-		w.HeapDumpEnd()
-	})
-	want := int64(n * ((8 + 4) + (8 + 4 + 8)))
-	r, err := bmd.NewReader(bytes.NewReader(file))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.SkipValues = true
-	c := &converter{meta: r.Metadata()}
-	if err := c.firstPass(r); err != nil {
-		t.Fatal(err)
-	}
-	if c.estimate != want {
-		t.Errorf("estimate %d bytes, want %d", c.estimate, want)
-	}
-	var le *OutputLimitError
-	if _, err := Decrunch(bytes.NewReader(file), io.Discard, Options{MaxOutput: want - 1}); !errors.As(err, &le) {
-		t.Errorf("limit %d: error %v, want the output limit", want-1, err)
+		want := int64(n * ((8 + 4) + (8 + 4 + 8)))
+		r, err := bmd.NewReader(bytes.NewReader(file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.SkipValues, r.SkipObjects = true, true // as Decrunch reads
+		c := &converter{meta: r.Metadata()}
+		if err := c.firstPass(r); err != nil {
+			t.Fatal(err)
+		}
+		if c.estimate != want {
+			t.Errorf("runs %v: estimate %d bytes, want %d", runs, c.estimate, want)
+		}
+		var le *OutputLimitError
+		var out countingDiscard
+		if _, err := Decrunch(bytes.NewReader(file), &out, Options{MaxOutput: want - 1}); !errors.As(err, &le) {
+			t.Errorf("runs %v, limit %d: error %v, want the output limit", runs, want-1, err)
+		}
+		if out.n > 100 { // the HPROF header
+			t.Errorf("runs %v: %d bytes written before the limit was refused", runs, out.n)
+		}
 	}
 }
 
