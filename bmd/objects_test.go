@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/heapcrunch/heapcrunch/bmd"
@@ -295,5 +296,37 @@ func TestSkipObjects(t *testing.T) {
 				t.Fatalf("%s at %d: %d records skipping objects, want %d", name, at, len(got), len(want))
 			}
 		}
+	}
+}
+
+// TestSpecObjectsExample: the example of spec/bmd.md §5.25, two primitive
+// arrays in a run framed by an OBJECTS record, is what the Writer writes.
+func TestSpecObjectsExample(t *testing.T) {
+	sec := exSection(t, exSpec(t), "### 5.25 ")
+	for _, want := range []string{"`10 0a 05 10 08 ac 02`", "`19 07 02 c0 02`"} {
+		if !strings.Contains(sec, want) {
+			t.Fatalf("§5.25 does not show %s", want)
+		}
+	}
+	defer bmd.SetMinRunBytes(bmd.SetMinRunBytes(1))
+	var out bytes.Buffer
+	w, err := bmd.NewWriter(&out, &bmd.Metadata{IDSize: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.HeapDump(true)
+	w.PrimitiveArray(bmd.Int, 5, false)
+	w.PrimitiveArray(bmd.Byte, 300, false)
+	w.HeapDumpEnd()
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := rtUnframe(out.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []byte{0x0b, 0x01, 0x19, 0x07, 0x02, 0xc0, 0x02, 0x10, 0x0a, 0x05, 0x10, 0x08, 0xac, 0x02, 0x0c}
+	if !bytes.HasPrefix(f.stream, want) {
+		t.Errorf("the Writer writes % x, want % x then END", f.stream, want)
 	}
 }
