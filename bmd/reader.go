@@ -46,7 +46,7 @@ type Record struct {
 	ID uint64
 
 	Text   []byte // KindString; the raw body of KindRawRecord
-	Length uint64 // byte length of a string (clear or hashed; 0: not known); PLACE CLASSES: how many (from class ID)
+	Length uint64 // byte length of a string (clear or hashed; 0: not known); PLACE CLASSES: how many (from class ID); OBJECTS: the HPROF bytes of the run
 	Hash   uint64 // KindHashedString
 
 	Serial uint32 // class serial, stack trace serial, thread serial
@@ -75,7 +75,7 @@ type Record struct {
 	Values   []uint64 // INSTANCE: one per field of the class layout
 	Elements []uint64 // OBJECT ARRAY
 	Type     Type     // PRIMITIVE ARRAY element type
-	Count    uint32   // array length
+	Count    uint32   // array length; OBJECTS: the records of the run
 	JNIRef   uint64   // ROOT JNI GLOBAL
 	HeapType uint32   // HEAP INFO
 }
@@ -92,10 +92,12 @@ type Reader struct {
 	// SkipObjects asks Next to skip the runs of object records that
 	// OBJECTS records frame (spec/bmd.md §5.25) without decoding them:
 	// their objects take their IDs and count for END, but are neither
-	// returned nor checked, past their blocks' checksums. Object records
-	// outside runs (written by older writers, or too large for one) are
-	// returned as usual. A pass that needs no objects reads a file many
-	// times faster.
+	// returned nor checked, past their blocks' checksums. Next returns
+	// each OBJECTS record instead, with Count and Length. Object records
+	// outside runs (runs too short to frame, and files of writers before
+	// OBJECTS records) are returned as usual. A pass that needs no
+	// objects reads a file many times faster (decrunch's first pass of
+	// the 134 MB dump's BMD: 6 to 8 ms against 65 to 70).
 	SkipObjects bool
 
 	slowOnly bool // tests: no fast path (fast.go)
