@@ -163,18 +163,19 @@ func (l *layouts) chain(idx, classes uint64) (fields []Field, ok bool, missing u
 }
 
 // written returns the types of the fields an instance of class idx writes
-// (writtenTypes of its chain), with chain's ok and missing. The slice may
+// (writtenTypes of its chain) and the size of its data in the HPROF
+// (dataSize), with chain's ok and missing. The slice may
 // be reused by the next call.
-func (l *layouts) written(idx, classes uint64) (types []Type, ok bool, missing uint64) {
+func (l *layouts) written(idx, classes uint64) (types []Type, size int64, ok bool, missing uint64) {
 	ch, ok, missing := l.chain(idx, classes)
 	if !ok {
-		return nil, false, missing
+		return nil, 0, false, missing
 	}
 	if c := l.get(idx); c.chain != nil {
-		return c.written, true, 0
+		return c.written, c.size, true, 0
 	}
 	l.typeBuf = writtenTypes(l.typeBuf[:0], ch)
-	return l.typeBuf, true, 0
+	return l.typeBuf, dataSize(ch, l.idSize), true, 0
 }
 
 // writtenTypes appends to ts the types of the fields of layout ch that an
@@ -212,16 +213,6 @@ func dataSize(ch []Field, idSize int) int64 {
 		}
 	}
 	return n
-}
-
-// instanceSize returns dataSize of the chain of class idx, which must be
-// defined.
-func (l *layouts) instanceSize(idx, classes uint64) int64 {
-	if c := l.get(idx); c != nil && c.chain != nil {
-		return c.size
-	}
-	ch, _, _ := l.chain(idx, classes)
-	return dataSize(ch, l.idSize)
 }
 
 // varints returns layoutClass.varints of class idx, or -1 if its chain is

@@ -56,7 +56,7 @@ type Writer struct {
 	inObjects    bool   // buf holds the object records of a run, not yet framed
 	blocks       []byte // the records before the run (buf while no run is open)
 	spare        []byte // the run buffer, while no run is open
-	objCount     uint64 // object records in the run
+	objFirst     uint64 // records before the run: it holds records-objFirst
 	objSize      uint64 // the bytes they take in the HPROF
 
 	// Counts and bytes written per record kind, for statistics.
@@ -170,22 +170,25 @@ const maxRunBytes = 64 << 10
 var minRunBytes = 256 // a variable for tests
 
 // beginObject is begin for an object record, which goes in the open run
-// of object records, or opens one.
+// of object records, or opens one. (Small enough to inline.)
 func (w *Writer) beginObject(k Kind) int {
-	if w.NoObjectRuns {
-		return w.begin(k)
-	}
-	if w.runCount > 0 {
-		w.flushRun()
-	}
 	if !w.inObjects {
-		w.blocks, w.buf, w.spare = w.buf, w.spare[:0], nil
-		w.inObjects = true
+		w.openObjects()
 	}
-	w.objCount++
 	start := len(w.buf)
 	w.buf = append(w.buf, byte(k))
 	return start
+}
+
+// openObjects opens a run of object records, unless NoObjectRuns.
+func (w *Writer) openObjects() {
+	if w.runCount > 0 {
+		w.flushRun()
+	}
+	if !w.NoObjectRuns {
+		w.blocks, w.buf, w.spare = w.buf, w.spare[:0], nil
+		w.inObjects, w.objFirst = true, w.records
+	}
 }
 
 // endObjects ends the open run of object records: writes its OBJECTS
@@ -197,13 +200,13 @@ func (w *Writer) endObjects() {
 		start := len(w.buf)
 		w.buf = append(w.buf, byte(KindObjects))
 		w.uv(uint64(len(run)))
-		w.uv(w.objCount)
+		w.uv(w.records - w.objFirst)
 		w.uv(w.objSize)
 		w.Count[KindObjects]++
 		w.Bytes[KindObjects] += uint64(len(w.buf) - start)
 	}
 	w.buf = append(w.buf, run...)
-	w.spare, w.objCount, w.objSize = run[:0], 0, 0
+	w.spare, w.objSize = run[:0], 0
 }
 
 // objectData adds the HPROF bytes of an object record (its instance
@@ -603,12 +606,12 @@ func (w *Writer) Instance(class uint64, values []uint64) (uint64, error) {
 // Instance takes one per field and ignores the values of the others. A
 // caller that decodes an instance's values itself need not decode those.
 func (w *Writer) InstanceKept(class uint64, kept []uint64) (uint64, error) {
-	ts, ok, missing := w.lay.written(class, w.classes)
+	ts, size, ok, missing := w.lay.written(class, w.classes)
 	if err := w.checkInstance(class, ok, missing, len(kept), len(ts), "fields kept"); err != nil {
 		return 0, err
 	}
 	s := w.beginObject(KindInstance)
-	w.objectData(uint64(w.lay.instanceSize(class, w.classes)))
+	w.objectData(uint64(size))
 	self := w.object()
 	w.uv(class)
 	for i, t := range ts {
