@@ -2,6 +2,7 @@ package decrunch
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -9,10 +10,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cespare/xxhash/v2"
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/heapcrunch/heapcrunch/bmd"
 	"github.com/heapcrunch/heapcrunch/crunch"
+	"github.com/heapcrunch/heapcrunch/hprof"
 	"github.com/heapcrunch/heapcrunch/internal/compress"
 	"github.com/heapcrunch/heapcrunch/internal/heapstat"
 	"github.com/heapcrunch/heapcrunch/internal/testutil"
@@ -222,6 +225,98 @@ func TestDamage(t *testing.T) {
 		}
 		if want := wholeBefore(full, ends, blocks, at); got.Objects != want {
 			t.Errorf("byte %d changed: %d objects salvaged, %d in the whole blocks before", at, got.Objects, want)
+		}
+	}
+}
+
+// TestSalvageMalformedRun: an OBJECTS record that miscounts its run, in
+// sound blocks (only a faulty writer makes one), is an error (END's count,
+// in the first pass); salvaged, where the second pass stops at the run,
+// the HPROF reads back with the objects before the run, and with every
+// STRING record of the whole file, which the first pass, skipping the run
+// unread, still writes (spec/bmd.md §8.4).
+func TestSalvageMalformedRun(t *testing.T) {
+	src := testutil.ReadAll(t, testutil.Fixture("sample.hprof.gz"))
+	full := crunchBytes(t, src, crunch.Options{})
+	whole, _ := decrunchBytes(t, full, Options{})
+	// The second OBJECTS record, its count one more, the checksum of its
+	// block made again.
+	r, err := bmd.NewReader(bytes.NewReader(full))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.SkipObjects = true
+	var at int64 = -1
+	for runs := 0; runs < 2; {
+		rec, err := r.Next()
+		if err != nil {
+			t.Fatalf("no second OBJECTS record: %v", err)
+		}
+		if rec.Kind == bmd.KindObjects {
+			runs++
+			at = rec.Offset
+		}
+	}
+	bad := bytes.Clone(full)
+	_, k := protowire.ConsumeVarint(bad[at+1:]) // the length
+	count := at + 1 + int64(k)
+	if bad[count]&0x7f == 0x7f {
+		t.Fatalf("count byte %#x: its low bits would carry", bad[count])
+	}
+	bad[count]++ // the count's lowest seven bits, one more
+	_, blocks := objectEnds(t, full)
+	for i := len(blocks) - 1; i >= 0; i-- {
+		if b := blocks[i]; b < at {
+			n, k := protowire.ConsumeVarint(bad[b:])
+			end := b + int64(k) + int64(n)
+			binary.LittleEndian.PutUint64(bad[end:], xxhash.Sum64(bad[b:end]))
+			break
+		}
+	}
+	var fe *bmd.FormatError
+	// The first pass counts one object too many for END.
+	if _, err := Decrunch(bytes.NewReader(bad), io.Discard, Options{}); !errors.As(err, &fe) || fe.Record != "END" {
+		t.Fatalf("miscounted run: %v, want an END error", err)
+	}
+	var out bytes.Buffer
+	st, err := Decrunch(bytes.NewReader(bad), &out, Options{Salvage: true})
+	if err != nil || !errors.As(st.Salvaged, &fe) || fe.Record != "OBJECTS" {
+		t.Fatalf("salvage: %v, salvaged %v, want the second pass's OBJECTS error", err, st.Salvaged)
+	}
+	got, err := heapstat.Summarize(out.Bytes())
+	if err != nil {
+		t.Fatalf("salvaged HPROF does not read back: %v", err)
+	}
+	want, err := heapstat.Summarize(whole)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Objects == 0 || got.Objects >= want.Objects {
+		t.Errorf("salvaged %d objects of %d", got.Objects, want.Objects)
+	}
+	if g, w := countStrings(t, out.Bytes()), countStrings(t, whole); g != w {
+		t.Errorf("salvaged HPROF has %d STRING records, the whole one %d", g, w)
+	}
+}
+
+// countStrings returns the number of STRING records of an HPROF file.
+func countStrings(t *testing.T, file []byte) int {
+	t.Helper()
+	r, err := hprof.NewReader(bytes.NewReader(file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			return n
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.Tag == hprof.TagString {
+			n++
 		}
 	}
 }
