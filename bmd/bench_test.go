@@ -23,11 +23,16 @@ func benchBMD(b *testing.B) []byte {
 
 // readEvery reads every record of a BMD file.
 func readEvery(b *testing.B, file []byte, skipValues bool) {
+	readSkipping(b, file, skipValues, false)
+}
+
+// readSkipping reads a BMD file with SkipValues and SkipObjects as given.
+func readSkipping(b *testing.B, file []byte, skipValues, skipObjects bool) {
 	r, err := bmd.NewReader(bytes.NewReader(file))
 	if err != nil {
 		b.Fatal(err)
 	}
-	r.SkipValues = skipValues
+	r.SkipValues, r.SkipObjects = skipValues, skipObjects
 	for {
 		if _, err := r.Next(); err == io.EOF {
 			break
@@ -56,6 +61,18 @@ func BenchmarkReaderSkipValues(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		readEvery(b, file, true)
+	}
+}
+
+// BenchmarkReaderSkipObjects reads with SkipValues and SkipObjects, as
+// decrunch's first pass does: the OBJECTS runs are skipped, their blocks
+// checked.
+func BenchmarkReaderSkipObjects(b *testing.B) {
+	file := benchBMD(b)
+	b.SetBytes(int64(len(file)))
+	b.ReportAllocs()
+	for b.Loop() {
+		readSkipping(b, file, true, true)
 	}
 }
 
