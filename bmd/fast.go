@@ -230,7 +230,7 @@ func (r *Reader) fastObjectArray(rec *Record, b []byte) int {
 	} else if pos, ok = skipVarints(b, pos, int(n)); !ok {
 		return 0
 	}
-	if !r.objectData(n * uint64(r.meta.IDSize)) { // n fits 32 bits: it is under len(b)
+	if !r.objectData(elementBytes(Object, n, r.meta.IDSize)) { // n fits 32 bits: it is under len(b)
 		return 0
 	}
 	rec.Elements = elems
@@ -248,7 +248,7 @@ func (r *Reader) fastPrimitiveArray(rec *Record, b []byte) int {
 		return 0
 	}
 	n, ok := fastUvarint(b, &pos)
-	if !ok || n > 0xFFFFFFFF || Kind(b[0]) == KindPrimitiveArray && !r.objectData(n*uint64(Type(t).Size())) {
+	if !ok || n > 0xFFFFFFFF || Kind(b[0]) == KindPrimitiveArray && !r.objectData(elementBytes(Type(t), n, r.meta.IDSize)) {
 		return 0
 	}
 	rec.Type, rec.Count = Type(t), uint32(n)

@@ -1,6 +1,10 @@
 package bmd
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/heapcrunch/heapcrunch/internal/javatype"
+)
 
 // layouts holds, per class index, the instance fields of the class and of
 // its superclasses in the order an instance stores them: the class's own
@@ -206,13 +210,15 @@ func varintFields(ts []Type) int32 {
 func dataSize(ch []Field, idSize int) int64 {
 	var n int64
 	for _, f := range ch {
-		if f.Type == Object {
-			n += int64(idSize)
-		} else {
-			n += int64(f.Type.Size())
-		}
+		n += int64(javatype.Size(uint8(f.Type), idSize))
 	}
 	return n
+}
+
+// elementBytes returns the bytes of n array elements of type t in an
+// HPROF dump with idSize-byte identifiers.
+func elementBytes(t Type, n uint64, idSize int) uint64 {
+	return n * uint64(javatype.Size(uint8(t), idSize))
 }
 
 // varints returns layoutClass.varints of class idx, or -1 if its chain is

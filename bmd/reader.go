@@ -133,15 +133,15 @@ type Reader struct {
 	runKind Kind
 	runRoot uint8
 
-	// The OBJECTS run being read: it ends at stream offset objEnd, when
-	// records reaches objTarget, its objects taking objSize bytes of
-	// HPROF (objData so far). objAt is its header's file offset.
-	inObjects        bool
-	objEnd           int64
-	objTarget        uint64
-	objCount         uint64
-	objSize, objData uint64
-	objAt            int64
+	// The OBJECTS run being read: its objCount records, after the first
+	// objFirst records of the file, end at stream offset objEnd; its
+	// objects take objSize bytes of HPROF (objData so far). objAt is its
+	// header's file offset.
+	inObjects          bool
+	objEnd             int64
+	objFirst, objCount uint64
+	objSize, objData   uint64
+	objAt              int64
 }
 
 const readBufSize = 1 << 18
@@ -336,9 +336,9 @@ func (r *Reader) Next() (*Record, error) {
 // OBJECTS run being read ends there with as many records as it said.
 func (r *Reader) endObjects(s, at int64) error {
 	r.inObjects = false
-	if s != r.objEnd || r.records != r.objTarget {
+	if read := r.records - r.objFirst; s != r.objEnd || read != r.objCount {
 		return &FormatError{Offset: at, Record: "OBJECTS", Msg: fmt.Sprintf("the run at offset %d says %d object records; %d records end %d bytes from its end",
-			r.objAt, r.objCount, r.records-(r.objTarget-r.objCount), s-r.objEnd)}
+			r.objAt, r.objCount, read, s-r.objEnd)}
 	}
 	if r.objData != r.objSize {
 		return &FormatError{Offset: at, Record: "OBJECTS", Msg: fmt.Sprintf("the run at offset %d says %d bytes of HPROF; its objects take %d", r.objAt, r.objSize, r.objData)}
@@ -734,7 +734,7 @@ func (r *Reader) readObjectArray(rec *Record, d *decoder) {
 	if d.err == nil && n > 0xFFFFFFFF {
 		d.fail("array length %d", n)
 	}
-	if d.err == nil && !r.objectData(n*uint64(r.meta.IDSize)) {
+	if d.err == nil && !r.objectData(elementBytes(Object, n, r.meta.IDSize)) {
 		r.objectDataFail(d)
 	}
 	rec.Count = uint32(n)
@@ -747,7 +747,7 @@ func (r *Reader) readPrimitiveArray(rec *Record, d *decoder) {
 	if d.err == nil && (!rec.Type.Valid() || rec.Type == Object) {
 		d.fail("invalid element type %d", rec.Type)
 	}
-	if d.err == nil && rec.Kind == KindPrimitiveArray && !r.objectData(uint64(rec.Count)*uint64(rec.Type.Size())) {
+	if d.err == nil && rec.Kind == KindPrimitiveArray && !r.objectData(elementBytes(rec.Type, uint64(rec.Count), r.meta.IDSize)) {
 		r.objectDataFail(d)
 	}
 }
@@ -830,8 +830,8 @@ func (r *Reader) readObjects(rec *Record, d *decoder) {
 		d.fail("%d object records in %d bytes", count, n)
 		return
 	case !r.SkipObjects:
-		r.inObjects, r.objAt, r.objCount = true, rec.Offset, count
-		r.objEnd, r.objTarget = r.off()+int64(n), r.records+count
+		r.inObjects, r.objAt, r.objEnd = true, rec.Offset, r.off()+int64(n)
+		r.objFirst, r.objCount = r.records, count
 		r.objSize, r.objData = size, 0
 		return
 	}

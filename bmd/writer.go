@@ -642,7 +642,7 @@ func (w *Writer) checkInstance(class uint64, ok bool, missing uint64, n, want in
 // is the dense object ID of the array class.
 func (w *Writer) ObjectArray(class uint64, elems []uint64) (uint64, error) {
 	s := w.beginObject(KindObjectArray)
-	w.objectData(uint64(len(elems)) * uint64(w.lay.idSize))
+	w.objectData(elementBytes(Object, uint64(len(elems)), w.lay.idSize))
 	self := w.object()
 	if class != 0 && w.lay.defined(class) {
 		w.uv(class)
@@ -667,7 +667,7 @@ func (w *Writer) PrimitiveArray(t Type, length uint32, noData bool) (uint64, err
 	}
 	s := w.beginObject(k)
 	if !noData { // NODATA: no elements in the HPROF either
-		w.objectData(uint64(length) * uint64(t.Size()))
+		w.objectData(elementBytes(t, uint64(length), w.lay.idSize))
 	}
 	id := w.object()
 	w.buf = append(w.buf, byte(t))

@@ -171,9 +171,11 @@ func (c *converter) firstPass(r Source) error {
 			return errIDOverflow(c.meta.IDSize)
 		}
 		if rec.Kind == bmd.KindInstance && rec.Class < uint64(len(c.shapes)) && c.shapes[rec.Class] != nil {
-			// Most records, whose shape is known: what names would do,
-			// without its two calls (decrunch of the 134 MB dump's
-			// BMD: the first pass 67-70 ms against 90-100).
+			// An instance outside OBJECTS runs (most records of a file
+			// written before them) whose shape is known: what names
+			// would do, without its two calls (decrunch of the 134 MB
+			// dump's BMD before OBJECTS records: the first pass 67-70
+			// ms against 90-100).
 			c.estimate += c.shapes[rec.Class].bytes
 			continue
 		}

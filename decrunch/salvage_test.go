@@ -307,11 +307,7 @@ func countStrings(t *testing.T, file []byte) int {
 		t.Fatal(err)
 	}
 	n := 0
-	for {
-		rec, err := r.Next()
-		if err == io.EOF {
-			return n
-		}
+	for rec, err := range r.Records() {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -319,4 +315,5 @@ func countStrings(t *testing.T, file []byte) int {
 			n++
 		}
 	}
+	return n
 }
