@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
-	"runtime"
 
 	"github.com/heapcrunch/heapcrunch/bmd"
 	"github.com/heapcrunch/heapcrunch/hprof"
@@ -20,6 +19,7 @@ type pass2 struct {
 	dec      hprof.BodyDecoder
 	b        *aheadBatch // the batch being written
 	nextMiss int         // the next of b.missAt to number
+	vals     []uint64    // an instance's values (pass2.inline)
 
 	class       bmd.Class // reused for each definition
 	heap        heapTracker
@@ -70,17 +70,15 @@ func (st *state) runPass2(in *input, out io.Writer) error {
 // consume runs the reading side of pass 2 on r in another goroutine and
 // writes what it reads, in order.
 func (p *pass2) consume(r *hprof.Reader, in *input) error {
-	rd := &reader{state: p.state, r: r, in: in, limits: twoCoreBatches, progress: progress{f: p.opt.Progress, pass: 2}}
-	// With two cores, two filled batches may wait for the writer: with
-	// none, each side waited for the other about 20 ms of the 134 MB
-	// dump's 145 ms pass 2 (the reader with every reference of its batch
-	// resolved, the writer for a batch), and crunch took 6 % longer.
-	// With one core, the reader's batch is taken at once, while it is
-	// still in the cache.
-	queued := 2
-	if runtime.GOMAXPROCS(0) == 1 {
-		rd.limits, queued = oneCoreBatches, 0
+	rd := &reader{state: p.state, r: r, in: in, progress: progress{f: p.opt.Progress, pass: 2}}
+	if pass2OneGoroutine() {
+		return p.inline(rd)
 	}
+	// Two filled batches may wait for the writer: with none, each side
+	// waited for the other about 20 ms of the 134 MB dump's 145 ms pass 2
+	// (the reader with every reference of its batch resolved, the writer
+	// for a batch), and crunch took 6 % longer.
+	const queued = 2
 	pp := startPipe(queued+3, queued, rd.run)
 	defer pp.stop()
 	for b := range pp.full {
@@ -262,11 +260,8 @@ func (p *pass2) placeRun() error {
 // starts one.
 func (p *pass2) sub(it *ahead) error {
 	tag := hprof.SubTag(it.tag)
-	p.subCount[tag]++
-	if p.clock.next() {
-		if err := p.defineChunk(p.clock.chunk); err != nil {
-			return err
-		}
+	if err := p.beginSub(tag); err != nil {
+		return err
 	}
 	if tag == hprof.SubClassDump {
 		return p.classDump(it)
@@ -290,11 +285,17 @@ func (p *pass2) sub(it *ahead) error {
 	case tag == hprof.SubObjectArrayDump:
 		return p.objectArray(it)
 	case tag == hprof.SubPrimitiveArrayDump, tag == hprof.SubPrimitiveArrayNoData:
-		if err := p.objectStart(it); err != nil {
-			return err
-		}
-		_, err := p.w.PrimitiveArray(bmd.Type(it.elem), it.n, tag == hprof.SubPrimitiveArrayNoData)
-		return err
+		return p.primitiveArray(tag, it.elem, it.n, it.id, it.trace)
+	}
+	return nil
+}
+
+// beginSub counts a sub-record and writes the definitions of its chunk if
+// it starts one.
+func (p *pass2) beginSub(tag hprof.SubTag) error {
+	p.subCount[tag]++
+	if p.clock.next() {
+		return p.defineChunk(p.clock.chunk)
 	}
 	return nil
 }
@@ -370,14 +371,25 @@ func (p *pass2) root(it *ahead) error {
 }
 
 // objectStart writes what precedes an object record: its stack trace
-// serial, and, in a file where objects are dumped more than once, its ID.
-func (p *pass2) objectStart(it *ahead) error {
+// serial, and, in a file where objects are dumped more than once, its ID
+// (resolved, a miss numbered now).
+func (p *pass2) objectStart(id uint64, trace uint32) error {
 	if p.redumps {
-		if err := p.w.ObjectID(p.dense(it.id)); err != nil {
+		if err := p.w.ObjectID(p.dense(id)); err != nil {
 			return err
 		}
 	}
-	return p.w.Trace(it.trace)
+	return p.w.Trace(trace)
+}
+
+// primitiveArray writes a primitive array (or Android's NODATA one) of n
+// elements of type elem.
+func (p *pass2) primitiveArray(tag hprof.SubTag, elem uint8, n uint32, id uint64, trace uint32) error {
+	if err := p.objectStart(id, trace); err != nil {
+		return err
+	}
+	_, err := p.w.PrimitiveArray(bmd.Type(elem), n, tag == hprof.SubPrimitiveArrayNoData)
+	return err
 }
 
 // instance and objectArray number unknown IDs in the order the values,
@@ -385,22 +397,28 @@ func (p *pass2) objectStart(it *ahead) error {
 
 func (p *pass2) instance(it *ahead) error {
 	k := int(it.n)
-	if !p.classes[k].defined {
-		if err := p.defineChain(k); err != nil {
-			return err
-		}
+	if err := p.ensureDefined(k); err != nil {
+		return err
 	}
 	values := p.resolved(it, uint32(it.aux))
-	if err := p.objectStart(it); err != nil {
+	if err := p.objectStart(it.id, it.trace); err != nil {
 		return err
 	}
 	_, err := p.w.InstanceKept(uint64(k)+1, values)
 	return err
 }
 
+// ensureDefined makes sure class k is defined before an instance of it.
+func (p *pass2) ensureDefined(k int) error {
+	if p.classes[k].defined {
+		return nil
+	}
+	return p.defineChain(k)
+}
+
 func (p *pass2) objectArray(it *ahead) error {
 	elems := p.resolved(it, it.lo+it.n)
-	if err := p.objectStart(it); err != nil {
+	if err := p.objectStart(it.id, it.trace); err != nil {
 		return err
 	}
 	_, err := p.w.ObjectArray(p.dense(it.aux), elems)

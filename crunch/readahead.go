@@ -85,14 +85,10 @@ const missBit = 1 << 63
 // batch).
 type batchLimits struct{ items, vals, bytes int }
 
-// Two cores take large batches: each batch handed over may wake the other
-// goroutine's thread, which costs tens of microseconds. One core takes
-// small ones, which stay in its cache from the reader's writing to the
-// writer's reading (GOMAXPROCS=1: 5-10 % faster on big134).
-var (
-	twoCoreBatches = batchLimits{items: 16384, vals: 1 << 18, bytes: 1 << 20}
-	oneCoreBatches = batchLimits{items: 2048, vals: 1 << 15, bytes: 1 << 17}
-)
+// Batches are large: each batch handed over may wake the other
+// goroutine's thread, which costs tens of microseconds. (With one core,
+// pass 2 runs on one goroutine: pass2.inline.)
+var batches = batchLimits{items: 16384, vals: 1 << 18, bytes: 1 << 20}
 
 func (b *aheadBatch) reset() {
 	b.items, b.vals, b.bytes, b.misses, b.missAt, b.refAt, b.nRefs, b.err = b.items[:0], b.vals[:0], b.bytes[:0], b.misses[:0], b.missAt[:0], b.refAt[:0], 0, nil
@@ -128,12 +124,11 @@ func (b *aheadBatch) full(l *batchLimits) bool {
 // reader is the reading side of pass 2.
 type reader struct {
 	*state
-	r      *hprof.Reader
-	pipe   *pipe[aheadBatch]
-	b      *aheadBatch
-	stop   bool // the writer has stopped
-	limits batchLimits
-	in     *input
+	r    *hprof.Reader
+	pipe *pipe[aheadBatch]
+	b    *aheadBatch
+	stop bool // the writer has stopped
+	in   *input
 	progress
 	classSeen recentClasses // class ID -> class index
 	s         hprof.SubRecord
@@ -143,7 +138,7 @@ type reader struct {
 // the writer stops.
 func (rd *reader) run(p *pipe[aheadBatch], b *aheadBatch) {
 	rd.pipe, rd.b = p, b
-	rd.b.reserve(&rd.limits)
+	rd.b.reserve(&batches)
 	rd.b.err = rd.readAll()
 	if !rd.stop {
 		p.last(rd.b)
@@ -168,7 +163,7 @@ func (rd *reader) send() bool {
 		return false
 	}
 	rd.b.reset()
-	rd.b.reserve(&rd.limits)
+	rd.b.reserve(&batches)
 	return true
 }
 
@@ -182,30 +177,41 @@ func (rd *reader) records() error {
 		}
 		rd.progress.at(rec.Offset)
 		rd.in.release(rec.Offset)
-		it := ahead{kind: aheadTop, tag: uint8(rec.Tag), trace: rec.Time, n: rec.Length, id: uint64(rec.Offset)}
-		switch {
-		case rec.Tag.IsHeapDump():
-			it.kind = aheadHeapDump
-			rd.b.items = append(rd.b.items, it)
+		if err := rd.top(rec); err != nil {
+			return err
+		}
+		if rec.Tag.IsHeapDump() {
 			if err := rd.heapDump(); err != nil {
 				return err
 			}
 			rd.b.items = append(rd.b.items, ahead{kind: aheadHeapEnd})
-		case rec.Tag == hprof.TagString, rec.Tag == hprof.TagLoadClass, rec.Tag == hprof.TagHeapDumpEnd:
-			rd.b.items = append(rd.b.items, it) // the writer needs no body
-		default:
-			body, err := rd.r.Body()
-			if err != nil {
-				return err
-			}
-			it.lo, it.n = uint32(len(rd.b.bytes)), uint32(len(body))
-			rd.b.bytes = append(rd.b.bytes, body...)
-			rd.b.items = append(rd.b.items, it)
 		}
-		if rd.b.full(&rd.limits) && !rd.send() {
+		if rd.b.full(&batches) && !rd.send() {
 			return errStopped
 		}
 	}
+	return nil
+}
+
+// top adds the item of a top-level record (for a heap dump record, the
+// item of its start: its sub-records follow), with its body if the writer
+// needs it.
+func (rd *reader) top(rec hprof.Record) error {
+	it := ahead{kind: aheadTop, tag: uint8(rec.Tag), trace: rec.Time, n: rec.Length, id: uint64(rec.Offset)}
+	switch {
+	case rec.Tag.IsHeapDump():
+		it.kind = aheadHeapDump
+	case rec.Tag == hprof.TagString, rec.Tag == hprof.TagLoadClass, rec.Tag == hprof.TagHeapDumpEnd:
+		// the writer needs no body
+	default:
+		body, err := rd.r.Body()
+		if err != nil {
+			return err
+		}
+		it.lo, it.n = uint32(len(rd.b.bytes)), uint32(len(body))
+		rd.b.bytes = append(rd.b.bytes, body...)
+	}
+	rd.b.items = append(rd.b.items, it)
 	return nil
 }
 
@@ -220,7 +226,7 @@ func (rd *reader) heapDump() error {
 			return err
 		}
 		rd.sub(s)
-		if rd.b.full(&rd.limits) {
+		if rd.b.full(&batches) {
 			rd.progress.at(s.Offset)
 			rd.in.release(s.Offset)
 			if !rd.send() {
@@ -268,13 +274,9 @@ func (rd *reader) sub(s *hprof.SubRecord) {
 // instance decodes the values an instance keeps (picks), its references
 // to be resolved.
 func (rd *reader) instance(s *hprof.SubRecord, it *ahead) error {
-	k, err := rd.classOf(s)
+	k, err := rd.instanceClass(s)
 	if err != nil {
 		return err
-	}
-	ci := rd.classes[k]
-	if ci.chainSize != len(s.Data) {
-		return &hprof.FormatError{Offset: s.Offset, Record: s.Tag.String(), Tag: int(s.Tag), Msg: fmt.Sprintf("instance has %d bytes of fields, its class layout %d", len(s.Data), ci.chainSize)}
 	}
 	it.n, it.lo = uint32(k), uint32(len(rd.b.vals))
 	for _, f := range rd.picks(k) {
@@ -285,6 +287,20 @@ func (rd *reader) instance(s *hprof.SubRecord, it *ahead) error {
 	}
 	it.aux = uint64(len(rd.b.vals))
 	return nil
+}
+
+// instanceClass returns the class index of an instance's class, after
+// checking that the instance has the bytes of fields its class layout
+// has.
+func (rd *reader) instanceClass(s *hprof.SubRecord) (int, error) {
+	k, err := rd.classOf(s)
+	if err != nil {
+		return 0, err
+	}
+	if size := rd.classes[k].chainSize; size != len(s.Data) {
+		return 0, &hprof.FormatError{Offset: s.Offset, Record: s.Tag.String(), Tag: int(s.Tag), Msg: fmt.Sprintf("instance has %d bytes of fields, its class layout %d", len(s.Data), size)}
+	}
+	return k, nil
 }
 
 // classOf returns the class index of an instance's class.
@@ -305,15 +321,24 @@ func (rd *reader) classOf(s *hprof.SubRecord) (int, error) {
 // recent classes, where resolve would look in the object index first; any
 // other ID as resolve does. A class's dense ID is its class index + 1.
 func (rd *reader) arrayClass(id uint64) uint64 {
+	if c, ok := rd.class(id); ok {
+		return c
+	}
+	return rd.resolve(id)
+}
+
+// class returns the dense ID of the class with HPROF ID id, if it is a
+// class of the dump, from the recent classes first.
+func (rd *reader) class(id uint64) (uint64, bool) {
 	if k, ok := rd.classSeen.get(id); ok {
-		return uint64(k) + 1
+		return uint64(k) + 1, true
 	}
 	o, ok := rd.classIndex.lookup(id)
 	if !ok {
-		return rd.resolve(id)
+		return 0, false
 	}
 	rd.classSeen.put(id, int32(o))
-	return uint64(o) + 1
+	return uint64(o) + 1, true
 }
 
 // resolve maps an object ID to its dense ID with what pass 1 built, or

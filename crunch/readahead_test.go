@@ -22,7 +22,44 @@ func TestAheadSize(t *testing.T) {
 // order the written records use them, across batches, and references from
 // objects of a dropped heap number none: the reading goroutine resolves
 // them all, the writing one numbers only what it writes.
+// Both ways of pass 2 (pass2OneGoroutine), with heap Z dropped (objects
+// through items) and not (objects written directly on one goroutine).
 func TestUnknownIDsInOrder(t *testing.T) {
+	n := 3 * batches.items
+	data := unknownIDsDump(n)
+	for _, one := range []bool{false, true} {
+		// Classes 1, objects 2..n+2, the dropped object n+3; then
+		// 0x8880000, 0x9990000, 0x6660000, the array's elements first,
+		// its class last.
+		st, out, err := crunchPass2(data, Options{DropHeaps: []string{"zygote"}}, one)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Dangling != 4 || st.Dropped != 1 {
+			t.Fatalf("%d unknown IDs, %d dropped objects; want 4 (0x8880000, 0x9990000, 0x6660000, 0x7770000) and 1", st.Dangling, st.Dropped)
+		}
+		m := uint64(n)
+		checkUnknownIDs(t, out, m+4, m+5, m+6, m+7)
+		// The class 1, the objects 2..n+3; then 0x9990000, first
+		// referred to by heap Z's instance, 0x8880000, 0x6660000,
+		// 0x7770000.
+		st, out, err = crunchPass2(data, Options{}, one)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Dangling != 4 || st.Dropped != 0 {
+			t.Fatalf("%d unknown IDs, %d dropped objects; want 4 and 0", st.Dangling, st.Dropped)
+		}
+		checkUnknownIDs(t, out, m+5, m+4, m+6, m+7)
+	}
+}
+
+// unknownIDsDump writes a dump that refers to IDs it does not have: an
+// instance of heap Z refers to 0x9990000, then n instances of heap A refer
+// each to the next, the last to 0x8880000, and an object array of the
+// unknown class 0x7770000 holds 0x9990000, 0x8880000, 0x6660000 and the
+// first of them.
+func unknownIDsDump(n int) []byte {
 	var buf bytes.Buffer
 	w, _ := hprof.NewWriter(&buf, hprof.Header{Version: hprof.Version102, IDSize: 4})
 	enc := w.Encoder()
@@ -36,8 +73,6 @@ func TestUnknownIDsInOrder(t *testing.T) {
 	w.WriteSub(&hprof.SubRecord{Tag: hprof.SubHeapDumpInfo, HeapType: 'Z', HeapName: 1})
 	w.WriteSub(&hprof.SubRecord{Tag: hprof.SubInstanceDump, ID: 0x200, ClassID: 0x100, Data: ref(0x9990000)})
 	w.WriteSub(&hprof.SubRecord{Tag: hprof.SubHeapDumpInfo, HeapType: 'A', HeapName: 2})
-	// Enough instances for several batches, the unknown ones last.
-	n := 3 * twoCoreBatches.items
 	for i := range n {
 		target := uint32(0x300 + 8*(i+1)) // the next instance
 		if i == n-1 {
@@ -45,23 +80,18 @@ func TestUnknownIDsInOrder(t *testing.T) {
 		}
 		w.WriteSub(&hprof.SubRecord{Tag: hprof.SubInstanceDump, ID: uint64(0x300 + 8*i), ClassID: 0x100, Data: ref(target)})
 	}
-	w.WriteSub(&hprof.SubRecord{Tag: hprof.SubObjectArrayDump, ID: 0x100000, ClassID: 0x7770000, Elements: []uint64{0x9990000, 0x8880000, 0x300}})
+	w.WriteSub(&hprof.SubRecord{Tag: hprof.SubObjectArrayDump, ID: 0x100000, ClassID: 0x7770000, Elements: []uint64{0x9990000, 0x8880000, 0x6660000, 0x300}})
 	w.EndHeapDump()
 	w.Flush()
+	return buf.Bytes()
+}
 
-	var out bytes.Buffer
-	st, err := Crunch(bytes.NewReader(buf.Bytes()), &out, Options{DropHeaps: []string{"zygote"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.Dangling != 3 || st.Dropped != 1 {
-		t.Fatalf("%d unknown IDs, %d dropped objects; want 3 (0x8880000, 0x9990000, 0x7770000) and 1", st.Dangling, st.Dropped)
-	}
-	// Classes 1, objects 2..n+2, the dropped object n+3; then 0x8880000,
-	// 0x9990000, the array's elements first, its class last.
-	objects := uint64(1 + n + 1)
-	want888, want999, want777 := objects+2, objects+3, objects+4
-	r, err := bmd.NewReader(bytes.NewReader(out.Bytes()))
+// checkUnknownIDs checks the numbers of the unknown IDs in out, the BMD
+// file of an unknownIDsDump: those of 0x8880000, 0x9990000, 0x6660000 and
+// 0x7770000.
+func checkUnknownIDs(t *testing.T, out []byte, want888, want999, want666, want777 uint64) {
+	t.Helper()
+	r, err := bmd.NewReader(bytes.NewReader(out))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +115,7 @@ func TestUnknownIDsInOrder(t *testing.T) {
 	if len(last) != 1 || last[0] != want888 {
 		t.Errorf("the last instance refers to %v, want [%d] (0x8880000)", last, want888)
 	}
-	if len(arr) != 3 || arr[0] != want999 || arr[1] != want888 || arrClass != want777 {
-		t.Errorf("the array: elements %v, class %d; want [%d %d 2], %d", arr, arrClass, want999, want888, want777)
+	if len(arr) != 4 || arr[0] != want999 || arr[1] != want888 || arr[2] != want666 || arrClass != want777 {
+		t.Errorf("the array: elements %v, class %d; want [%d %d %d ...], %d", arr, arrClass, want999, want888, want666, want777)
 	}
 }
