@@ -51,7 +51,8 @@ const releaseStep = 8 << 20
 // release gives back the pages of the mapped file before offset off, which
 // no goroutine reads any more, so that the pages read do not add up in
 // the process's memory (they stay in the page cache). Pass 1 calls it
-// from its main goroutine, pass 2 from its reader.
+// from its main goroutine, pass 2 from its reader (or, with one core,
+// from its only goroutine: pass2.single).
 func (in *input) release(off int64) {
 	if off-in.released >= releaseStep {
 		in.released = in.dropRange(in.released, off)

@@ -200,8 +200,10 @@ func (p *pass1) record(rec hprof.Record) error {
 // Heap dump records up to maxSplitRecord bytes (a JDK's HEAP DUMP SEGMENTs
 // are 1 MB) are read on segmentWorkers goroutines, when there are more
 // than one; larger ones are read inline (on pass 1's goroutine),
-// inlineSubRecords sub-records at a time, so that what a segment collects
-// stays small. A mapped file's records are split off without a copy: up to
+// inlineSubRecords sub-records or releaseStep bytes at a time, so that
+// what a segment collects stays small, and so do the pages of a mapped
+// file read before they are given back (a piece of an Android dump's one
+// record of 64 KiB arrays held 80 MiB of them). A mapped file's records are split off without a copy: up to
 // maxSplitMapped bytes (genhprof's segments are 32 MiB), where what a
 // segment collects is about 1.5 % of its bytes.
 // Tests change them to mix the two ways.
@@ -229,7 +231,7 @@ func (p *pass1) heapDump(rec hprof.Record) error {
 	for first := true; ; first = false {
 		sg.reset()
 		sg.heap = p.heap
-		more := sg.read(p.r, inlineSubRecords, p.drop)
+		more := sg.read(p.r, inlineSubRecords, p.r.Offset()+releaseStep, p.drop)
 		p.progress.at(p.r.Offset())
 		p.releaseRead(p.r.Offset())
 		if err := p.merge(sg, first); err != nil {

@@ -19,7 +19,7 @@ type pass2 struct {
 	dec      hprof.BodyDecoder
 	b        *aheadBatch // the batch being written
 	nextMiss int         // the next of b.missAt to number
-	vals     []uint64    // an instance's values (pass2.inline)
+	vals     []uint64    // an instance's values (pass2.single)
 
 	class       bmd.Class // reused for each definition
 	heap        heapTracker
@@ -68,11 +68,12 @@ func (st *state) runPass2(in *input, out io.Writer) error {
 }
 
 // consume runs the reading side of pass 2 on r in another goroutine and
-// writes what it reads, in order.
+// writes what it reads, in order; with one core, both on this goroutine
+// (pass2.single).
 func (p *pass2) consume(r *hprof.Reader, in *input) error {
 	rd := &reader{state: p.state, r: r, in: in, progress: progress{f: p.opt.Progress, pass: 2}}
 	if pass2OneGoroutine() {
-		return p.inline(rd)
+		return p.single(rd)
 	}
 	// Two filled batches may wait for the writer: with none, each side
 	// waited for the other about 20 ms of the 134 MB dump's 145 ms pass 2
@@ -82,9 +83,7 @@ func (p *pass2) consume(r *hprof.Reader, in *input) error {
 	pp := startPipe(queued+3, queued, rd.run)
 	defer pp.stop()
 	for b := range pp.full {
-		p.b, p.nextMiss = b, 0
-		b.resolveRefs(p.state, len(b.refAt))
-		if err := p.batch(); err != nil {
+		if err := p.writeBatch(b); err != nil {
 			return err
 		}
 		if b.err != nil {
@@ -93,6 +92,14 @@ func (p *pass2) consume(r *hprof.Reader, in *input) error {
 		pp.recycle(b)
 	}
 	return nil
+}
+
+// writeBatch resolves the references of batch b the reader left, and
+// writes its items.
+func (p *pass2) writeBatch(b *aheadBatch) error {
+	p.b, p.nextMiss = b, 0
+	b.resolveRefs(p.state, len(b.refAt))
+	return p.batch()
 }
 
 // batch writes the items of the current batch.

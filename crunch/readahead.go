@@ -7,7 +7,8 @@ import (
 	"github.com/heapcrunch/heapcrunch/hprof"
 )
 
-// Pass 2 runs on two goroutines: one reads the dump and does what needs
+// With more than one core, pass 2 runs on two goroutines (with one, on
+// one: pass2.single): one reads the dump and does what needs
 // only what pass 1 built (the indexes, the class layouts): it parses each
 // record, decodes the instance values the BMD keeps (picks), and maps the
 // IDs of objects, roots and array classes to dense IDs; the other writes
@@ -87,7 +88,7 @@ type batchLimits struct{ items, vals, bytes int }
 
 // Batches are large: each batch handed over may wake the other
 // goroutine's thread, which costs tens of microseconds. (With one core,
-// pass 2 runs on one goroutine: pass2.inline.)
+// pass 2 runs on one goroutine: pass2.single.)
 var batches = batchLimits{items: 16384, vals: 1 << 18, bytes: 1 << 20}
 
 func (b *aheadBatch) reset() {

@@ -73,11 +73,12 @@ func (sg *segment) reset() {
 }
 
 // read reads the sub-records of r's heap dump record, all of them, or at
-// most limit if limit > 0; it reports whether the record has more. The
-// objects of a heap in drop go to drops: sg.heap must say which heap the
-// record starts in when drop has any.
-func (sg *segment) read(r *hprof.Reader, limit int, drop map[uint32]bool) (more bool) {
-	for n := 0; limit <= 0 || n < limit; n++ {
+// most limit if limit > 0, stopping too at the first that ends at offset
+// until or after it if until > 0; it reports whether the record has more.
+// The objects of a heap in drop go to drops: sg.heap must say which heap
+// the record starts in when drop has any.
+func (sg *segment) read(r *hprof.Reader, limit int, until int64, drop map[uint32]bool) (more bool) {
+	for n := 0; (limit <= 0 || n < limit) && (until <= 0 || r.Offset() < until); n++ {
 		err := r.NextSub(&sg.sub)
 		if err == io.EOF {
 			return false

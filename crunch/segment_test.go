@@ -118,8 +118,11 @@ func FuzzSegments(f *testing.F) {
 // TestMappedInput: a file, which crunch maps and reads in place, gives the
 // BMD file of the same dump read through a buffer, with the progress
 // reported in both passes; and a file cut short while crunch reads it is
-// an error saying so, in either pass, not a crash.
-func TestMappedInput(t *testing.T) {
+// an error saying so, in either pass, not a crash; with pass 2 on two
+// goroutines and on one.
+func TestMappedInput(t *testing.T) { bothPass2Ways(t, testMappedInput) }
+
+func testMappedInput(t *testing.T) {
 	data := testutil.ReadAll(t, testutil.Fixture("sample.hprof.gz"))
 	path := filepath.Join(t.TempDir(), "sample.hprof")
 	if err := os.WriteFile(path, data, 0o644); err != nil {
@@ -174,21 +177,7 @@ func TestMappedInput(t *testing.T) {
 // are given back as the reading goes on, so that a large dump does not
 // add its size to the process's memory (Linux, where /proc says).
 func TestMappedInputReleased(t *testing.T) {
-	rssFile := func() int64 {
-		b, err := os.ReadFile("/proc/self/status")
-		if err != nil {
-			t.Skip("no /proc/self/status")
-		}
-		for _, l := range strings.Split(string(b), "\n") {
-			if f := strings.Fields(l); len(f) >= 2 && f[0] == "RssFile:" {
-				var kb int64
-				fmt.Sscan(f[1], &kb)
-				return kb << 10
-			}
-		}
-		t.Skip("no RssFile in /proc/self/status")
-		return 0
-	}
+	rssFile := func() int64 { return fileRSS(t) }
 	const size = 64 << 20
 	path := filepath.Join(t.TempDir(), "big")
 	if err := os.WriteFile(path, bytes.Repeat([]byte{1}, size), 0o644); err != nil {
@@ -218,10 +207,31 @@ func TestMappedInputReleased(t *testing.T) {
 	}
 }
 
+// fileRSS returns the process's resident pages of mapped files, or skips
+// the test where /proc does not say (RssFile of /proc/self/status).
+func fileRSS(t *testing.T) int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Skip("no /proc/self/status")
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) >= 2 && f[0] == "RssFile:" {
+			var kb int64
+			fmt.Sscan(f[1], &kb)
+			return kb << 10
+		}
+	}
+	t.Skip("no RssFile in /proc/self/status")
+	return 0
+}
+
 // TestProgress: Options.Progress hears of both passes, in order, with
 // offsets within the dump that do not go back, whether the dump is a
-// mapped file or read through a buffer.
-func TestProgress(t *testing.T) {
+// mapped file or read through a buffer; with pass 2 on two goroutines and
+// on one.
+func TestProgress(t *testing.T) { bothPass2Ways(t, testProgress) }
+
+func testProgress(t *testing.T) {
 	data := testutil.ReadAll(t, testutil.Fixture("sample.hprof.gz"))
 	path := filepath.Join(t.TempDir(), "sample.hprof")
 	if err := os.WriteFile(path, data, 0o644); err != nil {

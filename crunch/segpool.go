@@ -94,7 +94,7 @@ func (sg *segment) readAll(in *input) {
 	// which gives back releaseStep bytes at a time: each call costs the
 	// other cores an interrupt to flush their TLBs.
 	from := sg.start
-	for sg.read(&sg.r, 1<<14, nil) {
+	for sg.read(&sg.r, 1<<14, 0, nil) {
 		if sg.r.Offset()-from >= releaseStep {
 			from = in.dropRange(from, sg.r.Offset())
 		}

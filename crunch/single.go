@@ -8,12 +8,12 @@ import (
 )
 
 // pass2OneGoroutine reports whether pass 2 runs on one goroutine
-// (pass2.inline): with one core (GOMAXPROCS=1), where handing the records
+// (pass2.single): with one core (GOMAXPROCS=1), where handing the records
 // from a reading goroutine to a writing one costs time and gains nothing.
 // Tests change it.
 var pass2OneGoroutine = func() bool { return runtime.GOMAXPROCS(0) == 1 }
 
-// inline is pass 2 on one goroutine. The objects of a heap dump, nearly
+// single is pass 2 on one goroutine. The objects of a heap dump, nearly
 // all its records, go from the dump to the writer directly, their
 // references resolved as they are written: on one core this costs about
 // 17 % less than making the items of the two goroutines and reading them
@@ -22,7 +22,7 @@ var pass2OneGoroutine = func() bool { return runtime.GOMAXPROCS(0) == 1 }
 // goes through its item, made by the reader as for the other goroutine and
 // written at once, as are the objects of a dump with objects dumped twice
 // or with heaps to drop. The BMD file is the same either way.
-func (p *pass2) inline(rd *reader) error {
+func (p *pass2) single(rd *reader) error {
 	rd.b = new(aheadBatch)
 	p.b = rd.b
 	for rec, err := range rd.r.Records() {
@@ -38,7 +38,7 @@ func (p *pass2) inline(rd *reader) error {
 			return err
 		}
 		if rec.Tag.IsHeapDump() {
-			if err := p.inlineHeapDump(rd); err != nil {
+			if err := p.singleHeapDump(rd); err != nil {
 				return err
 			}
 			rd.b.items = append(rd.b.items, ahead{kind: aheadHeapEnd})
@@ -52,15 +52,15 @@ func (p *pass2) inline(rd *reader) error {
 
 // writeItems writes the items the reader added, and empties the batch.
 func (p *pass2) writeItems() error {
-	p.b.resolveRefs(p.state, len(p.b.refAt))
-	p.nextMiss = 0
-	err := p.batch()
+	err := p.writeBatch(p.b)
 	p.b.reset()
 	return err
 }
 
-// inlineHeapDump writes the sub-records of a heap dump record.
-func (p *pass2) inlineHeapDump(rd *reader) error {
+// singleHeapDump writes the sub-records of a heap dump record: objects
+// directly, unless objects are dumped twice or heaps dropped, anything
+// else through its item. NextSub in a plain loop, as in reader.heapDump.
+func (p *pass2) singleHeapDump(rd *reader) error {
 	s := &rd.s
 	direct := !p.redumps && len(p.drop) == 0
 	for {
@@ -71,15 +71,12 @@ func (p *pass2) inlineHeapDump(rd *reader) error {
 		}
 		var err error
 		switch {
-		case !direct:
-			rd.sub(s)
-			err = p.writeItems()
-		case s.Tag == hprof.SubInstanceDump:
-			err = p.inlineInstance(rd, s)
-		case s.Tag == hprof.SubObjectArrayDump:
-			err = p.inlineObjectArray(rd, s)
-		case s.Tag == hprof.SubPrimitiveArrayDump, s.Tag == hprof.SubPrimitiveArrayNoData:
-			err = p.inlineObject(s.Tag)
+		case direct && s.Tag == hprof.SubInstanceDump:
+			err = p.directInstance(rd, s)
+		case direct && s.Tag == hprof.SubObjectArrayDump:
+			err = p.directObjectArray(rd, s)
+		case direct && (s.Tag == hprof.SubPrimitiveArrayDump || s.Tag == hprof.SubPrimitiveArrayNoData):
+			err = p.beforeObject(s.Tag)
 			if err == nil {
 				err = p.primitiveArray(s.Tag, uint8(s.ElemType), s.Length, 0, s.StackTrace)
 			}
@@ -95,24 +92,28 @@ func (p *pass2) inlineHeapDump(rd *reader) error {
 	}
 }
 
-// inlineObject does for an object record what sub does before it writes
-// one.
-func (p *pass2) inlineObject(tag hprof.SubTag) error {
+// beforeObject does for an object record what sub does before it writes
+// one: counts it, writes the definitions of its chunk if it starts one,
+// and the place of the class dumps before it.
+func (p *pass2) beforeObject(tag hprof.SubTag) error {
 	if err := p.beginSub(tag); err != nil {
 		return err
 	}
 	return p.placeRun()
 }
 
-// inlineInstance writes an instance, in the order of reader.instance and
-// pass2.instance: the class checked, then defined, then the references
-// resolved (unknown IDs numbered in that order).
-func (p *pass2) inlineInstance(rd *reader, s *hprof.SubRecord) error {
+// directInstance writes an instance, in the order of reader.instance and
+// pass2.instance: its class checked (an error before anything is
+// written, as for an item that failed); what sub writes before an
+// object; its class defined; its references resolved, unknown IDs
+// numbered in their order (the values kept are read as in
+// reader.instance, from picks).
+func (p *pass2) directInstance(rd *reader, s *hprof.SubRecord) error {
 	k, err := rd.instanceClass(s)
 	if err != nil {
 		return err
 	}
-	if err := p.inlineObject(s.Tag); err != nil {
+	if err := p.beforeObject(s.Tag); err != nil {
 		return err
 	}
 	if err := p.ensureDefined(k); err != nil {
@@ -127,17 +128,18 @@ func (p *pass2) inlineInstance(rd *reader, s *hprof.SubRecord) error {
 		vals = append(vals, v)
 	}
 	p.vals = vals
-	if err := p.objectStart(0, s.StackTrace); err != nil {
+	if err := p.objectStart(0, s.StackTrace); err != nil { // no ID: no redumps here
 		return err
 	}
 	_, err = p.w.InstanceKept(uint64(k)+1, vals)
 	return err
 }
 
-// inlineObjectArray writes an object array, its elements resolved in
-// place, then its class, as reader.sub and pass2.objectArray do.
-func (p *pass2) inlineObjectArray(rd *reader, s *hprof.SubRecord) error {
-	if err := p.inlineObject(s.Tag); err != nil {
+// directObjectArray writes an object array, its elements resolved in
+// place, then its class (a class of the dump first, as arrayClass), as
+// reader.sub and pass2.objectArray do.
+func (p *pass2) directObjectArray(rd *reader, s *hprof.SubRecord) error {
+	if err := p.beforeObject(s.Tag); err != nil {
 		return err
 	}
 	elems := s.Elements
@@ -150,7 +152,7 @@ func (p *pass2) inlineObjectArray(rd *reader, s *hprof.SubRecord) error {
 	if !ok {
 		class = p.obj(s.ClassID)
 	}
-	if err := p.objectStart(0, s.StackTrace); err != nil {
+	if err := p.objectStart(0, s.StackTrace); err != nil { // no ID: no redumps here
 		return err
 	}
 	_, err := p.w.ObjectArray(class, elems)

@@ -1,0 +1,166 @@
+package crunch
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/heapcrunch/heapcrunch/hprof"
+	"github.com/heapcrunch/heapcrunch/internal/fuzzseed"
+	"github.com/heapcrunch/heapcrunch/internal/multidump"
+	"github.com/heapcrunch/heapcrunch/internal/testutil"
+)
+
+// onOneGoroutine makes pass 2 run on one goroutine (pass2.single) or on
+// two, until the function it returns is called.
+func onOneGoroutine(one bool) (restore func()) {
+	was := pass2OneGoroutine
+	pass2OneGoroutine = func() bool { return one }
+	return func() { pass2OneGoroutine = was }
+}
+
+// bothPass2Ways runs f as two subtests: pass 2 on two goroutines, and on
+// one.
+func bothPass2Ways(t *testing.T, f func(t *testing.T)) {
+	for _, one := range []bool{false, true} {
+		t.Run(map[bool]string{false: "two goroutines", true: "one goroutine"}[one], func(t *testing.T) {
+			defer onOneGoroutine(one)()
+			f(t)
+		})
+	}
+}
+
+// crunchPass2 crunches data with pass 2 on one goroutine or on two.
+func crunchPass2(data []byte, opt Options, one bool) (*Stats, []byte, error) {
+	defer onOneGoroutine(one)()
+	var out bytes.Buffer
+	st, err := Crunch(bytes.NewReader(data), &out, opt)
+	return st, out.Bytes(), err
+}
+
+// samePass2Ways checks that pass 2 on one goroutine writes what pass 2 on
+// two writes, byte for byte, with the same Stats, or fails with the same
+// error.
+func samePass2Ways(t *testing.T, data []byte, opt Options) {
+	t.Helper()
+	wantSt, want, wantErr := crunchPass2(data, opt, false)
+	st, got, err := crunchPass2(data, opt, true)
+	if fmt.Sprint(err) != fmt.Sprint(wantErr) {
+		t.Fatalf("%+v: one goroutine: error %v; two: %v", opt, err, wantErr)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("%+v: one goroutine wrote %d bytes of BMD, which differ from the %d of two", opt, len(got), len(want))
+	}
+	if err == nil && !reflect.DeepEqual(st, wantSt) {
+		t.Fatalf("%+v: one goroutine's Stats\n%+v\ndiffer from two's\n%+v", opt, st, wantSt)
+	}
+}
+
+// TestPass2OneGoroutine: pass 2 on one goroutine gives the BMD file or the
+// error of pass 2 on two, on the fixtures and the corpus dumps, whole, cut
+// short and with a byte changed, with the options that keep more or drop
+// heaps (objects then go through items); on a dump with objects dumped
+// again; and on one with unknown IDs, numbered in order (TestUnknownIDsInOrder
+// checks the numbers).
+func TestPass2OneGoroutine(t *testing.T) {
+	dumps := map[string][]byte{}
+	for _, name := range []string{"sample.hprof.gz", "sample32.hprof.gz", "sample-align16.hprof.gz", "sample-nocoops.hprof.gz", "secrets.hprof.gz"} {
+		dumps[name] = testutil.ReadAll(t, testutil.Fixture(name))
+	}
+	for _, p := range testutil.CorpusHPROFs(t) {
+		if d := testutil.ReadAll(t, p); len(d) < 64<<20 {
+			dumps[filepath.Base(p)] = d
+		}
+	}
+	var several bytes.Buffer
+	if err := multidump.Write(&several, 3); err != nil {
+		t.Fatal(err)
+	}
+	dumps["three heap dumps"] = several.Bytes()
+	dumps["unknown IDs"] = unknownIDsDump(2 * chunkSubRecords)
+	options := []Options{{}, {KeepPrimitives: true, KeepStrings: true}, {Profile: "leak", DropHeaps: []string{"zygote", "image"}}}
+	for name, data := range dumps {
+		t.Run(name, func(t *testing.T) {
+			for _, opt := range options {
+				samePass2Ways(t, data, opt)
+			}
+			samePass2Ways(t, data[:len(data)*2/3], Options{})
+			bad := bytes.Clone(data)
+			bad[len(bad)/2] ^= 0x5a
+			samePass2Ways(t, bad, Options{})
+		})
+	}
+}
+
+// FuzzPass2Ways: whatever the input, pass 2 on one goroutine gives what
+// pass 2 on two gives.
+func FuzzPass2Ways(f *testing.F) {
+	for _, s := range fuzzseed.Seeds(f, 4<<10) {
+		f.Add(s.Data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		samePass2Ways(t, data, Options{})
+	})
+}
+
+// TestPagesGivenBack: both passes give back the pages of a mapped dump as
+// they read on, pass 2 on two goroutines or on one, also when the heap
+// dump is one record, as Android writes it, here of 64 KiB arrays: while
+// an 80 MiB dump is crunched, the process's file pages stay within a few
+// release steps (Linux, where /proc says).
+func TestPagesGivenBack(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "arrays.hprof")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, _ := hprof.NewWriter(f, hprof.Header{Version: hprof.Version102, IDSize: 8})
+	w.SegmentSize = 128 << 20 // one heap dump record, as Android writes
+	w.BeginHeapDump(hprof.TagHeapDump, 0)
+	const arrays = 1280 // of 64 KiB, null references, which both passes read
+	nulls := make([]uint64, 8192)
+	for i := range arrays {
+		w.WriteSub(&hprof.SubRecord{Tag: hprof.SubObjectArrayDump, ID: uint64(0x100000 + 16*i), Elements: nulls})
+	}
+	w.EndHeapDump()
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	bothPass2Ways(t, func(t *testing.T) {
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if m, unmap := mapFile(f); m == nil {
+			t.Skip("files are not mapped on this system")
+		} else {
+			unmap()
+		}
+		before := fileRSS(t)
+		var grown [3]int64 // by pass
+		var calls [3]int
+		progress := func(pass int, _ int64) {
+			grown[pass] = max(grown[pass], fileRSS(t)-before)
+			calls[pass]++
+		}
+		st, err := Crunch(f, io.Discard, Options{Progress: progress})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Objects != arrays || calls[2] < 4 {
+			t.Fatalf("test premise: %d objects, %d progress calls in pass 2", st.Objects, calls[2])
+		}
+		t.Logf("grown %v MiB, calls %v", [3]int64{grown[0] >> 20, grown[1] >> 20, grown[2] >> 20}, calls)
+		for pass := 1; pass <= 2; pass++ {
+			if grown[pass] > 4*releaseStep {
+				t.Errorf("pass %d: the process's file pages grew by %d MiB reading an 80 MiB dump", pass, grown[pass]>>20)
+			}
+		}
+	})
+}
