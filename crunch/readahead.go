@@ -172,6 +172,19 @@ func (rd *reader) send() bool {
 var errStopped = fmt.Errorf("crunch: pass 2 stopped")
 
 func (rd *reader) records() error {
+	return rd.eachRecord(rd.heapDump, func() error {
+		if rd.b.full(&batches) && !rd.send() {
+			return errStopped
+		}
+		return nil
+	})
+}
+
+// eachRecord reads the top-level records, adding the item of each
+// (reader.top); subs reads the sub-records of a heap dump record, after
+// which its end item is added; after is called at the end of each
+// record.
+func (rd *reader) eachRecord(subs, after func() error) error {
 	for rec, err := range rd.r.Records() {
 		if err != nil {
 			return err
@@ -182,13 +195,13 @@ func (rd *reader) records() error {
 			return err
 		}
 		if rec.Tag.IsHeapDump() {
-			if err := rd.heapDump(); err != nil {
+			if err := subs(); err != nil {
 				return err
 			}
 			rd.b.items = append(rd.b.items, ahead{kind: aheadHeapEnd})
 		}
-		if rd.b.full(&batches) && !rd.send() {
-			return errStopped
+		if err := after(); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -132,16 +132,7 @@ func testMappedInput(t *testing.T) {
 	if _, err := Crunch(bytes.NewReader(data), &want, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if m, unmap := mapFile(f); m == nil {
-		t.Skip("files are not mapped on this system")
-	} else {
-		unmap()
-	}
+	f := openMapped(t, path)
 	passes := map[int]bool{}
 	var got bytes.Buffer
 	if _, err := Crunch(f, &got, Options{Progress: func(pass int, _ int64) { passes[pass] = true }}); err != nil {
@@ -205,6 +196,23 @@ func TestMappedInputReleased(t *testing.T) {
 	if grown := rssFile() - before; grown > 2*releaseStep {
 		t.Fatalf("the process's file pages grew by %d MiB reading a %d MiB file", grown>>20, size>>20)
 	}
+}
+
+// openMapped opens the file at path for the test, or skips the test where
+// crunch would not map it.
+func openMapped(t *testing.T, path string) *os.File {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	if m, unmap := mapFile(f); m == nil {
+		t.Skip("files are not mapped on this system")
+	} else {
+		unmap()
+	}
+	return f
 }
 
 // fileRSS returns the process's resident pages of mapped files, or skips

@@ -25,29 +25,13 @@ var pass2OneGoroutine = func() bool { return runtime.GOMAXPROCS(0) == 1 }
 func (p *pass2) single(rd *reader) error {
 	rd.b = new(aheadBatch)
 	p.b = rd.b
-	for rec, err := range rd.r.Records() {
-		if err != nil {
+	subs := func() error {
+		if err := p.writeItems(); err != nil { // the heap dump's start
 			return err
 		}
-		rd.progress.at(rec.Offset)
-		rd.in.release(rec.Offset)
-		if err := rd.top(rec); err != nil {
-			return err
-		}
-		if err := p.writeItems(); err != nil {
-			return err
-		}
-		if rec.Tag.IsHeapDump() {
-			if err := p.singleHeapDump(rd); err != nil {
-				return err
-			}
-			rd.b.items = append(rd.b.items, ahead{kind: aheadHeapEnd})
-			if err := p.writeItems(); err != nil {
-				return err
-			}
-		}
+		return p.singleHeapDump(rd)
 	}
-	return nil
+	return rd.eachRecord(subs, p.writeItems)
 }
 
 // writeItems writes the items the reader added, and empties the batch.

@@ -132,16 +132,7 @@ func TestPagesGivenBack(t *testing.T) {
 	}
 	f.Close()
 	bothPass2Ways(t, func(t *testing.T) {
-		f, err := os.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		if m, unmap := mapFile(f); m == nil {
-			t.Skip("files are not mapped on this system")
-		} else {
-			unmap()
-		}
+		f := openMapped(t, path)
 		before := fileRSS(t)
 		var grown [3]int64 // by pass
 		var calls [3]int
