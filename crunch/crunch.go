@@ -227,11 +227,12 @@ func (st *state) run(in *input, out io.Writer) (stats *Stats, err error) {
 // not in the dump get the next free IDs, the same one each time. The
 // bitmap index, when there is one, is asked first without a call through
 // idIndex: it answers nearly every reference of a HotSpot dump.
+// pass2.directInstance and directObjectArray repeat its two steps in their
+// loops, where the compiler inlines lookup (with the PGO profile) but not
+// obj: with one core, 4 % less time on the 134 MB dump.
 func (st *state) obj(id uint64) uint64 {
-	if st.rank != nil {
-		if o, ok := st.rank.lookup(id); ok {
-			return st.objBase + uint64(o)
-		}
+	if o, ok := st.rank.lookup(id); ok {
+		return st.objBase + uint64(o)
 	}
 	return st.objSlow(id)
 }

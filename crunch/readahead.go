@@ -365,10 +365,8 @@ func (rd *reader) resolve(id uint64) uint64 {
 // a miss (missBit) in b for the writer to number. The indexes are only
 // read: both goroutines may call it, each on the batch it holds.
 func (b *aheadBatch) resolve(st *state, id uint64) uint64 {
-	if st.rank != nil {
-		if o, ok := st.rank.lookup(id); ok {
-			return st.objBase + uint64(o)
-		}
+	if o, ok := st.rank.lookup(id); ok {
+		return st.objBase + uint64(o)
 	}
 	return b.resolveRest(st, id)
 }
@@ -405,11 +403,9 @@ func (b *aheadBatch) resolveRefs(st *state, max int) (more bool) {
 		if id == 0 {
 			continue
 		}
-		if st.rank != nil {
-			if o, ok := st.rank.lookup(id); ok {
-				vals[at] = st.objBase + uint64(o)
-				continue
-			}
+		if o, ok := st.rank.lookup(id); ok {
+			vals[at] = st.objBase + uint64(o)
+			continue
 		}
 		vals[at] = b.resolveRest(st, id)
 		if vals[at]&missBit != 0 {

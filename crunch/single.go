@@ -104,10 +104,15 @@ func (p *pass2) directInstance(rd *reader, s *hprof.SubRecord) error {
 		return err
 	}
 	vals := p.vals[:0]
+	x := p.rank
 	for _, f := range p.picks(k) {
 		v := readValue(s.Data[f.off:], int(f.size))
 		if f.ref && v != 0 {
-			v = p.obj(v)
+			if o, ok := x.lookup(v); ok { // obj, with lookup inlined
+				v = p.objBase + uint64(o)
+			} else {
+				v = p.objSlow(v)
+			}
 		}
 		vals = append(vals, v)
 	}
@@ -127,9 +132,14 @@ func (p *pass2) directObjectArray(rd *reader, s *hprof.SubRecord) error {
 		return err
 	}
 	elems := s.Elements
+	x := p.rank
 	for i, v := range elems {
 		if v != 0 {
-			elems[i] = p.obj(v)
+			if o, ok := x.lookup(v); ok { // obj, with lookup inlined
+				elems[i] = p.objBase + uint64(o)
+			} else {
+				elems[i] = p.objSlow(v)
+			}
 		}
 	}
 	class, ok := rd.class(s.ClassID)
