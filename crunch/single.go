@@ -18,10 +18,10 @@ var pass2OneGoroutine = func() bool { return runtime.GOMAXPROCS(0) == 1 }
 // references resolved as they are written: on one core this costs about
 // 17 % less than making the items of the two goroutines and reading them
 // back (pass 2 of the 134 MB dump: 204 to 216 ms against 249 to 262 ms,
-// timers, five alternating runs). Every other record
-// goes through its item, made by the reader as for the other goroutine and
-// written at once, as are the objects of a dump with objects dumped twice
-// or with heaps to drop. The BMD file is the same either way.
+// timers, five alternating runs). Every other record goes through its
+// item, made by the reader as for the other goroutine and written at
+// once, as do the objects of a dump with objects dumped twice or with
+// heaps to drop. The BMD file is the same either way.
 func (p *pass2) single(rd *reader) error {
 	rd.b = new(aheadBatch)
 	p.b = rd.b
