@@ -15,6 +15,17 @@ import (
 	"github.com/heapcrunch/heapcrunch/internal/testutil"
 )
 
+// sampleBMD returns the BMD file of the sample dump, crunched with opt.
+func sampleBMD(t testing.TB, opt crunch.Options) []byte {
+	t.Helper()
+	src := testutil.ReadAll(t, testutil.Fixture("sample.hprof.gz"))
+	var file bytes.Buffer
+	if _, err := crunch.Crunch(bytes.NewReader(src), &file, opt); err != nil {
+		t.Fatal(err)
+	}
+	return file.Bytes()
+}
+
 // skimRead reads file with SkipValues, and SkipObjects if asked, and
 // renders each record (rtRender) at its offset, and gives its kind; err is the error
 // that ends the reading (nil at the end of the file).
@@ -121,12 +132,7 @@ func rewrite(t *testing.T, file []byte, set func(*bmd.Writer)) *bytes.Buffer {
 // of 256 bytes to 64 KiB and a record; NoObjectRuns writes none, and the
 // records read are the same.
 func TestObjectRuns(t *testing.T) {
-	src := testutil.ReadAll(t, testutil.Fixture("sample.hprof.gz"))
-	var file bytes.Buffer
-	if _, err := crunch.Crunch(bytes.NewReader(src), &file, crunch.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	b := file.Bytes()
+	b := sampleBMD(t, crunch.Options{})
 	f, recs, ends := rtRecordsOf(t, b)
 	_, kinds, err := skimRead(b, false)
 	if err != nil {
@@ -194,12 +200,7 @@ func TestObjectRuns(t *testing.T) {
 // gives the objects outside runs, with their IDs. Cut or damaged, it gives
 // the same records before the damage as a full read, then an error.
 func TestSkipObjects(t *testing.T) {
-	src := testutil.ReadAll(t, testutil.Fixture("sample.hprof.gz"))
-	var file bytes.Buffer
-	if _, err := crunch.Crunch(bytes.NewReader(src), &file, crunch.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	b := file.Bytes()
+	b := sampleBMD(t, crunch.Options{})
 	full, kinds, err := skimRead(b, false)
 	if err != nil {
 		t.Fatal(err)

@@ -11,7 +11,6 @@ import (
 
 	"github.com/heapcrunch/heapcrunch/bmd"
 	"github.com/heapcrunch/heapcrunch/crunch"
-	"github.com/heapcrunch/heapcrunch/internal/testutil"
 )
 
 // skimmed reads file with or without SkipValues and renders each record
@@ -43,15 +42,10 @@ func skimmed(file []byte, skip bool) []string {
 // among them), cut at many places, and with an 11-byte varint among an
 // array's elements.
 func TestSkipValues(t *testing.T) {
-	src := testutil.ReadAll(t, testutil.Fixture("sample.hprof.gz"))
 	// Kept primitive values (floats and doubles among them) and the
 	// default, where every value is a varint.
 	for _, opt := range []crunch.Options{{KeepPrimitives: true}, {}} {
-		var file bytes.Buffer
-		if _, err := crunch.Crunch(bytes.NewReader(src), &file, opt); err != nil {
-			t.Fatal(err)
-		}
-		b := file.Bytes()
+		b := sampleBMD(t, opt)
 		if got, want := skimmed(b, true), skimmed(b, false); !slices.Equal(got, want) {
 			t.Fatalf("%+v, whole file: %d records skimming, %d decoding", opt, len(got), len(want))
 		}
@@ -128,11 +122,7 @@ func withLastInstanceValue(t *testing.T, file, bad []byte) []byte {
 // a real dump's BMD with kept primitive values, in blocks of many sizes
 // (records across blocks take the careful path), cut at many places.
 func TestFastPath(t *testing.T) {
-	src := testutil.ReadAll(t, testutil.Fixture("sample.hprof.gz"))
-	var file bytes.Buffer
-	if _, err := crunch.Crunch(bytes.NewReader(src), &file, crunch.Options{KeepPrimitives: true}); err != nil {
-		t.Fatal(err)
-	}
+	file := sampleBMD(t, crunch.Options{KeepPrimitives: true})
 	read := func(f []byte, slow bool) []string {
 		r, err := bmd.NewReader(bytes.NewReader(f))
 		if err != nil {
@@ -153,7 +143,7 @@ func TestFastPath(t *testing.T) {
 			out = append(out, fmt.Sprintf("%d %s", rec.Offset, rtRender(rec)))
 		}
 	}
-	for _, f := range [][]byte{file.Bytes(), rtReframe(t, file.Bytes(), 7), rtReframe(t, file.Bytes(), 1000, 3, 64)} {
+	for _, f := range [][]byte{file, rtReframe(t, file, 7), rtReframe(t, file, 1000, 3, 64)} {
 		if got, want := read(f, false), read(f, true); !slices.Equal(got, want) {
 			t.Fatalf("%d records with the fast path, %d without", len(got), len(want))
 		}

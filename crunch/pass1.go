@@ -203,7 +203,8 @@ func (p *pass1) record(rec hprof.Record) error {
 // inlineSubRecords sub-records or releaseStep bytes at a time, so that
 // what a segment collects stays small, and so do the pages of a mapped
 // file read before they are given back (a piece of an Android dump's one
-// record of 64 KiB arrays held 80 MiB of them). A mapped file's records are split off without a copy: up to
+// record of 64 KiB arrays held 80 MiB of them, TestPagesGivenBack). A
+// mapped file's records are split off without a copy: up to
 // maxSplitMapped bytes (genhprof's segments are 32 MiB), where what a
 // segment collects is about 1.5 % of its bytes.
 // Tests change them to mix the two ways.

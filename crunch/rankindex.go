@@ -203,8 +203,8 @@ func (x *rankIndex) rank(id uint64) (uint32, bool) {
 }
 
 // lookup returns the ordinal of id and whether it is in the index (none is
-// in a nil index): one word read, and the pieces searched only in a word where one starts. It
-// repeats rank's steps rather than calling a shared helper: it runs once
+// in a nil index): one word read, and the pieces searched only in a word
+// where one starts. It repeats rank's steps rather than calling a shared helper: it runs once
 // per reference, and the call that the compiler does not inline cost 30 %
 // (BenchmarkIndexLookup/bitmap/dump_order, 5.5 -> 7.2 ns).
 func (x *rankIndex) lookup(id uint64) (uint32, bool) {

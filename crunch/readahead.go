@@ -81,15 +81,16 @@ type aheadBatch struct {
 // primitive values may have any bits, missAt says which values are misses.
 const missBit = 1 << 63
 
-// batchLimits bound a batch: it is sent when it holds this many items,
-// values or body bytes (a single large array or record makes one larger
-// batch).
-type batchLimits struct{ items, vals, bytes int }
-
-// Batches are large: each batch handed over may wake the other
-// goroutine's thread, which costs tens of microseconds. (With one core,
-// pass 2 runs on one goroutine: pass2.single.)
-var batches = batchLimits{items: 16384, vals: 1 << 18, bytes: 1 << 20}
+// A batch is sent when it holds this many items, values or body bytes (a
+// single large array or record makes one larger batch). Batches are
+// large: each batch handed over may wake the other goroutine's thread,
+// which costs tens of microseconds. (With one core, pass 2 runs on one
+// goroutine: pass2.single.)
+const (
+	batchItems = 16384
+	batchVals  = 1 << 18
+	batchBytes = 1 << 20
+)
 
 func (b *aheadBatch) reset() {
 	b.items, b.vals, b.bytes, b.misses, b.missAt, b.refAt, b.nRefs, b.err = b.items[:0], b.vals[:0], b.bytes[:0], b.misses[:0], b.missAt[:0], b.refAt[:0], 0, nil
@@ -97,16 +98,16 @@ func (b *aheadBatch) reset() {
 	b.dumps, b.errs = b.dumps[:0], b.errs[:0]
 }
 
-// reserve gives an empty batch room for what l lets it hold, at once:
+// reserve gives an empty batch room for what it may hold, at once:
 // grown by append, a quarter at a time, its buffers would be copied
 // several times over before they reach that size. They are made empty,
 // not grown (slices.Grow zeroes the room it adds): the memory of a new
 // buffer is touched only as a batch fills it, and a batch cut by its
 // items leaves most of its values' room untouched.
-func (b *aheadBatch) reserve(l *batchLimits) {
-	b.items = emptyWithCap(b.items, l.items+2)
-	b.vals = emptyWithCap(b.vals, l.vals+4096)
-	b.refAt = emptyWithCap(b.refAt, l.vals+4096)
+func (b *aheadBatch) reserve() {
+	b.items = emptyWithCap(b.items, batchItems+2)
+	b.vals = emptyWithCap(b.vals, batchVals+4096)
+	b.refAt = emptyWithCap(b.refAt, batchVals+4096)
 }
 
 // emptyWithCap returns s emptied, or a new empty slice of capacity n if s
@@ -118,8 +119,9 @@ func emptyWithCap[T any](s []T, n int) []T {
 	return s[:0]
 }
 
-func (b *aheadBatch) full(l *batchLimits) bool {
-	return len(b.items) >= l.items || len(b.vals) >= l.vals || len(b.bytes) >= l.bytes
+// full reports whether the batch is to be sent.
+func (b *aheadBatch) full() bool {
+	return len(b.items) >= batchItems || len(b.vals) >= batchVals || len(b.bytes) >= batchBytes
 }
 
 // reader is the reading side of pass 2.
@@ -139,7 +141,7 @@ type reader struct {
 // the writer stops.
 func (rd *reader) run(p *pipe[aheadBatch], b *aheadBatch) {
 	rd.pipe, rd.b = p, b
-	rd.b.reserve(&batches)
+	rd.b.reserve()
 	rd.b.err = rd.readAll()
 	if !rd.stop {
 		p.last(rd.b)
@@ -164,7 +166,7 @@ func (rd *reader) send() bool {
 		return false
 	}
 	rd.b.reset()
-	rd.b.reserve(&batches)
+	rd.b.reserve()
 	return true
 }
 
@@ -173,7 +175,7 @@ var errStopped = fmt.Errorf("crunch: pass 2 stopped")
 
 func (rd *reader) records() error {
 	return rd.eachRecord(rd.heapDump, func() error {
-		if rd.b.full(&batches) && !rd.send() {
+		if rd.b.full() && !rd.send() {
 			return errStopped
 		}
 		return nil
@@ -240,7 +242,7 @@ func (rd *reader) heapDump() error {
 			return err
 		}
 		rd.sub(s)
-		if rd.b.full(&batches) {
+		if rd.b.full() {
 			rd.progress.at(s.Offset)
 			rd.in.release(s.Offset)
 			if !rd.send() {

@@ -25,7 +25,7 @@ func TestAheadSize(t *testing.T) {
 // Both ways of pass 2 (pass2OneGoroutine), with heap Z dropped (objects
 // through items) and not (objects written directly on one goroutine).
 func TestUnknownIDsInOrder(t *testing.T) {
-	n := 3 * batches.items
+	n := 3 * batchItems
 	data := unknownIDsDump(n)
 	for _, one := range []bool{false, true} {
 		// Classes 1, objects 2..n+2, the dropped object n+3; then
