@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"testing"
 
 	"github.com/heapcrunch/heapcrunch/hprof"
@@ -154,4 +155,16 @@ func TestPagesGivenBack(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestOneCoreOneGoroutine: pass 2 runs on one goroutine exactly when Go
+// has one core to run on (GOMAXPROCS=1).
+func TestOneCoreOneGoroutine(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for procs, want := range map[int]bool{1: true, 2: false, 4: false} {
+		runtime.GOMAXPROCS(procs)
+		if got := pass2OneGoroutine(); got != want {
+			t.Errorf("GOMAXPROCS=%d: one goroutine %v, want %v", procs, got, want)
+		}
+	}
 }
