@@ -83,15 +83,7 @@ func sameSegmentsWays(t *testing.T, data []byte, opt Options) {
 // fixtures and the corpus dumps, whole, cut short, and with a byte
 // changed; with heaps dropped (always inline) too.
 func TestSegmentsInOrder(t *testing.T) {
-	dumps := map[string][]byte{}
-	for _, name := range []string{"sample.hprof.gz", "sample32.hprof.gz", "sample-align16.hprof.gz", "secrets.hprof.gz"} {
-		dumps[name] = testutil.ReadAll(t, testutil.Fixture(name))
-	}
-	for _, p := range testutil.CorpusHPROFs(t) {
-		if d := testutil.ReadAll(t, p); len(d) < 64<<20 {
-			dumps[filepath.Base(p)] = d
-		}
-	}
+	dumps := testutil.SmallDumps(t, "sample.hprof.gz", "sample32.hprof.gz", "sample-align16.hprof.gz", "secrets.hprof.gz")
 	for name, data := range dumps {
 		t.Run(name, func(t *testing.T) {
 			sameSegmentsWays(t, data, Options{})

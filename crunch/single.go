@@ -2,16 +2,19 @@ package crunch
 
 import (
 	"io"
-	"runtime"
 
 	"github.com/heapcrunch/heapcrunch/hprof"
+	"github.com/heapcrunch/heapcrunch/internal/cores"
 )
 
 // pass2OneGoroutine reports whether pass 2 runs on one goroutine
-// (pass2.single): with one core (GOMAXPROCS=1), where handing the records
-// from a reading goroutine to a writing one costs time and gains nothing.
-// Tests change it.
-var pass2OneGoroutine = func() bool { return runtime.GOMAXPROCS(0) == 1 }
+// (pass2.single): unless a second goroutine on another core pays
+// (cores.Near). With one core (GOMAXPROCS=1), handing the records from a
+// reading goroutine to a writing one costs time and gains nothing; with
+// two that do not share a cache, or with the other one busy, it costs
+// more than it gains (the cores package gives the figures). Tests
+// change it.
+var pass2OneGoroutine = func() bool { return !cores.Near() }
 
 // single is pass 2 on one goroutine. The objects of a heap dump, nearly
 // all its records, go from the dump to the writer directly, their

@@ -9,8 +9,10 @@ import (
 	"reflect"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/heapcrunch/heapcrunch/hprof"
+	"github.com/heapcrunch/heapcrunch/internal/cores"
 	"github.com/heapcrunch/heapcrunch/internal/fuzzseed"
 	"github.com/heapcrunch/heapcrunch/internal/multidump"
 	"github.com/heapcrunch/heapcrunch/internal/testutil"
@@ -68,15 +70,7 @@ func samePass2Ways(t *testing.T, data []byte, opt Options) {
 // again; and on one with unknown IDs, numbered in order (TestUnknownIDsInOrder
 // checks the numbers).
 func TestPass2OneGoroutine(t *testing.T) {
-	dumps := map[string][]byte{}
-	for _, name := range []string{"sample.hprof.gz", "sample32.hprof.gz", "sample-align16.hprof.gz", "sample-nocoops.hprof.gz", "secrets.hprof.gz"} {
-		dumps[name] = testutil.ReadAll(t, testutil.Fixture(name))
-	}
-	for _, p := range testutil.CorpusHPROFs(t) {
-		if d := testutil.ReadAll(t, p); len(d) < 64<<20 {
-			dumps[filepath.Base(p)] = d
-		}
-	}
+	dumps := testutil.SmallDumps(t, "sample.hprof.gz", "sample32.hprof.gz", "sample-align16.hprof.gz", "sample-nocoops.hprof.gz", "secrets.hprof.gz")
 	var several bytes.Buffer
 	if err := multidump.Write(&several, 3); err != nil {
 		t.Fatal(err)
@@ -157,14 +151,29 @@ func TestPagesGivenBack(t *testing.T) {
 	})
 }
 
-// TestOneCoreOneGoroutine: pass 2 runs on one goroutine exactly when Go
-// has one core to run on (GOMAXPROCS=1).
+// TestOneCoreOneGoroutine: pass 2 runs on one goroutine exactly when a
+// second one does not pay: Go has one core to run on (GOMAXPROCS=1), or
+// the probe of the cores finds them far apart or the other one busy.
 func TestOneCoreOneGoroutine(t *testing.T) {
+	t.Setenv(cores.PipelineEnv, "")
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
-	for procs, want := range map[int]bool{1: true, 2: false, 4: false} {
-		runtime.GOMAXPROCS(procs)
-		if got := pass2OneGoroutine(); got != want {
-			t.Errorf("GOMAXPROCS=%d: one goroutine %v, want %v", procs, got, want)
+	defer func(p func() (time.Duration, bool)) { cores.Probe = p }(cores.Probe)
+	for _, c := range []struct {
+		procs int
+		rt    time.Duration
+		ok    bool
+		want  bool
+	}{
+		{1, 60 * time.Nanosecond, true, true},
+		{2, 60 * time.Nanosecond, true, false},
+		{4, 60 * time.Nanosecond, true, false},
+		{2, 350 * time.Nanosecond, true, true},
+		{2, 0, false, true},
+	} {
+		runtime.GOMAXPROCS(c.procs)
+		cores.Probe = func() (time.Duration, bool) { return c.rt, c.ok }
+		if got := pass2OneGoroutine(); got != c.want {
+			t.Errorf("GOMAXPROCS=%d, round trip %v (measured %v): one goroutine %v, want %v", c.procs, c.rt, c.ok, got, c.want)
 		}
 	}
 }

@@ -8,9 +8,12 @@ import (
 
 	"github.com/heapcrunch/heapcrunch/bmd"
 	"github.com/heapcrunch/heapcrunch/hprof"
+	"github.com/heapcrunch/heapcrunch/internal/cores"
 )
 
-// The second pass runs on two goroutines: one reads the BMD records, the
+// The second pass runs on two goroutines, when a second one pays
+// (secondPass; else on one, runOne, which reads and writes the same
+// batches in turn): one reads the BMD records, the
 // other converts and writes them in order. Reading (decoding the varints
 // and references of the BMD) takes about half of the work and cannot be
 // split, so the reader does no more than copy each object's dense IDs and
@@ -65,18 +68,7 @@ func (b *aheadBatch) full() bool {
 func (c *converter) readAhead(src Source, out chan<- *aheadBatch, free chan *aheadBatch, done <-chan struct{}) {
 	defer close(out)
 	b := <-free
-	for {
-		rec, err := src.Next()
-		if err != nil {
-			if err != io.EOF {
-				b.err = err
-			}
-			break
-		}
-		c.ahead(b, rec)
-		if !b.full() {
-			continue
-		}
+	for c.fill(src, b) {
 		select {
 		case out <- b:
 		case <-done:
@@ -84,7 +76,7 @@ func (c *converter) readAhead(src Source, out chan<- *aheadBatch, free chan *ahe
 		}
 		select {
 		case b = <-free:
-			b.items, b.vals, b.types, b.recs, b.held, b.err = b.items[:0], b.vals[:0], b.types[:0], b.recs[:0], 0, nil
+			b.reset()
 		case <-done:
 			return
 		}
@@ -93,6 +85,29 @@ func (c *converter) readAhead(src Source, out chan<- *aheadBatch, free chan *ahe
 	case out <- b:
 	case <-done:
 	}
+}
+
+// fill reads records of src into b until it is full, and reports whether
+// there are more; at the end, b.err is the error that ended the reading,
+// if any.
+func (c *converter) fill(src Source, b *aheadBatch) (more bool) {
+	for {
+		rec, err := src.Next()
+		if err != nil {
+			if err != io.EOF {
+				b.err = err
+			}
+			return false
+		}
+		c.ahead(b, rec)
+		if b.full() {
+			return true
+		}
+	}
+}
+
+func (b *aheadBatch) reset() {
+	b.items, b.vals, b.types, b.recs, b.held, b.err = b.items[:0], b.vals[:0], b.types[:0], b.recs[:0], 0, nil
 }
 
 // ahead adds a record to the batch: an object as its dense IDs and
@@ -178,15 +193,29 @@ func recordSize(rec *bmd.Record) int {
 		int(unsafe.Sizeof(bmd.Static{}))*len(d.Statics) + int(unsafe.Sizeof(bmd.Field{}))*len(d.Fields)
 }
 
+// newAheadBatch returns an empty batch, at its full size at once: grown
+// by append, a quarter at a time, its buffers would be copied several
+// times over.
+func newAheadBatch() *aheadBatch {
+	return &aheadBatch{items: make([]aheadItem, 0, aheadItems), vals: make([]uint64, 0, aheadVals)}
+}
+
+// secondPass runs the second pass on two goroutines (runAhead) when a
+// second one pays (cores.Near), else on one (runOne). Tests change it.
+var secondPass = func(c *converter, src Source) error {
+	if cores.Near() {
+		return c.runAhead(src)
+	}
+	return c.runOne(src)
+}
+
 // runAhead is run (with rest) on two goroutines: see above.
 func (c *converter) runAhead(src Source) error {
 	c.source = src
 	batches := make(chan *aheadBatch, aheadBatches)
 	free := make(chan *aheadBatch, aheadBatches)
 	for range aheadBatches {
-		// At their full size at once: grown by append, a quarter at a
-		// time, the buffers would be copied several times over.
-		free <- &aheadBatch{items: make([]aheadItem, 0, aheadItems), vals: make([]uint64, 0, aheadVals)}
+		free <- newAheadBatch()
 	}
 	done := make(chan struct{})
 	finished := make(chan struct{})
@@ -199,15 +228,46 @@ func (c *converter) runAhead(src Source) error {
 		<-finished
 	}()
 	for b := range batches {
-		if err := c.writeAhead(b); err != nil {
+		if err := c.writeBatch(b); err != nil {
 			return err
-		}
-		if b.err != nil {
-			return b.err
 		}
 		free <- b
 	}
-	if c.idOverflow { // the last object's
+	return c.ended()
+}
+
+// runOne is runAhead on one goroutine: each batch is read, then written.
+// With one core (GOMAXPROCS=1), or with two that do not share a cache or
+// one of which is busy, handing the batches from one goroutine to
+// another costs more than it gains. The output is the same.
+func (c *converter) runOne(src Source) error {
+	c.source = src
+	b := newAheadBatch()
+	for {
+		more := c.fill(src, b)
+		if err := c.writeBatch(b); err != nil {
+			return err
+		}
+		if !more {
+			return c.ended()
+		}
+		b.reset()
+	}
+}
+
+// writeBatch writes the items of a batch, then returns the error that
+// ended its reading, if any.
+func (c *converter) writeBatch(b *aheadBatch) error {
+	if err := c.writeAhead(b); err != nil {
+		return err
+	}
+	return b.err
+}
+
+// ended returns the error of the second pass once all is written: an
+// ID too large for the HPROF IDs in the last object.
+func (c *converter) ended() error {
+	if c.idOverflow {
 		return errIDOverflow(c.meta.IDSize)
 	}
 	return nil

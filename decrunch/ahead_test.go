@@ -1,8 +1,16 @@
 package decrunch
 
 import (
+	"bytes"
+	"fmt"
+	"io"
+	"reflect"
 	"testing"
 	"unsafe"
+
+	"github.com/heapcrunch/heapcrunch/crunch"
+	"github.com/heapcrunch/heapcrunch/internal/fuzzseed"
+	"github.com/heapcrunch/heapcrunch/internal/testutil"
 )
 
 // TestAheadItemSize: the second pass's items stay 48 bytes (see
@@ -11,4 +19,80 @@ func TestAheadItemSize(t *testing.T) {
 	if n := unsafe.Sizeof(aheadItem{}); n != 48 {
 		t.Errorf("aheadItem is %d bytes, want 48", n)
 	}
+}
+
+// decrunchWay decrunches data with the second pass on one goroutine
+// (runOne) or on two (runAhead).
+func decrunchWay(data []byte, opt Options, one bool) (*Stats, []byte, error) {
+	defer func(was func(*converter, Source) error) { secondPass = was }(secondPass)
+	secondPass = func(c *converter, src Source) error {
+		if one {
+			return c.runOne(src)
+		}
+		return c.runAhead(src)
+	}
+	var out bytes.Buffer
+	st, err := Decrunch(bytes.NewReader(data), &out, opt)
+	return st, out.Bytes(), err
+}
+
+// sameSecondPassWays checks that the second pass on one goroutine writes
+// what it writes on two, byte for byte, with the same Stats, or fails
+// with the same error.
+func sameSecondPassWays(t *testing.T, data []byte, opt Options) {
+	t.Helper()
+	wantSt, want, wantErr := decrunchWay(data, opt, false)
+	st, got, err := decrunchWay(data, opt, true)
+	if fmt.Sprint(err) != fmt.Sprint(wantErr) {
+		t.Fatalf("salvage %v: one goroutine: error %v; two: %v", opt.Salvage, err, wantErr)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("salvage %v: one goroutine wrote %d bytes of HPROF, which differ from the %d of two", opt.Salvage, len(got), len(want))
+	}
+	if !reflect.DeepEqual(st, wantSt) {
+		t.Fatalf("salvage %v: one goroutine's Stats\n%+v\ndiffer from two's\n%+v", opt.Salvage, st, wantSt)
+	}
+}
+
+// TestSecondPassWays: the second pass on one goroutine gives the HPROF
+// file, the Stats or the error of the second pass on two, on the BMD
+// files of the fixtures and the corpus dumps (as crunched by default, with
+// everything kept, and in version 1), whole, cut short and with a byte
+// changed, with and without salvage.
+func TestSecondPassWays(t *testing.T) {
+	dumps := testutil.SmallDumps(t, "sample.hprof.gz", "sample32.hprof.gz", "secrets.hprof.gz")
+	for name, dump := range dumps {
+		t.Run(name, func(t *testing.T) {
+			files := [][]byte{crunchBytes(t, dump, crunch.Options{}), crunchBytes(t, dump, crunch.Options{KeepStrings: true, KeepPrimitives: true})}
+			var v1 bytes.Buffer
+			if _, err := crunch.CrunchV1(bytes.NewReader(dump), &v1, crunch.Options{}, io.Discard); err == nil {
+				files = append(files, v1.Bytes())
+			}
+			for _, f := range files {
+				bad := bytes.Clone(f)
+				bad[len(bad)/2] ^= 0x5a
+				for _, data := range [][]byte{f, f[:len(f)*2/3], bad} {
+					for _, salvage := range []bool{false, true} {
+						sameSecondPassWays(t, data, Options{Salvage: salvage})
+					}
+				}
+			}
+		})
+	}
+}
+
+// FuzzSecondPassWays: whatever the input, the second pass on one
+// goroutine gives what it gives on two.
+func FuzzSecondPassWays(f *testing.F) {
+	for _, s := range fuzzseed.Seeds(f, 4<<10) {
+		var b bytes.Buffer
+		if _, err := crunch.Crunch(bytes.NewReader(s.Data), &b, crunch.Options{}); err == nil {
+			f.Add(b.Bytes())
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, salvage := range []bool{false, true} {
+			sameSecondPassWays(t, data, Options{Salvage: salvage})
+		}
+	})
 }

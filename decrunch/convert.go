@@ -62,7 +62,7 @@ func Decrunch(src io.ReadSeeker, out io.Writer, opt Options) (*Stats, error) {
 	if err != nil {
 		return nil, err
 	}
-	errB := c.runAhead(second)
+	errB := secondPass(c, second)
 	if v1, ok := second.(*V1Source); ok {
 		c.st.Warnings = append(c.st.Warnings, v1.Warnings()...)
 	}

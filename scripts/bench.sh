@@ -3,19 +3,23 @@
 # read the input twice from the page cache (`cat DUMP DUMP >/dev/null`, the
 # floor of crunch's two passes):
 #   scripts/bench.sh DUMP.hprof    (e.g. the outputs of scripts/genbig.sh)
-# crunch runs with both cores idle, with GOMAXPROCS=1, and with the other
-# core kept busy by a shell loop (a phone's other work); each the best wall
+# crunch and decrunch run with both cores idle, with GOMAXPROCS=1, and
+# with the other core kept busy by a shell loop (a phone's other work); each the best wall
 # time of RUNS runs (default 3), peak RSS from /usr/bin/time. The timed runs
 # write to /dev/null, so that the outputs they write do not push the input
 # out of the page cache (this machine's holds about 1.7 GB: a 1.3 GB dump
 # and its 1.3 GB decrunched HPROF do not fit); the BMD that decrunch reads
 # is written once apart.
+# It prints, before and after, what internal/cores measures: whether the
+# second passes of crunch and decrunch run on two goroutines depends on it
+# (the two cores of this VM share a cache at some times and not at
+# others, which changes the times with two cores, not those with one).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 in="$1"; work="$(mktemp -d)"; busy=""
 trap '[[ -z "$busy" ]] || kill "$busy" 2>/dev/null; rm -rf "$work"' EXIT
 . "$root/scripts/timing.sh"
-(cd "$root" && go build -o "$work/crunch" ./cmd/crunch && go build -o "$work/decrunch" ./cmd/decrunch)
+(cd "$root" && go build -o "$work/" ./cmd/crunch ./cmd/decrunch ./internal/cmd/coreprobe)
 
 # report NAME CMD...: runs CMD RUNS times and prints the best wall time and its RSS.
 report() {
@@ -25,6 +29,7 @@ report() {
     printf "%-28s %6.3f s, %5d MB peak RSS\n" "$name:" "$s" "$((kb / 1024))"
 }
 
+echo "cores: $("$work/coreprobe")"
 echo "input: $(stat -c %s "$in") bytes; reading it twice from the page cache: $(read_twice "$in" "$work/read") s"
 report "crunch" "$work/crunch" -q "$in" /dev/null
 report "crunch, GOMAXPROCS=1" env GOMAXPROCS=1 "$work/crunch" -q "$in" /dev/null
@@ -34,3 +39,8 @@ kill "$busy"; busy=""
 "$work/crunch" -q "$in" "$work/out.bmd"
 echo "BMD: $(stat -c %s "$work/out.bmd") bytes"
 report "decrunch" "$work/decrunch" -q --force "$work/out.bmd" -o /dev/null
+report "decrunch, GOMAXPROCS=1" env GOMAXPROCS=1 "$work/decrunch" -q --force "$work/out.bmd" -o /dev/null
+sh -c 'while :; do :; done' & busy=$!
+report "decrunch, one core busy" "$work/decrunch" -q --force "$work/out.bmd" -o /dev/null
+kill "$busy"; busy=""
+echo "cores: $("$work/coreprobe")"

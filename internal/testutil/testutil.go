@@ -80,6 +80,23 @@ func CorpusHPROFs(t testing.TB) []string {
 	return out
 }
 
+// SmallDumps reads the named fixtures and the corpus HPROF dumps under 64
+// MiB (skipping when the corpus is absent), uncompressed, by base name:
+// the inputs of the tests that compare two ways of doing the same.
+func SmallDumps(t testing.TB, fixtures ...string) map[string][]byte {
+	t.Helper()
+	dumps := map[string][]byte{}
+	for _, name := range fixtures {
+		dumps[name] = ReadAll(t, Fixture(name))
+	}
+	for _, p := range CorpusHPROFs(t) {
+		if d := ReadAll(t, p); len(d) < 64<<20 {
+			dumps[filepath.Base(p)] = d
+		}
+	}
+	return dumps
+}
+
 // Fixture returns the path of a file under testdata/ at the module root.
 func Fixture(name string) string { return filepath.Join(Root(), "testdata", name) }
 

@@ -1,0 +1,155 @@
+// Package cores tells whether a second goroutine, on another core, pays
+// for a pipeline that hands batches of data from one goroutine to the
+// other (crunch's second pass, decrunch's second pass).
+//
+// Such a pipeline pays only when the two cores share their data cheaply.
+// On this project's 2-core VM the time a cache line takes to go to the
+// other core and back (RoundTrip) falls into three bands, which decide
+// which way is faster (README, "Measured": scripts/cores.sh on a 134 MB
+// dump, whole runs, one goroutine against two):
+//
+//   - 50-75 ns: the two cores share a cache; crunch 0.18-0.20 s against
+//     0.23-0.25 s, decrunch 0.14-0.21 s against 0.23-0.24 s.
+//   - 280-390 ns: they do not (the host runs the two virtual CPUs on
+//     different core complexes, at times); crunch 0.35-0.38 s against
+//     0.24-0.27 s, decrunch 0.45-0.47 s against 0.24 s.
+//   - 1,000-1,900 ns, or no answer: the other core is busy with another
+//     program; one goroutine is faster, as above.
+//
+// Near, called once per pass, measures it, in about 0.1 ms (at most
+// startLimit + measureLimit), and answers for the pass. The limit
+// between the bands, nearLimit, comes from this VM alone: phones were not
+// measured.
+package cores
+
+import (
+	"os"
+	"runtime"
+	"sync/atomic"
+	"time"
+)
+
+// nearLimit is the round trip under which two goroutines pay: between the
+// bands measured (see the package comment).
+const nearLimit = 150 * time.Nanosecond
+
+// PipelineEnv names the environment variable that overrides Near.
+const PipelineEnv = "HEAPCRUNCH_PIPELINE"
+
+// startLimit bounds the wait for the other goroutine to run at all: a
+// thread that was idle, or one of a new process, can take milliseconds to
+// start (on this VM 0.1 to 1 ms after seconds idle, up to 6 ms right after
+// another process ended). measureLimit bounds the round trips once it
+// runs: the other thread may stop for a while (1.5 ms seen, in one of 176
+// round trips, which the median of the blocks leaves out), and a busy
+// other core leaves it waiting for milliseconds again and again. With
+// limits of 2 ms in all, start included, 48 of 166 probes of
+// scripts/cores.sh ran out of time, most with the cores sharing a cache.
+const (
+	startLimit   = 10 * time.Millisecond
+	measureLimit = 5 * time.Millisecond
+)
+
+// Probe is what Near measures with; tests replace it.
+var Probe = func() (time.Duration, bool) { return RoundTrip(startLimit, measureLimit) }
+
+// Near reports whether a pipeline of two goroutines pays: there is more
+// than one core for Go code (GOMAXPROCS), and a cache line goes to another
+// goroutine's thread and back in under nearLimit.
+//
+// The environment variable HEAPCRUNCH_PIPELINE overrides the probe: "on"
+// for two goroutines whenever GOMAXPROCS allows, "off" for one.
+func Near() bool {
+	if runtime.GOMAXPROCS(0) < 2 {
+		return false
+	}
+	switch os.Getenv(PipelineEnv) {
+	case "on":
+		return true
+	case "off":
+		return false
+	}
+	rt, ok := Probe()
+	return ok && rt < nearLimit
+}
+
+// paddedCounter is a counter alone on its cache line.
+type paddedCounter struct {
+	_ [64]byte
+	atomic.Uint64
+	_ [56]byte
+}
+
+// warmTrips and blockTrips: the round trips before the timed ones (the
+// other goroutine starting, the line settling), and the timed ones, in
+// blocks of which the median is kept, so that an interrupt in one block
+// does not count.
+const (
+	warmTrips  = 16
+	blockTrips = 32
+	blocks     = 5
+)
+
+// RoundTrip returns the time a cache line takes to go from this
+// goroutine's thread to another goroutine's and back, both spinning: the
+// median of a few blocks of round trips. It reports false if the other
+// goroutine does not answer within start, or if the round trips take
+// more than limit in all (the other goroutine ran slowly). With
+// GOMAXPROCS=1 the other goroutine runs only when this one yields, which
+// it does not: the answer is false.
+func RoundTrip(start, limit time.Duration) (time.Duration, bool) {
+	var c paddedCounter // odd: the other goroutine's turn to add one; even: ours
+	var stop atomic.Bool
+	go func() {
+		for want := uint64(1); ; want += 2 {
+			for c.Load() != want {
+				if stop.Load() {
+					return
+				}
+			}
+			c.Store(want + 1)
+		}
+	}()
+	defer stop.Store(true)
+	turn := uint64(0) // c's value when it is this goroutine's turn
+	// trips makes n round trips, or reports false at the deadline.
+	deadline := time.Now().Add(start)
+	trips := func(n int) bool {
+		for range n {
+			c.Store(turn + 1)
+			turn += 2
+			for spins := 0; c.Load() != turn; spins++ {
+				if spins%1024 == 1023 && time.Now().After(deadline) {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	if !trips(1) { // the other goroutine running
+		return 0, false
+	}
+	deadline = time.Now().Add(limit)
+	if !trips(warmTrips) {
+		return 0, false
+	}
+	var times [blocks]time.Duration
+	for i := range times {
+		t := time.Now()
+		if !trips(blockTrips) {
+			return 0, false
+		}
+		times[i] = time.Since(t) / blockTrips
+	}
+	return median(times[:]), true
+}
+
+// median returns the median of d (sorted in place).
+func median(d []time.Duration) time.Duration {
+	for i := 1; i < len(d); i++ { // insertion sort: five values
+		for j := i; j > 0 && d[j] < d[j-1]; j-- {
+			d[j], d[j-1] = d[j-1], d[j]
+		}
+	}
+	return d[len(d)/2]
+}

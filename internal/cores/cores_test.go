@@ -1,0 +1,139 @@
+package cores
+
+import (
+	"runtime"
+	"testing"
+	"time"
+)
+
+// goroutinesBack waits until the goroutines are no more than n again, and
+// reports whether they are.
+func goroutinesBack(n int) bool {
+	for range 200 {
+		if runtime.NumGoroutine() <= n {
+			return true
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return false
+}
+
+// TestRoundTripOneCore: with one core the other goroutine cannot answer
+// while this one spins: RoundTrip gives up at its limit, and the other
+// goroutine ends.
+func TestRoundTripOneCore(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	n := runtime.NumGoroutine()
+	start := time.Now()
+	rt, ok := RoundTrip(5*time.Millisecond, 5*time.Millisecond)
+	took := time.Since(start)
+	if ok {
+		t.Errorf("GOMAXPROCS=1: round trip %v measured, want none", rt)
+	}
+	// The spinning is preempted every 10 ms or so: the limit is checked
+	// when this goroutine runs.
+	if took > time.Second {
+		t.Errorf("GOMAXPROCS=1: RoundTrip took %v with limits of 5 ms", took)
+	}
+	if !goroutinesBack(n) {
+		t.Errorf("the other goroutine did not end: %d goroutines, %d before", runtime.NumGoroutine(), n)
+	}
+}
+
+// TestRoundTrip: with two cores, a round trip measured is some
+// nanoseconds, not zero, and within the limit; the other goroutine ends.
+// (Whether it is measured at all depends on the other core being free:
+// other tests may keep it busy.)
+func TestRoundTrip(t *testing.T) {
+	if runtime.NumCPU() < 2 {
+		t.Skip("one CPU")
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	n := runtime.NumGoroutine()
+	const limit = 50 * time.Millisecond
+	rt, ok := RoundTrip(limit, limit)
+	t.Logf("round trip %v, measured %v", rt, ok)
+	if ok && (rt <= 0 || rt > limit) {
+		t.Errorf("round trip %v, want between 0 and %v", rt, limit)
+	}
+	if !goroutinesBack(n) {
+		t.Errorf("the other goroutine did not end: %d goroutines, %d before", runtime.NumGoroutine(), n)
+	}
+}
+
+// TestNear: two goroutines pay only with more than one core and a round
+// trip measured under nearLimit, probed once.
+func TestNear(t *testing.T) {
+	t.Setenv(PipelineEnv, "")
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	defer func(p func() (time.Duration, bool)) { Probe = p }(Probe)
+	type probe struct {
+		rt time.Duration
+		ok bool
+	}
+	for _, c := range []struct {
+		procs  int
+		probes []probe // what the probes measure, in turn
+		want   bool
+		calls  int
+	}{
+		{1, []probe{{50, true}}, false, 0},
+		{2, []probe{{50, true}}, true, 1},
+		{8, []probe{{149, true}}, true, 1},
+		{2, []probe{{150, true}}, false, 1},
+		{2, []probe{{350, true}}, false, 1},
+		{2, []probe{{0, false}, {60, true}}, false, 1},
+	} {
+		runtime.GOMAXPROCS(c.procs)
+		calls := 0
+		Probe = func() (time.Duration, bool) {
+			p := c.probes[min(calls, len(c.probes)-1)]
+			calls++
+			return p.rt * time.Nanosecond, p.ok
+		}
+		if got := Near(); got != c.want || calls != c.calls {
+			t.Errorf("GOMAXPROCS=%d, probes %v: Near %v after %d probes, want %v after %d", c.procs, c.probes, got, calls, c.want, c.calls)
+		}
+	}
+}
+
+// TestPipelineEnv: HEAPCRUNCH_PIPELINE=on or off decides without a
+// probe, but never two goroutines with one core; any other value probes.
+func TestPipelineEnv(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	defer func(p func() (time.Duration, bool)) { Probe = p }(Probe)
+	for _, c := range []struct {
+		env    string
+		procs  int
+		want   bool
+		probed bool
+	}{
+		{"on", 2, true, false},
+		{"on", 1, false, false},
+		{"off", 2, false, false},
+		{"auto", 2, true, true},
+		{"", 2, true, true},
+	} {
+		t.Setenv(PipelineEnv, c.env)
+		runtime.GOMAXPROCS(c.procs)
+		probed := false
+		Probe = func() (time.Duration, bool) { probed = true; return 50 * time.Nanosecond, true }
+		if got := Near(); got != c.want || probed != c.probed {
+			t.Errorf("%s=%q, GOMAXPROCS=%d: Near %v, probed %v; want %v, %v", PipelineEnv, c.env, c.procs, got, probed, c.want, c.probed)
+		}
+	}
+}
+
+func TestMedian(t *testing.T) {
+	d := []time.Duration{9, 1, 7, 3, 5}
+	if m := median(d); m != 5 {
+		t.Errorf("median %v, want 5", m)
+	}
+}
+
+// BenchmarkNear: what deciding costs a pass.
+func BenchmarkNear(b *testing.B) {
+	for b.Loop() {
+		Near()
+	}
+}
