@@ -10,11 +10,12 @@
 //
 //   - 50-75 ns: the two cores share a cache; crunch 0.18-0.20 s against
 //     0.23-0.25 s, decrunch 0.14-0.21 s against 0.23-0.24 s.
-//   - 280-390 ns: they do not (the host runs the two virtual CPUs on
-//     different core complexes, at times); crunch 0.35-0.38 s against
-//     0.24-0.27 s, decrunch 0.45-0.47 s against 0.24 s.
-//   - 1,000-1,900 ns, or no answer: the other core is busy with another
-//     program; one goroutine is faster, as above.
+//   - 280-390 ns: they do not (an AMD EPYC's core complexes each have
+//     their own L3 cache; where the host runs the virtual CPUs, the VM
+//     cannot see); crunch 0.35-0.38 s against 0.24-0.27 s, decrunch
+//     0.45-0.47 s against 0.24 s.
+//   - no answer within the limits, or 1,000-1,900 ns: the other core is
+//     busy with another program; one goroutine is faster, as above.
 //
 // Near, called once per pass, measures it, in about 0.1 ms (at most
 // startLimit + measureLimit), and answers for the pass. The limit
