@@ -56,26 +56,25 @@ func sameSecondPassWays(t *testing.T, data []byte, opt Options) {
 
 // TestSecondPassWays: the second pass on one goroutine gives the HPROF
 // file, the Stats or the error of the second pass on two, on the BMD
-// files of the fixtures and the corpus dumps (as crunched by default, with
-// everything kept, and in version 1), whole, cut short and with a byte
-// changed, with and without salvage.
+// files of the fixtures and the corpus dumps: as crunched by default,
+// whole, cut short and with a byte changed, with and without salvage;
+// with everything kept; in version 1.
 func TestSecondPassWays(t *testing.T) {
 	dumps := testutil.SmallDumps(t, "sample.hprof.gz", "sample32.hprof.gz", "secrets.hprof.gz")
 	for name, dump := range dumps {
 		t.Run(name, func(t *testing.T) {
-			files := [][]byte{crunchBytes(t, dump, crunch.Options{}), crunchBytes(t, dump, crunch.Options{KeepStrings: true, KeepPrimitives: true})}
+			f := crunchBytes(t, dump, crunch.Options{})
+			bad := bytes.Clone(f)
+			bad[len(bad)/2] ^= 0x5a
+			for _, data := range [][]byte{f, f[:len(f)*2/3], bad} {
+				for _, salvage := range []bool{false, true} {
+					sameSecondPassWays(t, data, Options{Salvage: salvage})
+				}
+			}
+			sameSecondPassWays(t, crunchBytes(t, dump, crunch.Options{KeepStrings: true, KeepPrimitives: true}), Options{})
 			var v1 bytes.Buffer
 			if _, err := crunch.CrunchV1(bytes.NewReader(dump), &v1, crunch.Options{}, io.Discard); err == nil {
-				files = append(files, v1.Bytes())
-			}
-			for _, f := range files {
-				bad := bytes.Clone(f)
-				bad[len(bad)/2] ^= 0x5a
-				for _, data := range [][]byte{f, f[:len(f)*2/3], bad} {
-					for _, salvage := range []bool{false, true} {
-						sameSecondPassWays(t, data, Options{Salvage: salvage})
-					}
-				}
+				sameSecondPassWays(t, v1.Bytes(), Options{})
 			}
 		})
 	}
