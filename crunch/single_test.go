@@ -157,7 +157,7 @@ func TestPagesGivenBack(t *testing.T) {
 func TestOneCoreOneGoroutine(t *testing.T) {
 	t.Setenv(cores.PipelineEnv, "")
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
-	defer func(p func() (time.Duration, bool)) { cores.Probe = p }(cores.Probe)
+	defer func(p func() (time.Duration, error)) { cores.Probe = p }(cores.Probe)
 	for _, c := range []struct {
 		procs int
 		rt    time.Duration
@@ -171,7 +171,12 @@ func TestOneCoreOneGoroutine(t *testing.T) {
 		{2, 0, false, true},
 	} {
 		runtime.GOMAXPROCS(c.procs)
-		cores.Probe = func() (time.Duration, bool) { return c.rt, c.ok }
+		cores.Probe = func() (time.Duration, error) {
+			if !c.ok {
+				return 0, cores.ErrNoStart
+			}
+			return c.rt, nil
+		}
 		if got := pass2OneGoroutine(); got != c.want {
 			t.Errorf("GOMAXPROCS=%d, round trip %v (measured %v): one goroutine %v, want %v", c.procs, c.rt, c.ok, got, c.want)
 		}

@@ -2,9 +2,11 @@
 # When do the second passes of crunch and decrunch pay for their second
 # goroutine? For SECONDS (default 600), round after round, what
 # internal/cores measures (the round trip of a cache line between two
-# threads, before and after the round) next to the wall times of crunch and
-# of decrunch with their pipeline forced on and off (HEAPCRUNCH_PIPELINE;
-# both cores for Go either way, so crunch's first pass uses both):
+# threads, in a process of its own, before and after the round) next to
+# the wall times of crunch and of decrunch as users run them (auto: each
+# measures for itself), and with their pipeline forced on and off
+# (HEAPCRUNCH_PIPELINE; both cores for Go either way, so crunch's first
+# pass uses both):
 #
 #   scripts/cores.sh DUMP.hprof [SECONDS]
 #
@@ -21,14 +23,19 @@ trap 'rm -rf "$work"' EXIT
 "$work/crunch" -q "$in" "$work/out.bmd"
 cat "$in" >/dev/null
 
-# probe: the round trip in ns, or "over" if the probe ran out of time.
+# probe: the round trip in ns, or why there is none (nostart, slow).
 probe() {
-    local ns
-    ns=$("$work/coreprobe" | sed -n 's/.*round trip: \([0-9]*\) ns.*/\1/p')
-    echo "${ns:-over}"
+    local out
+    out=$("$work/coreprobe")
+    case "$out" in
+    *"did not start"*) echo nostart ;;
+    *"too long"*) echo slow ;;
+    *) echo "$out" | sed -n 's/.*round trip: \([0-9]*\) ns.*/\1/p' ;;
+    esac
 }
 
-# wall PIPELINE CMD...: the wall time of one run of CMD with the pipeline on or off.
+# wall PIPELINE CMD...: the wall time of one run of CMD, its pipeline
+# auto (as users run it), on or off.
 wall() {
     local p=$1; shift
     : >"$work/t"
@@ -36,25 +43,27 @@ wall() {
     printf "%.3f" "$(cut -d' ' -f1 "$work/t")"
 }
 
-echo "time     probe(ns) before after | crunch on off | decrunch on off (s)"
+echo "time     probe(ns) before after | crunch auto on off | decrunch auto on off (s)"
 end=$((SECONDS + secs))
 while ((SECONDS < end)); do
     a=$(probe)
-    con=$(wall on "$work/crunch" -q "$in" /dev/null)
-    coff=$(wall off "$work/crunch" -q "$in" /dev/null)
-    don=$(wall on "$work/decrunch" -q --force "$work/out.bmd" -o /dev/null)
-    doff=$(wall off "$work/decrunch" -q --force "$work/out.bmd" -o /dev/null)
+    c=(); d=()
+    for p in auto on off; do
+        c+=("$(wall "$p" "$work/crunch" -q "$in" /dev/null)")
+        d+=("$(wall "$p" "$work/decrunch" -q --force "$work/out.bmd" -o /dev/null)")
+    done
     b=$(probe)
-    echo "$(date +%H:%M:%S) $a $b | $con $coff | $don $doff"
+    echo "$(date +%H:%M:%S) $a $b | ${c[*]} | ${d[*]}"
     sleep 10
 done | tee "$work/log"
 
-awk '$2 != "over" && $3 != "over" {
+# Fields: 1 time, 2-3 probes, 5-7 crunch auto on off, 9-11 decrunch auto on off.
+awk '$2 ~ /^[0-9]+$/ && $3 ~ /^[0-9]+$/ {
     band = ($2 < 150 && $3 < 150) ? "near" : ($2 >= 150 && $3 >= 150) ? "far" : ""
     if (band == "") next
     n[band]++
-    for (i = 5; i <= 10; i++) {
-        if ($i == "|") continue
+    for (i = 5; i <= 11; i++) {
+        if (i == 8) continue
         k = band SUBSEP i
         if (!(k in lo) || $i < lo[k]) lo[k] = $i
         if (!(k in hi) || $i > hi[k]) hi[k] = $i
@@ -62,9 +71,13 @@ awk '$2 != "over" && $3 != "over" {
     if (!(band in plo) || $2 < plo[band]) plo[band] = $2
     if (!(band in phi) || $2 > phi[band]) phi[band] = $2
 }
+$2 !~ /^[0-9]+$/ { failed[$2]++ }
+$3 !~ /^[0-9]+$/ { failed[$3]++ }
 END {
     for (band in n)
-        printf "%s (%d rounds, probe before %d-%d ns): crunch on %s-%s s, off %s-%s s; decrunch on %s-%s s, off %s-%s s\n",
+        printf "%s (%d rounds, probe before %d-%d ns): crunch auto %s-%s s, on %s-%s s, off %s-%s s; decrunch auto %s-%s s, on %s-%s s, off %s-%s s\n",
             band, n[band], plo[band], phi[band],
-            lo[band, 5], hi[band, 5], lo[band, 6], hi[band, 6], lo[band, 8], hi[band, 8], lo[band, 9], hi[band, 9]
+            lo[band, 5], hi[band, 5], lo[band, 6], hi[band, 6], lo[band, 7], hi[band, 7],
+            lo[band, 9], hi[band, 9], lo[band, 10], hi[band, 10], lo[band, 11], hi[band, 11]
+    for (f in failed) printf "probes that failed (%s): %d\n", f, failed[f]
 }' "$work/log"

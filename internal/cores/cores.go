@@ -24,6 +24,7 @@
 package cores
 
 import (
+	"errors"
 	"os"
 	"runtime"
 	"sync/atomic"
@@ -52,7 +53,7 @@ const (
 )
 
 // Probe is what Near measures with; tests replace it.
-var Probe = func() (time.Duration, bool) { return RoundTrip(startLimit, measureLimit) }
+var Probe = func() (time.Duration, error) { return RoundTrip(startLimit, measureLimit) }
 
 // Near reports whether a pipeline of two goroutines pays: there is more
 // than one core for Go code (GOMAXPROCS), and a cache line goes to another
@@ -70,8 +71,8 @@ func Near() bool {
 	case "off":
 		return false
 	}
-	rt, ok := Probe()
-	return ok && rt < nearLimit
+	rt, err := Probe()
+	return err == nil && rt < nearLimit
 }
 
 // paddedCounter is a counter alone on its cache line.
@@ -91,14 +92,20 @@ const (
 	blocks     = 5
 )
 
+// Errors of RoundTrip: the other goroutine did not answer in time.
+var (
+	ErrNoStart = errors.New("cores: the other goroutine did not start in time")
+	ErrSlow    = errors.New("cores: the round trips took too long")
+)
+
 // RoundTrip returns the time a cache line takes to go from this
 // goroutine's thread to another goroutine's and back, both spinning: the
-// median of a few blocks of round trips. It reports false if the other
-// goroutine does not answer within start, or if the round trips take
-// more than limit in all (the other goroutine ran slowly). With
-// GOMAXPROCS=1 the other goroutine runs only when this one yields, which
-// it does not: the answer is false.
-func RoundTrip(start, limit time.Duration) (time.Duration, bool) {
+// median of a few blocks of round trips. It fails with ErrNoStart if the
+// other goroutine does not answer within start, with ErrSlow if the round
+// trips take more than limit in all (the other goroutine ran slowly).
+// With GOMAXPROCS=1 the other goroutine runs only when this one yields,
+// which it does not: it fails.
+func RoundTrip(start, limit time.Duration) (time.Duration, error) {
 	var c paddedCounter // odd: the other goroutine's turn to add one; even: ours
 	var stop atomic.Bool
 	go func() {
@@ -128,21 +135,21 @@ func RoundTrip(start, limit time.Duration) (time.Duration, bool) {
 		return true
 	}
 	if !trips(1) { // the other goroutine running
-		return 0, false
+		return 0, ErrNoStart
 	}
 	deadline = time.Now().Add(limit)
 	if !trips(warmTrips) {
-		return 0, false
+		return 0, ErrSlow
 	}
 	var times [blocks]time.Duration
 	for i := range times {
 		t := time.Now()
 		if !trips(blockTrips) {
-			return 0, false
+			return 0, ErrSlow
 		}
 		times[i] = time.Since(t) / blockTrips
 	}
-	return median(times[:]), true
+	return median(times[:]), nil
 }
 
 // median returns the median of d (sorted in place).

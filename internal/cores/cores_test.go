@@ -25,10 +25,10 @@ func TestRoundTripOneCore(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	n := runtime.NumGoroutine()
 	start := time.Now()
-	rt, ok := RoundTrip(5*time.Millisecond, 5*time.Millisecond)
+	rt, err := RoundTrip(5*time.Millisecond, 5*time.Millisecond)
 	took := time.Since(start)
-	if ok {
-		t.Errorf("GOMAXPROCS=1: round trip %v measured, want none", rt)
+	if err != ErrNoStart {
+		t.Errorf("GOMAXPROCS=1: round trip %v, error %v; want %v", rt, err, ErrNoStart)
 	}
 	// The spinning is preempted every 10 ms or so: the limit is checked
 	// when this goroutine runs.
@@ -51,9 +51,9 @@ func TestRoundTrip(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
 	n := runtime.NumGoroutine()
 	const limit = 50 * time.Millisecond
-	rt, ok := RoundTrip(limit, limit)
-	t.Logf("round trip %v, measured %v", rt, ok)
-	if ok && (rt <= 0 || rt > limit) {
+	rt, err := RoundTrip(limit, limit)
+	t.Logf("round trip %v, error %v", rt, err)
+	if err == nil && (rt <= 0 || rt > limit) {
 		t.Errorf("round trip %v, want between 0 and %v", rt, limit)
 	}
 	if !goroutinesBack(n) {
@@ -66,7 +66,7 @@ func TestRoundTrip(t *testing.T) {
 func TestNear(t *testing.T) {
 	t.Setenv(PipelineEnv, "")
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
-	defer func(p func() (time.Duration, bool)) { Probe = p }(Probe)
+	defer func(p func() (time.Duration, error)) { Probe = p }(Probe)
 	type probe struct {
 		rt time.Duration
 		ok bool
@@ -86,10 +86,13 @@ func TestNear(t *testing.T) {
 	} {
 		runtime.GOMAXPROCS(c.procs)
 		calls := 0
-		Probe = func() (time.Duration, bool) {
+		Probe = func() (time.Duration, error) {
 			p := c.probes[min(calls, len(c.probes)-1)]
 			calls++
-			return p.rt * time.Nanosecond, p.ok
+			if !p.ok {
+				return 0, ErrSlow
+			}
+			return p.rt * time.Nanosecond, nil
 		}
 		if got := Near(); got != c.want || calls != c.calls {
 			t.Errorf("GOMAXPROCS=%d, probes %v: Near %v after %d probes, want %v after %d", c.procs, c.probes, got, calls, c.want, c.calls)
@@ -101,7 +104,7 @@ func TestNear(t *testing.T) {
 // probe, but never two goroutines with one core; any other value probes.
 func TestPipelineEnv(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
-	defer func(p func() (time.Duration, bool)) { Probe = p }(Probe)
+	defer func(p func() (time.Duration, error)) { Probe = p }(Probe)
 	for _, c := range []struct {
 		env    string
 		procs  int
@@ -117,7 +120,7 @@ func TestPipelineEnv(t *testing.T) {
 		t.Setenv(PipelineEnv, c.env)
 		runtime.GOMAXPROCS(c.procs)
 		probed := false
-		Probe = func() (time.Duration, bool) { probed = true; return 50 * time.Nanosecond, true }
+		Probe = func() (time.Duration, error) { probed = true; return 50 * time.Nanosecond, nil }
 		if got := Near(); got != c.want || probed != c.probed {
 			t.Errorf("%s=%q, GOMAXPROCS=%d: Near %v, probed %v; want %v, %v", PipelineEnv, c.env, c.procs, got, probed, c.want, c.probed)
 		}

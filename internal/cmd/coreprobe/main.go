@@ -14,9 +14,9 @@ import (
 )
 
 func main() {
-	rt, ok := cores.Probe()
-	if !ok {
-		fmt.Printf("cache line round trip: over the probe's time limit; GOMAXPROCS=%d; two goroutines: %v\n", runtime.GOMAXPROCS(0), cores.Near())
+	rt, err := cores.Probe()
+	if err != nil {
+		fmt.Printf("cache line round trip: %v; GOMAXPROCS=%d; two goroutines: %v\n", err, runtime.GOMAXPROCS(0), cores.Near())
 		return
 	}
 	fmt.Printf("cache line round trip: %d ns; GOMAXPROCS=%d; two goroutines: %v\n", rt.Nanoseconds(), runtime.GOMAXPROCS(0), cores.Near())
