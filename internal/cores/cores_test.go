@@ -19,7 +19,7 @@ func goroutinesBack(n int) bool {
 }
 
 // TestRoundTripOneCore: with one core the other goroutine cannot answer
-// while this one spins: RoundTrip gives up at its limit, and the other
+// while this one spins: RoundTrip gives up at its limits, and the other
 // goroutine ends.
 func TestRoundTripOneCore(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
@@ -27,8 +27,11 @@ func TestRoundTripOneCore(t *testing.T) {
 	start := time.Now()
 	rt, err := RoundTrip(5*time.Millisecond, 5*time.Millisecond)
 	took := time.Since(start)
-	if err != ErrNoStart {
-		t.Errorf("GOMAXPROCS=1: round trip %v, error %v; want %v", rt, err, ErrNoStart)
+	// ErrNoStart, or ErrSlow when this goroutine was preempted before
+	// it saw the start's deadline pass: then each round trip waits for
+	// a preemption.
+	if err != ErrNoStart && err != ErrSlow {
+		t.Errorf("GOMAXPROCS=1: round trip %v, error %v; want %v or %v", rt, err, ErrNoStart, ErrSlow)
 	}
 	// The spinning is preempted every 10 ms or so: the limit is checked
 	// when this goroutine runs.
