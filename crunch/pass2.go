@@ -72,7 +72,7 @@ func (st *state) runPass2(in *input, out io.Writer) error {
 // (pass2.single).
 func (p *pass2) consume(r *hprof.Reader, in *input) error {
 	rd := &reader{state: p.state, r: r, in: in, progress: progress{f: p.opt.Progress, pass: 2}}
-	if pass2OneGoroutine() {
+	if pass2OneGoroutine(p.nObj) {
 		return p.single(rd)
 	}
 	// Two filled batches may wait for the writer: with none, each side

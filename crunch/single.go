@@ -7,14 +7,14 @@ import (
 	"github.com/heapcrunch/heapcrunch/internal/cores"
 )
 
-// pass2OneGoroutine reports whether pass 2 runs on one goroutine
-// (pass2.single): unless a second goroutine on another core pays
-// (cores.Near). With one core (GOMAXPROCS=1), handing the records from a
-// reading goroutine to a writing one costs time and gains nothing; with
-// two that do not share a cache, or with the other one busy, it costs
-// more than it gains (the cores package gives the figures). Tests
-// change it.
-var pass2OneGoroutine = func() bool { return !cores.Near() }
+// pass2OneGoroutine reports whether pass 2, over objects objects, runs on
+// one goroutine (pass2.single): unless a second goroutine on another core
+// pays (cores.Pipeline). With one core (GOMAXPROCS=1), handing the
+// records from a reading goroutine to a writing one costs time and gains
+// nothing; with two that do not share a cache, or with the other one
+// busy, it costs more than it gains (the cores package gives the
+// figures). Tests change it.
+var pass2OneGoroutine = func(objects uint64) bool { return !cores.Pipeline(objects) }
 
 // single is pass 2 on one goroutine. The objects of a heap dump, nearly
 // all its records, go from the dump to the writer directly, their

@@ -22,7 +22,7 @@ import (
 // two, until the function it returns is called.
 func onOneGoroutine(one bool) (restore func()) {
 	was := pass2OneGoroutine
-	pass2OneGoroutine = func() bool { return one }
+	pass2OneGoroutine = func(uint64) bool { return one }
 	return func() { pass2OneGoroutine = was }
 }
 
@@ -151,9 +151,10 @@ func TestPagesGivenBack(t *testing.T) {
 	})
 }
 
-// TestOneCoreOneGoroutine: pass 2 runs on one goroutine exactly when a
-// second one does not pay: Go has one core to run on (GOMAXPROCS=1), or
-// the probe of the cores finds them far apart or the other one busy.
+// TestOneCoreOneGoroutine: pass 2 (of a million objects) runs on one
+// goroutine exactly when a second one does not pay: Go has one core to
+// run on (GOMAXPROCS=1), or the probe of the cores finds them far apart
+// or the other one busy.
 func TestOneCoreOneGoroutine(t *testing.T) {
 	t.Setenv(cores.PipelineEnv, "")
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
@@ -177,7 +178,7 @@ func TestOneCoreOneGoroutine(t *testing.T) {
 			}
 			return c.rt, nil
 		}
-		if got := pass2OneGoroutine(); got != c.want {
+		if got := pass2OneGoroutine(1 << 20); got != c.want {
 			t.Errorf("GOMAXPROCS=%d, round trip %v (measured %v): one goroutine %v, want %v", c.procs, c.rt, c.ok, got, c.want)
 		}
 	}

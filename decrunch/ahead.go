@@ -106,6 +106,7 @@ func (c *converter) fill(src Source, b *aheadBatch) (more bool) {
 	}
 }
 
+// reset empties the batch for reuse.
 func (b *aheadBatch) reset() {
 	b.items, b.vals, b.types, b.recs, b.held, b.err = b.items[:0], b.vals[:0], b.types[:0], b.recs[:0], 0, nil
 }
@@ -201,9 +202,10 @@ func newAheadBatch() *aheadBatch {
 }
 
 // secondPass runs the second pass on two goroutines (runAhead) when a
-// second one pays (cores.Near), else on one (runOne). Tests change it.
+// second one pays (cores.Pipeline, for the objects the file says it
+// holds), else on one (runOne). Tests change it.
 var secondPass = func(c *converter, src Source) error {
-	if cores.Near() {
+	if cores.Pipeline(c.meta.Objects) {
 		return c.runAhead(src)
 	}
 	return c.runOne(src)
@@ -228,7 +230,7 @@ func (c *converter) runAhead(src Source) error {
 		<-finished
 	}()
 	for b := range batches {
-		if err := c.writeBatch(b); err != nil {
+		if err := c.finishBatch(b); err != nil {
 			return err
 		}
 		free <- b
@@ -245,7 +247,7 @@ func (c *converter) runOne(src Source) error {
 	b := newAheadBatch()
 	for {
 		more := c.fill(src, b)
-		if err := c.writeBatch(b); err != nil {
+		if err := c.finishBatch(b); err != nil {
 			return err
 		}
 		if !more {
@@ -255,9 +257,9 @@ func (c *converter) runOne(src Source) error {
 	}
 }
 
-// writeBatch writes the items of a batch, then returns the error that
+// finishBatch writes the items of a batch, then returns the error that
 // ended its reading, if any.
-func (c *converter) writeBatch(b *aheadBatch) error {
+func (c *converter) finishBatch(b *aheadBatch) error {
 	if err := c.writeAhead(b); err != nil {
 		return err
 	}

@@ -297,6 +297,9 @@ func TestSalvageMalformedRun(t *testing.T) {
 	if g, w := countStrings(t, out.Bytes()), countStrings(t, whole); g != w {
 		t.Errorf("salvaged HPROF has %d STRING records, the whole one %d", g, w)
 	}
+	// The second pass's error, on one goroutine as on two.
+	sameSecondPassWays(t, bad, Options{Salvage: true})
+	sameSecondPassWays(t, bad, Options{})
 }
 
 // countStrings returns the number of STRING records of an HPROF file.

@@ -193,5 +193,17 @@ func TestIDOverflow(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "too many objects for a dump with 4-byte identifiers") {
 			t.Errorf("%s: error %v, want too many objects", name, err)
 		}
+		// Whole, and cut after its last object, so that salvage ends the
+		// reading there: the overflow is then the last thing the second
+		// pass meets.
+		files := [][]byte{b.Bytes()}
+		if ends, _ := objectEnds(t, b.Bytes()); len(ends) > 0 {
+			files = append(files, b.Bytes()[:ends[len(ends)-1]])
+		}
+		for _, data := range files {
+			for _, salvage := range []bool{false, true} {
+				sameSecondPassWays(t, data, Options{Salvage: salvage})
+			}
+		}
 	}
 }

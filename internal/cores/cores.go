@@ -8,17 +8,18 @@
 // which way is faster (README, "Measured": scripts/cores.sh on a 134 MB
 // dump, whole runs, one goroutine against two):
 //
-//   - 50-75 ns: the two cores share a cache; crunch 0.18-0.20 s against
+//   - 48-75 ns: the two cores share a cache; crunch 0.18-0.20 s against
 //     0.23-0.25 s, decrunch 0.14-0.21 s against 0.23-0.24 s.
-//   - 280-390 ns: they do not (an AMD EPYC's core complexes each have
+//   - 282-401 ns: they do not (an AMD EPYC's core complexes each have
 //     their own L3 cache; where the host runs the virtual CPUs, the VM
 //     cannot see); crunch 0.35-0.38 s against 0.24-0.27 s, decrunch
 //     0.45-0.47 s against 0.24 s.
 //   - no answer within the limits, or 1,000-1,900 ns: the other core is
 //     busy with another program; one goroutine is faster, as above.
 //
-// Near, called once per pass, measures it, in about 0.1 ms (at most
-// startLimit + measureLimit), and answers for the pass. The limit
+// Pipeline, called once per pass, measures it, in about 0.1 ms (about
+// startLimit + measureLimit at most: the limits are checked between spins),
+// and answers for the pass. The limit
 // between the bands, nearLimit, comes from this VM alone: phones were not
 // measured.
 package cores
@@ -35,7 +36,7 @@ import (
 // bands measured (see the package comment).
 const nearLimit = 150 * time.Nanosecond
 
-// PipelineEnv names the environment variable that overrides Near.
+// PipelineEnv names the environment variable that overrides Pipeline.
 const PipelineEnv = "HEAPCRUNCH_PIPELINE"
 
 // startLimit bounds the wait for the other goroutine to run at all: a
@@ -52,16 +53,24 @@ const (
 	measureLimit = 5 * time.Millisecond
 )
 
-// Probe is what Near measures with; tests replace it.
+// Probe is what Pipeline measures with; tests replace it.
 var Probe = func() (time.Duration, error) { return RoundTrip(startLimit, measureLimit) }
 
-// Near reports whether a pipeline of two goroutines pays: there is more
-// than one core for Go code (GOMAXPROCS), and a cache line goes to another
-// goroutine's thread and back in under nearLimit.
+// minObjects is the size of a pass under which Pipeline answers one
+// goroutine without a probe: a second pass takes about 50 ns an object on
+// one goroutine (13 ms for 1<<18), two save a quarter of it at best, and
+// the probe can take 15 ms when the other core is busy.
+const minObjects = 1 << 18
+
+// Pipeline reports whether a pass over objects objects pays for a
+// pipeline of two goroutines: there is more than one core for Go code
+// (GOMAXPROCS), the pass has minObjects or more, and a cache line goes to
+// another goroutine's thread and back in under nearLimit (Probe, Pays).
 //
-// The environment variable HEAPCRUNCH_PIPELINE overrides the probe: "on"
-// for two goroutines whenever GOMAXPROCS allows, "off" for one.
-func Near() bool {
+// The environment variable HEAPCRUNCH_PIPELINE overrides the size and the
+// probe: "on" for two goroutines whenever GOMAXPROCS allows, "off" for
+// one; any other value leaves the choice to them.
+func Pipeline(objects uint64) bool {
 	if runtime.GOMAXPROCS(0) < 2 {
 		return false
 	}
@@ -71,8 +80,14 @@ func Near() bool {
 	case "off":
 		return false
 	}
-	rt, err := Probe()
-	return err == nil && rt < nearLimit
+	return objects >= minObjects && Pays(Probe())
+}
+
+// Pays reports whether a probe's result says that two goroutines pay: a
+// round trip measured, above zero (a clock too coarse to measure one
+// says nothing), and under nearLimit.
+func Pays(rt time.Duration, err error) bool {
+	return err == nil && rt > 0 && rt < nearLimit
 }
 
 // paddedCounter is a counter alone on its cache line.
@@ -103,15 +118,19 @@ var (
 // median of a few blocks of round trips. It fails with ErrNoStart if the
 // other goroutine does not answer within start, with ErrSlow if the round
 // trips take more than limit in all (the other goroutine ran slowly).
-// With GOMAXPROCS=1 the other goroutine runs only when this one yields,
-// which it does not: it fails.
+// With GOMAXPROCS=1 the other goroutine runs only when this one is
+// preempted: it fails. Both goroutines call time.Now every 1024 spins, so
+// that the runtime can stop them for a garbage collection even without
+// asynchronous preemption, and the other one gives up by itself after
+// start + limit.
 func RoundTrip(start, limit time.Duration) (time.Duration, error) {
 	var c paddedCounter // odd: the other goroutine's turn to add one; even: ours
 	var stop atomic.Bool
+	giveUp := time.Now().Add(start + limit)
 	go func() {
 		for want := uint64(1); ; want += 2 {
-			for c.Load() != want {
-				if stop.Load() {
+			for spins := 0; c.Load() != want; spins++ {
+				if spins%1024 == 1023 && (stop.Load() || time.Now().After(giveUp)) {
 					return
 				}
 			}

@@ -56,17 +56,21 @@ func TestRoundTrip(t *testing.T) {
 	const limit = 50 * time.Millisecond
 	rt, err := RoundTrip(limit, limit)
 	t.Logf("round trip %v, error %v", rt, err)
-	if err == nil && (rt <= 0 || rt > limit) {
+	switch {
+	case err == nil && (rt <= 0 || rt > limit):
 		t.Errorf("round trip %v, want between 0 and %v", rt, limit)
+	case err != nil && err != ErrNoStart && err != ErrSlow:
+		t.Errorf("error %v, want %v or %v", err, ErrNoStart, ErrSlow)
 	}
 	if !goroutinesBack(n) {
 		t.Errorf("the other goroutine did not end: %d goroutines, %d before", runtime.NumGoroutine(), n)
 	}
 }
 
-// TestNear: two goroutines pay only with more than one core and a round
-// trip measured under nearLimit, probed once.
-func TestNear(t *testing.T) {
+// TestPipeline: two goroutines pay only with more than one core, for a
+// pass of minObjects or more, with a round trip measured under nearLimit,
+// probed once.
+func TestPipeline(t *testing.T) {
 	t.Setenv(PipelineEnv, "")
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	defer func(p func() (time.Duration, error)) { Probe = p }(Probe)
@@ -86,6 +90,7 @@ func TestNear(t *testing.T) {
 		{2, []probe{{150, true}}, false, 1},
 		{2, []probe{{350, true}}, false, 1},
 		{2, []probe{{0, false}, {60, true}}, false, 1},
+		{2, []probe{{0, true}}, false, 1},
 	} {
 		runtime.GOMAXPROCS(c.procs)
 		calls := 0
@@ -97,9 +102,26 @@ func TestNear(t *testing.T) {
 			}
 			return p.rt * time.Nanosecond, nil
 		}
-		if got := Near(); got != c.want || calls != c.calls {
-			t.Errorf("GOMAXPROCS=%d, probes %v: Near %v after %d probes, want %v after %d", c.procs, c.probes, got, calls, c.want, c.calls)
+		if got := Pipeline(minObjects); got != c.want || calls != c.calls {
+			t.Errorf("GOMAXPROCS=%d, probes %v: Pipeline %v after %d probes, want %v after %d", c.procs, c.probes, got, calls, c.want, c.calls)
 		}
+	}
+}
+
+// TestSmallPass: a pass of fewer than minObjects runs on one goroutine,
+// without a probe, unless HEAPCRUNCH_PIPELINE=on.
+func TestSmallPass(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	defer func(p func() (time.Duration, error)) { Probe = p }(Probe)
+	probed := false
+	Probe = func() (time.Duration, error) { probed = true; return 50 * time.Nanosecond, nil }
+	t.Setenv(PipelineEnv, "")
+	if Pipeline(minObjects-1) || probed {
+		t.Errorf("%d objects: two goroutines, or probed (%v)", minObjects-1, probed)
+	}
+	t.Setenv(PipelineEnv, "on")
+	if !Pipeline(1) {
+		t.Errorf("%s=on, 1 object: one goroutine", PipelineEnv)
 	}
 }
 
@@ -124,8 +146,8 @@ func TestPipelineEnv(t *testing.T) {
 		runtime.GOMAXPROCS(c.procs)
 		probed := false
 		Probe = func() (time.Duration, error) { probed = true; return 50 * time.Nanosecond, nil }
-		if got := Near(); got != c.want || probed != c.probed {
-			t.Errorf("%s=%q, GOMAXPROCS=%d: Near %v, probed %v; want %v, %v", PipelineEnv, c.env, c.procs, got, probed, c.want, c.probed)
+		if got := Pipeline(minObjects); got != c.want || probed != c.probed {
+			t.Errorf("%s=%q, GOMAXPROCS=%d: Pipeline %v, probed %v; want %v, %v", PipelineEnv, c.env, c.procs, got, probed, c.want, c.probed)
 		}
 	}
 }
@@ -137,9 +159,9 @@ func TestMedian(t *testing.T) {
 	}
 }
 
-// BenchmarkNear: what deciding costs a pass.
-func BenchmarkNear(b *testing.B) {
+// BenchmarkPipeline: what deciding costs a large pass.
+func BenchmarkPipeline(b *testing.B) {
 	for b.Loop() {
-		Near()
+		Pipeline(minObjects)
 	}
 }
