@@ -3,6 +3,7 @@ package decrunch
 import (
 	"encoding/binary"
 	"io"
+	"math"
 	"slices"
 	"unsafe"
 
@@ -205,10 +206,20 @@ func newAheadBatch() *aheadBatch {
 // second one pays (cores.Pipeline, for the objects the file says it
 // holds), else on one (runOne). Tests change it.
 var secondPass = func(c *converter, src Source) error {
-	if cores.Pipeline(c.meta.Objects) {
+	if cores.Pipeline(passObjects(c.meta)) {
 		return c.runAhead(src)
 	}
 	return c.runOne(src)
+}
+
+// passObjects returns the objects the metadata says a file holds; a
+// version 1 file says none (its metadata has no count), and its pass is
+// taken as large, so that the probe alone decides.
+func passObjects(m bmd.Metadata) uint64 {
+	if m.Objects == 0 {
+		return math.MaxUint64
+	}
+	return m.Objects
 }
 
 // runAhead is run (with rest) on two goroutines: see above.

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math"
 	"reflect"
 	"testing"
 	"unsafe"
 
+	"github.com/heapcrunch/heapcrunch/bmd"
 	"github.com/heapcrunch/heapcrunch/crunch"
 	"github.com/heapcrunch/heapcrunch/internal/fuzzseed"
 	"github.com/heapcrunch/heapcrunch/internal/testutil"
@@ -77,6 +79,34 @@ func TestSecondPassWays(t *testing.T) {
 				sameSecondPassWays(t, v1.Bytes(), Options{})
 			}
 		})
+	}
+}
+
+// TestPassObjects: the size cores.Pipeline weighs is the file's count of
+// objects, and a version 1 file, which has none, counts as large: the
+// probe alone decides for it.
+func TestPassObjects(t *testing.T) {
+	dump := testutil.ReadAll(t, testutil.Fixture("sample.hprof.gz"))
+	v2, err := bmd.NewReader(bytes.NewReader(crunchBytes(t, dump, crunch.Options{})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := passObjects(v2.Metadata()); n != v2.Metadata().Objects || n == 0 {
+		t.Errorf("version 2: %d objects weighed, the file holds %d", n, v2.Metadata().Objects)
+	}
+	var v1 bytes.Buffer
+	if _, err := crunch.CrunchV1(bytes.NewReader(dump), &v1, crunch.Options{}, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	src, isV1, err := OpenSource(bytes.NewReader(v1.Bytes()), v1.Bytes()[:64])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !isV1 {
+		t.Fatal("test premise: CrunchV1 wrote no version 1 file")
+	}
+	if n := passObjects(src.Metadata()); n != math.MaxUint64 {
+		t.Errorf("version 1: %d objects weighed, want the most", n)
 	}
 }
 
