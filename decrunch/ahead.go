@@ -246,7 +246,7 @@ func (c *converter) runAhead(src Source) error {
 		}
 		free <- b
 	}
-	return c.ended()
+	return nil
 }
 
 // runOne is runAhead on one goroutine: each batch is read, then written.
@@ -262,35 +262,30 @@ func (c *converter) runOne(src Source) error {
 			return err
 		}
 		if !more {
-			return c.ended()
+			return nil
 		}
 		b.reset()
 	}
 }
 
 // finishBatch writes the items of a batch, then returns the error that
-// ended its reading, if any.
+// ended its reading, if any; an ID too large for the HPROF IDs in its last
+// object comes first.
 func (c *converter) finishBatch(b *aheadBatch) error {
 	if err := c.writeAhead(b); err != nil {
+		return err
+	}
+	if err := c.overflowed(); err != nil {
 		return err
 	}
 	return b.err
 }
 
-// ended returns the error of the second pass once all is written: an
-// ID too large for the HPROF IDs in the last object.
-func (c *converter) ended() error {
-	if c.idOverflow {
-		return errIDOverflow(c.meta.IDSize)
-	}
-	return nil
-}
-
 // writeAhead converts and writes the items of a batch.
 func (c *converter) writeAhead(b *aheadBatch) error {
 	for i := range b.items {
-		if c.idOverflow {
-			return errIDOverflow(c.meta.IDSize)
+		if err := c.overflowed(); err != nil {
+			return err
 		}
 		it := &b.items[i]
 		if it.tag == 0 {

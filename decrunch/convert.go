@@ -50,7 +50,7 @@ func Decrunch(src io.ReadSeeker, out io.Writer, opt Options) (*Stats, error) {
 		r.SkipObjects = true // nor the objects of OBJECTS runs
 	}
 	errA := c.firstPass(first)
-	if errA != nil && !opt.Salvage {
+	if errA != nil && !salvageable(errA, opt) {
 		return nil, errA
 	}
 	if opt.MaxOutput > 0 && c.estimate > opt.MaxOutput {
@@ -149,10 +149,13 @@ func OpenSource(r io.Reader, prefix []byte) (src Source, v1 bool, err error) {
 	return v, false, nil
 }
 
-// errIDOverflow is the error of a file with more objects than IDs of
-// idSize bytes can number.
-func errIDOverflow(idSize int) error {
-	return fmt.Errorf("decrunch: too many objects for a dump with %d-byte identifiers", idSize)
+// overflowed returns an *IDOverflowError once an object ID made so far
+// was too large for the file's ID size, else nil.
+func (c *converter) overflowed() error {
+	if c.idOverflow {
+		return &IDOverflowError{IDSize: c.meta.IDSize}
+	}
+	return nil
 }
 
 // firstPass reads the records of r, giving each to names, until the end or
@@ -167,8 +170,8 @@ func (c *converter) firstPass(r Source) error {
 		if err != nil {
 			return err
 		}
-		if c.idOverflow {
-			return errIDOverflow(c.meta.IDSize)
+		if err := c.overflowed(); err != nil {
+			return err
 		}
 		if rec.Kind == bmd.KindInstance && rec.Class < uint64(len(c.shapes)) && c.shapes[rec.Class] != nil {
 			// An instance outside OBJECTS runs (most records of a file
@@ -547,9 +550,8 @@ func (c *converter) finish(loopErr error) (*Stats, error) {
 	if loopErr == nil && len(c.unplaced) > 0 {
 		loopErr = fmt.Errorf("decrunch: %d class definitions never placed in the heap dump", len(c.unplaced))
 	}
-	var le *OutputLimitError
 	if loopErr != nil {
-		if !c.opt.Salvage || errors.As(loopErr, &le) {
+		if !salvageable(loopErr, c.opt) {
 			return nil, loopErr
 		}
 		c.st.Salvaged = loopErr
@@ -560,6 +562,15 @@ func (c *converter) finish(loopErr error) (*Stats, error) {
 	}
 	c.st.OutBytes = c.out.n
 	return c.st, nil
+}
+
+// salvageable reports whether err, which ended the reading, leaves an
+// HPROF to salvage: with Options.Salvage, unless the output limit or an
+// object ID too large for the file's ID size ended it.
+func salvageable(err error, opt Options) bool {
+	var le *OutputLimitError
+	var oe *IDOverflowError
+	return opt.Salvage && !errors.As(err, &le) && !errors.As(err, &oe)
 }
 
 // salvage closes a heap dump cut off by damage: objects written may be

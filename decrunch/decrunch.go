@@ -43,6 +43,7 @@ type Options struct {
 	MaxOutput int64
 	// Salvage makes a damaged BMD give a valid HPROF of the records before
 	// the damage instead of an error; Stats.Salvaged then says what was lost.
+	// An *OutputLimitError or an *IDOverflowError is still an error.
 	Salvage bool
 }
 
@@ -109,4 +110,17 @@ type OutputLimitError struct {
 
 func (e *OutputLimitError) Error() string {
 	return fmt.Sprintf("decrunch: the HPROF would be larger than the output limit of %d bytes", e.Limit)
+}
+
+// IDOverflowError reports a BMD file with a dense object ID too large for
+// the HPROF IDs of its ID size (a file that numbers more objects than
+// such IDs can address is damaged or forged). Salvage does not go past it:
+// the record holding that ID may be held for later, so what was written
+// before it could not be trusted either.
+type IDOverflowError struct {
+	IDSize int
+}
+
+func (e *IDOverflowError) Error() string {
+	return fmt.Sprintf("decrunch: too many objects for a dump with %d-byte identifiers", e.IDSize)
 }

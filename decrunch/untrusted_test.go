@@ -174,6 +174,7 @@ func TestIDOverflow(t *testing.T) {
 		"instance, then the end": func(w *bmd.Writer) { w.Instance(1, []uint64{big}) },
 		"object array":           func(w *bmd.Writer) { w.ObjectArray(1, []uint64{0, big, 0}) },
 		"root":                   func(w *bmd.Writer) { w.Root(uint8(hprof.SubRootUnknown), big, 0, 0, 0, 0) },
+		"load class":             func(w *bmd.Writer) { w.LoadClass(1, big, 0, 0) }, // the first pass's
 	}
 	for name, body := range cases {
 		var b bytes.Buffer
@@ -185,23 +186,32 @@ func TestIDOverflow(t *testing.T) {
 		w.Class(&bmd.Class{Index: 1, Fields: []bmd.Field{{Type: bmd.Object}}})
 		w.PlaceClasses(1)
 		body(w)
+		// A block ends after the last object: cut there, the file keeps it
+		// whole (cut inside a block, salvage drops the block).
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		cut := b.Len()
 		w.HeapDumpEnd()
 		if err := w.Close(); err != nil {
 			t.Fatal(err)
 		}
-		_, err = Decrunch(bytes.NewReader(b.Bytes()), io.Discard, Options{})
-		if err == nil || !strings.Contains(err.Error(), "too many objects for a dump with 4-byte identifiers") {
-			t.Errorf("%s: error %v, want too many objects", name, err)
-		}
-		// Whole, and cut after its last object, so that salvage ends the
-		// reading there: the overflow is then the last thing the second
-		// pass meets.
-		files := [][]byte{b.Bytes()}
-		if ends, _ := objectEnds(t, b.Bytes()); len(ends) > 0 {
-			files = append(files, b.Bytes()[:ends[len(ends)-1]])
-		}
-		for _, data := range files {
+		// Whole, and cut after its last object: the overflow is then the
+		// last thing the second pass meets, before the reading error. Salvage
+		// does not go past an overflow. (Cut and without salvage, the first
+		// pass's reading error ends it.)
+		for i, data := range [][]byte{b.Bytes(), b.Bytes()[:cut]} {
 			for _, salvage := range []bool{false, true} {
+				if i == 1 && !salvage {
+					sameSecondPassWays(t, data, Options{})
+					continue
+				}
+				var out bytes.Buffer
+				_, err := Decrunch(bytes.NewReader(data), &out, Options{Salvage: salvage})
+				var oe *IDOverflowError
+				if !errors.As(err, &oe) || oe.IDSize != 4 || err.Error() != "decrunch: too many objects for a dump with 4-byte identifiers" {
+					t.Errorf("%s (file %d, salvage %v): error %v, want too many objects for 4-byte IDs", name, i, salvage, err)
+				}
 				sameSecondPassWays(t, data, Options{Salvage: salvage})
 			}
 		}
