@@ -269,13 +269,9 @@ func (c *converter) runOne(src Source) error {
 }
 
 // finishBatch writes the items of a batch, then returns the error that
-// ended its reading, if any; an ID too large for the HPROF IDs in its last
-// object comes first.
+// ended its reading, if any.
 func (c *converter) finishBatch(b *aheadBatch) error {
 	if err := c.writeAhead(b); err != nil {
-		return err
-	}
-	if err := c.overflowed(); err != nil {
 		return err
 	}
 	return b.err
@@ -284,9 +280,6 @@ func (c *converter) finishBatch(b *aheadBatch) error {
 // writeAhead converts and writes the items of a batch.
 func (c *converter) writeAhead(b *aheadBatch) error {
 	for i := range b.items {
-		if err := c.overflowed(); err != nil {
-			return err
-		}
 		it := &b.items[i]
 		if it.tag == 0 {
 			rec := b.recs[it.lo]
@@ -299,7 +292,6 @@ func (c *converter) writeAhead(b *aheadBatch) error {
 			}
 			continue
 		}
-		c.st.Objects++
 		c.s.Tag, c.s.ID, c.s.StackTrace = it.tag, c.obj(it.id), it.trace
 		switch it.tag {
 		case hprof.SubInstanceDump:
@@ -329,6 +321,7 @@ func (c *converter) writeAhead(b *aheadBatch) error {
 		if err != nil {
 			return err
 		}
+		c.st.Objects++
 	}
 	return nil
 }

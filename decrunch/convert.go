@@ -170,9 +170,6 @@ func (c *converter) firstPass(r Source) error {
 		if err != nil {
 			return err
 		}
-		if err := c.overflowed(); err != nil {
-			return err
-		}
 		if rec.Kind == bmd.KindInstance && rec.Class < uint64(len(c.shapes)) && c.shapes[rec.Class] != nil {
 			// An instance outside OBJECTS runs (most records of a file
 			// written before them) whose shape is known: what names
@@ -284,7 +281,7 @@ func (c *converter) rest(rec *bmd.Record) error {
 	case bmd.KindStartThread:
 		c.body = c.enc.AppendStartThread(c.body[:0], hprof.StartThread{Serial: rec.Serial, Object: c.obj(rec.Object), StackTrace: rec.Trace,
 			Name: str(rec.Name), Group: str(rec.Group), ParentGroup: str(rec.Parent)})
-		return c.w.WriteRecord(hprof.TagStartThread, c.time, c.body)
+		return c.record(hprof.TagStartThread, c.body)
 	case bmd.KindRawRecord:
 		return c.w.WriteRecord(hprof.Tag(rec.Tag), c.time, rec.Text)
 	case bmd.KindHeapDump:
@@ -327,12 +324,24 @@ func str(d uint64) uint64 {
 	return strID(d)
 }
 
-// sub writes a heap sub-record.
+// sub writes a heap sub-record, unless an object ID in it was too large.
 func (c *converter) sub(s *hprof.SubRecord) error {
 	if !c.inHeap {
 		return fmt.Errorf("decrunch: %s outside a heap dump", s.Tag)
 	}
+	if err := c.overflowed(); err != nil {
+		return err
+	}
 	return c.w.WriteSub(s)
+}
+
+// record writes a top-level record, unless an object ID in it was too
+// large.
+func (c *converter) record(tag hprof.Tag, body []byte) error {
+	if err := c.overflowed(); err != nil {
+		return err
+	}
+	return c.w.WriteRecord(tag, c.time, body)
 }
 
 // maxKeptArrayName is the longest array name kept in memory after its
@@ -391,7 +400,7 @@ func (c *converter) loadClass(rec *bmd.Record) error {
 		}
 	}
 	c.body = c.enc.AppendLoadClass(c.body[:0], hprof.LoadClass{Serial: rec.Serial, ClassID: c.obj(rec.Class), StackTrace: rec.Trace, Name: name})
-	return c.w.WriteRecord(hprof.TagLoadClass, c.time, c.body)
+	return c.record(hprof.TagLoadClass, c.body)
 }
 
 func (c *converter) stackFrame(rec *bmd.Record) error {
@@ -475,17 +484,19 @@ func (c *converter) heapDump(rec *bmd.Record) error {
 }
 
 func (c *converter) root(rec *bmd.Record) error {
-	c.st.Roots++
 	c.s = hprof.SubRecord{Tag: hprof.SubTag(rec.Tag), ID: c.obj(rec.Object), Thread: rec.Thread, Frame: rec.Frame,
 		JNIRef: rec.JNIRef, StackTrace: rec.Trace, Elements: c.s.Elements, Data: c.s.Data[:0], Class: c.s.Class}
-	return c.sub(&c.s)
+	if err := c.sub(&c.s); err != nil {
+		return err
+	}
+	c.st.Roots++
+	return nil
 }
 
 // class converts a class definition. In a file whose classes are placed,
 // its CLASS DUMP is held until a PLACE CLASSES record says where it was,
 // but for another dump of a class (several heap dumps), which goes here.
 func (c *converter) class(rec *bmd.Record) error {
-	c.st.Objects++
 	d := &rec.Def
 	cd := &c.s.Class
 	c.s.Tag = hprof.SubClassDump
@@ -510,10 +521,18 @@ func (c *converter) class(rec *bmd.Record) error {
 		}
 	}
 	if c.meta.ClassesPlaced && !d.Redump {
+		if err := c.overflowed(); err != nil {
+			return err // not held: salvage writes what is held
+		}
+		c.st.Objects++
 		c.unplaced[rec.ID] = cd.Clone()
 		return nil
 	}
-	return c.sub(&c.s)
+	if err := c.sub(&c.s); err != nil {
+		return err
+	}
+	c.st.Objects++
+	return nil
 }
 
 // value converts a constant or static value: an object ID, or the value.
@@ -565,12 +584,10 @@ func (c *converter) finish(loopErr error) (*Stats, error) {
 }
 
 // salvageable reports whether err, which ended the reading, leaves an
-// HPROF to salvage: with Options.Salvage, unless the output limit or an
-// object ID too large for the file's ID size ended it.
+// HPROF to salvage: with Options.Salvage, unless the output limit ended it.
 func salvageable(err error, opt Options) bool {
 	var le *OutputLimitError
-	var oe *IDOverflowError
-	return opt.Salvage && !errors.As(err, &le) && !errors.As(err, &oe)
+	return opt.Salvage && !errors.As(err, &le)
 }
 
 // salvage closes a heap dump cut off by damage: objects written may be

@@ -43,7 +43,7 @@ type Options struct {
 	MaxOutput int64
 	// Salvage makes a damaged BMD give a valid HPROF of the records before
 	// the damage instead of an error; Stats.Salvaged then says what was lost.
-	// An *OutputLimitError or an *IDOverflowError is still an error.
+	// An *OutputLimitError is still an error.
 	Salvage bool
 }
 
@@ -114,9 +114,8 @@ func (e *OutputLimitError) Error() string {
 
 // IDOverflowError reports a BMD file with a dense object ID too large for
 // the HPROF IDs of its ID size (a file that numbers more objects than
-// such IDs can address is damaged or forged). Salvage does not go past it:
-// the record holding that ID may be held for later, so what was written
-// before it could not be trusted either.
+// such IDs can address is damaged or forged). The record that holds it is
+// not written: salvage keeps what came before it.
 type IDOverflowError struct {
 	IDSize int
 }

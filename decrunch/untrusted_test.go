@@ -159,34 +159,44 @@ func TestOutputEstimateInstances(t *testing.T) {
 	}
 }
 
-// TestIDOverflow: a reference that no HPROF ID of the dump's size can
-// hold (a dense ID above 2²⁴-1 with 4-byte IDs and an alignment of 256)
-// is an error, wherever it is: in an instance's field (followed by
-// another object, or by the end of the heap dump), in an object array's
-// elements, and in a root.
+// TestIDOverflow: an object ID too large for the file's 4-byte IDs is an
+// *IDOverflowError, and the record that holds it is not written: with
+// salvage, the HPROF holds what came before it, nothing of it. In the
+// file whole, and cut at a block's end right after that record, where the
+// reading error that follows must not hide it; the same both ways of the
+// second pass.
 func TestIDOverflow(t *testing.T) {
 	const big = 1 << 30
-	cases := map[string]func(w *bmd.Writer){
-		"instance": func(w *bmd.Writer) {
+	type kept struct{ classes, instances, arrays, roots, loads int }
+	cases := map[string]struct {
+		body func(w *bmd.Writer)
+		want kept // with salvage
+	}{
+		"instance": {func(w *bmd.Writer) {
 			w.Instance(1, []uint64{big})
 			w.Instance(1, []uint64{0})
-		},
-		"instance, then the end": func(w *bmd.Writer) { w.Instance(1, []uint64{big}) },
-		"object array":           func(w *bmd.Writer) { w.ObjectArray(1, []uint64{0, big, 0}) },
-		"root":                   func(w *bmd.Writer) { w.Root(uint8(hprof.SubRootUnknown), big, 0, 0, 0, 0) },
-		"load class":             func(w *bmd.Writer) { w.LoadClass(1, big, 0, 0) }, // the first pass's
+		}, kept{classes: 1}},
+		"instance, then the end":  {func(w *bmd.Writer) { w.Instance(1, []uint64{big}) }, kept{classes: 1}},
+		"one that fits, then not": {func(w *bmd.Writer) { w.Instance(1, []uint64{0}); w.Instance(1, []uint64{big}) }, kept{classes: 1, instances: 1}},
+		"object array":            {func(w *bmd.Writer) { w.ObjectArray(1, []uint64{0, big, 0}) }, kept{classes: 1}},
+		"root":                    {func(w *bmd.Writer) { w.Root(uint8(hprof.SubRootUnknown), big, 0, 0, 0, 0) }, kept{classes: 1}},
+		"class":                   {func(w *bmd.Writer) { w.Class(&bmd.Class{Index: 2, Super: big}) }, kept{classes: 1}},
+		// Written by the first pass, which stops there; the second pass
+		// then stops at its start, since it would write objects whose
+		// classes' LOAD CLASS records the first pass did not reach.
+		"load class": {func(w *bmd.Writer) { w.LoadClass(1, big, 0, 0) }, kept{}},
 	}
-	for name, body := range cases {
+	for name, tc := range cases {
 		var b bytes.Buffer
-		w, err := bmd.NewWriter(&b, &bmd.Metadata{IDSize: 4, Alignment: 256, Classes: 1, ClassesPlaced: true})
+		w, err := bmd.NewWriter(&b, &bmd.Metadata{IDSize: 4, Alignment: 256, Classes: 2, ClassesPlaced: true})
 		if err != nil {
 			t.Fatal(err)
 		}
 		w.HeapDump(true)
 		w.Class(&bmd.Class{Index: 1, Fields: []bmd.Field{{Type: bmd.Object}}})
 		w.PlaceClasses(1)
-		body(w)
-		// A block ends after the last object: cut there, the file keeps it
+		tc.body(w)
+		// A block ends after the last record: cut there, the file keeps it
 		// whole (cut inside a block, salvage drops the block).
 		if err := w.Flush(); err != nil {
 			t.Fatal(err)
@@ -196,24 +206,65 @@ func TestIDOverflow(t *testing.T) {
 		if err := w.Close(); err != nil {
 			t.Fatal(err)
 		}
-		// Whole, and cut after its last object: the overflow is then the
-		// last thing the second pass meets, before the reading error. Salvage
-		// does not go past an overflow. (Cut and without salvage, the first
-		// pass's reading error ends it.)
 		for i, data := range [][]byte{b.Bytes(), b.Bytes()[:cut]} {
 			for _, salvage := range []bool{false, true} {
-				if i == 1 && !salvage {
-					sameSecondPassWays(t, data, Options{})
-					continue
-				}
-				var out bytes.Buffer
-				_, err := Decrunch(bytes.NewReader(data), &out, Options{Salvage: salvage})
-				var oe *IDOverflowError
-				if !errors.As(err, &oe) || oe.IDSize != 4 || err.Error() != "decrunch: too many objects for a dump with 4-byte identifiers" {
-					t.Errorf("%s (file %d, salvage %v): error %v, want too many objects for 4-byte IDs", name, i, salvage, err)
-				}
 				sameSecondPassWays(t, data, Options{Salvage: salvage})
+				var out bytes.Buffer
+				st, err := Decrunch(bytes.NewReader(data), &out, Options{Salvage: salvage})
+				if !salvage {
+					if i == 0 && !isOverflow(err) {
+						t.Errorf("%s: error %v, want too many objects for 4-byte IDs", name, err)
+					}
+					continue // cut: the first pass's reading error, or the overflow
+				}
+				if err != nil || !isOverflow(st.Salvaged) {
+					t.Fatalf("%s (file %d): salvage: error %v, Salvaged %v; want too many objects", name, i, err, st.Salvaged)
+				}
+				var got kept
+				r, err := hprof.NewReader(bytes.NewReader(out.Bytes()))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for rec, err := range r.Records() {
+					if err != nil {
+						t.Fatalf("%s (file %d): the salvaged HPROF: %v", name, i, err)
+					}
+					if rec.Tag == hprof.TagLoadClass {
+						got.loads++
+					}
+					if !rec.Tag.IsHeapDump() {
+						continue
+					}
+					for s, err := range r.SubRecords() {
+						if err != nil {
+							t.Fatalf("%s (file %d): the salvaged HPROF: %v", name, i, err)
+						}
+						switch {
+						case s.Tag == hprof.SubInstanceDump:
+							got.instances++
+						case s.Tag == hprof.SubObjectArrayDump:
+							got.arrays++
+						case s.Tag == hprof.SubClassDump:
+							got.classes++
+						case s.Tag.IsRoot():
+							got.roots++
+						}
+					}
+				}
+				if got != tc.want {
+					t.Errorf("%s (file %d): salvage kept %+v, want %+v", name, i, got, tc.want)
+				}
+				if st.Objects != uint64(got.classes+got.instances+got.arrays) || st.Roots != uint64(got.roots) {
+					t.Errorf("%s (file %d): Stats count %d objects and %d roots, the HPROF holds %+v", name, i, st.Objects, st.Roots, got)
+				}
 			}
 		}
 	}
+}
+
+// isOverflow reports whether err is an *IDOverflowError for 4-byte IDs,
+// with its message.
+func isOverflow(err error) bool {
+	var oe *IDOverflowError
+	return errors.As(err, &oe) && oe.IDSize == 4 && err.Error() == "decrunch: too many objects for a dump with 4-byte identifiers"
 }

@@ -56,7 +56,8 @@ func FuzzDecrunchV1(f *testing.F) {
 			if err != nil {
 				var fe *bmd.FormatError
 				if !errors.As(err, &fe) && !errors.Is(err, errTooBig) && !errors.Is(err, bmd.ErrNotBMD) {
-					// Decrunch's own checks (IDs too large for 4 bytes) are plain errors.
+					// Decrunch's own checks (an *IDOverflowError) end the
+					// reading too, and salvage keeps what came before.
 					if salvage {
 						t.Fatalf("salvage failed: %v", err)
 					}
