@@ -53,6 +53,12 @@ func Decrunch(src io.ReadSeeker, out io.Writer, opt Options) (*Stats, error) {
 	if errA != nil && !salvageable(errA, opt) {
 		return nil, errA
 	}
+	var oe *IDOverflowError
+	if errors.As(errA, &oe) {
+		// In a LOAD CLASS record: the second pass would write records
+		// whose names and LOAD CLASS records the first did not reach.
+		return c.finish(errA, first)
+	}
 	if opt.MaxOutput > 0 && c.estimate > opt.MaxOutput {
 		// What the heap records ask for, counted by the first pass:
 		// refused before any of it is written.
@@ -63,10 +69,7 @@ func Decrunch(src io.ReadSeeker, out io.Writer, opt Options) (*Stats, error) {
 		return nil, err
 	}
 	errB := secondPass(c, second)
-	if v1, ok := second.(*V1Source); ok {
-		c.st.Warnings = append(c.st.Warnings, v1.Warnings()...)
-	}
-	return c.finish(cmpErr(errA, errB))
+	return c.finish(cmpErr(errA, errB), first)
 }
 
 // cmpErr returns the error that ended the reading: the second pass meets
@@ -515,15 +518,15 @@ func (c *converter) class(rec *bmd.Record) error {
 	for _, f := range d.Fields {
 		cd.Fields = append(cd.Fields, hprof.Field{Name: str(f.Name), Type: hprof.BasicType(f.Type)})
 	}
+	if err := c.overflowed(); err != nil {
+		return err // neither renamed nor held: salvage writes what is held
+	}
 	if c.rn != nil {
 		if err := c.renameMembers(d, cd); err != nil {
 			return err
 		}
 	}
 	if c.meta.ClassesPlaced && !d.Redump {
-		if err := c.overflowed(); err != nil {
-			return err // not held: salvage writes what is held
-		}
 		c.st.Objects++
 		c.unplaced[rec.ID] = cd.Clone()
 		return nil
@@ -555,17 +558,20 @@ func (c *converter) placeClasses(rec *bmd.Record) error {
 			return fmt.Errorf("decrunch: PLACE CLASSES at offset %d places class %d, which no CLASS record defined before", rec.Offset, i)
 		}
 		c.s.Class = *cd
-		delete(c.unplaced, i)
 		if err := c.sub(&c.s); err != nil {
-			return err
+			return err // still held: salvage writes it
 		}
+		delete(c.unplaced, i)
 	}
 	return nil
 }
 
 // finish ends the HPROF: with Salvage, what the damage cut off is closed
 // so that readers accept the file; without, a damaged file is an error.
-func (c *converter) finish(loopErr error) (*Stats, error) {
+// A version 1 file's warnings come from first, the source of the first
+// pass, which read it in order up to the damage, whichever way the second
+// pass ran.
+func (c *converter) finish(loopErr error, first Source) (*Stats, error) {
 	if loopErr == nil && len(c.unplaced) > 0 {
 		loopErr = fmt.Errorf("decrunch: %d class definitions never placed in the heap dump", len(c.unplaced))
 	}
@@ -580,6 +586,9 @@ func (c *converter) finish(loopErr error) (*Stats, error) {
 		return nil, err
 	}
 	c.st.OutBytes = c.out.n
+	if v1, ok := first.(*V1Source); ok {
+		c.st.Warnings = append(c.st.Warnings, v1.Warnings(c.st.Roots)...)
+	}
 	return c.st, nil
 }
 

@@ -112,10 +112,11 @@ func (e *OutputLimitError) Error() string {
 	return fmt.Sprintf("decrunch: the HPROF would be larger than the output limit of %d bytes", e.Limit)
 }
 
-// IDOverflowError reports a BMD file with a dense object ID too large for
-// the HPROF IDs of its ID size (a file that numbers more objects than
-// such IDs can address is damaged or forged). The record that holds it is
-// not written: salvage keeps what came before it.
+// IDOverflowError reports a BMD file with an object ID too large for the
+// HPROF IDs of its ID size: a dense ID above what such IDs can express (a
+// file that numbers that many objects is damaged or forged), or a version
+// 1 file's raw ID in a LEGACY record or a root. The record that holds it
+// is not written: salvage keeps what came before it.
 type IDOverflowError struct {
 	IDSize int
 }

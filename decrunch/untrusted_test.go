@@ -167,7 +167,9 @@ func TestOutputEstimateInstances(t *testing.T) {
 // second pass.
 func TestIDOverflow(t *testing.T) {
 	const big = 1 << 30
-	type kept struct{ classes, instances, arrays, roots, loads int }
+	// What the salvaged HPROF holds: sub-records by kind, and top-level
+	// records (heap dump records, LOAD CLASS, STACK FRAME, START THREAD).
+	type kept struct{ classes, instances, arrays, roots, heaps, loads, frames, threads int }
 	cases := map[string]struct {
 		body func(w *bmd.Writer)
 		want kept // with salvage
@@ -175,16 +177,23 @@ func TestIDOverflow(t *testing.T) {
 		"instance": {func(w *bmd.Writer) {
 			w.Instance(1, []uint64{big})
 			w.Instance(1, []uint64{0})
-		}, kept{classes: 1}},
-		"instance, then the end":  {func(w *bmd.Writer) { w.Instance(1, []uint64{big}) }, kept{classes: 1}},
-		"one that fits, then not": {func(w *bmd.Writer) { w.Instance(1, []uint64{0}); w.Instance(1, []uint64{big}) }, kept{classes: 1, instances: 1}},
-		"object array":            {func(w *bmd.Writer) { w.ObjectArray(1, []uint64{0, big, 0}) }, kept{classes: 1}},
-		"root":                    {func(w *bmd.Writer) { w.Root(uint8(hprof.SubRootUnknown), big, 0, 0, 0, 0) }, kept{classes: 1}},
-		"class":                   {func(w *bmd.Writer) { w.Class(&bmd.Class{Index: 2, Super: big}) }, kept{classes: 1}},
-		// Written by the first pass, which stops there; the second pass
-		// then stops at its start, since it would write objects whose
-		// classes' LOAD CLASS records the first pass did not reach.
-		"load class": {func(w *bmd.Writer) { w.LoadClass(1, big, 0, 0) }, kept{}},
+		}, kept{classes: 1, heaps: 1}},
+		"instance, then the end":  {func(w *bmd.Writer) { w.Instance(1, []uint64{big}) }, kept{classes: 1, heaps: 1}},
+		"one that fits, then not": {func(w *bmd.Writer) { w.Instance(1, []uint64{0}); w.Instance(1, []uint64{big}) }, kept{classes: 1, instances: 1, heaps: 1}},
+		"object array":            {func(w *bmd.Writer) { w.ObjectArray(1, []uint64{0, big, 0}) }, kept{classes: 1, heaps: 1}},
+		"root":                    {func(w *bmd.Writer) { w.Root(uint8(hprof.SubRootUnknown), big, 0, 0, 0, 0) }, kept{classes: 1, heaps: 1}},
+		"class":                   {func(w *bmd.Writer) { w.Class(&bmd.Class{Index: 2, Super: big}) }, kept{classes: 1, heaps: 1}},
+		"class dumped again": {func(w *bmd.Writer) {
+			w.Class(&bmd.Class{Index: 1, Redump: true, Loader: big, Fields: []bmd.Field{{Type: bmd.Object}}})
+		}, kept{classes: 1, heaps: 1}},
+		"start thread": {func(w *bmd.Writer) { w.StartThread(1, big, 0, 0, 0, 0) }, kept{classes: 1, heaps: 1}},
+		// Written by the first pass, which stops there, and the second
+		// does not run: it would write records whose names and classes'
+		// LOAD CLASS records the first pass did not reach.
+		"load class": {func(w *bmd.Writer) {
+			w.LoadClass(1, big, 0, 0)
+			w.StackFrame(0, 0, 0, 0, 0)
+		}, kept{}},
 	}
 	for name, tc := range cases {
 		var b bytes.Buffer
@@ -229,12 +238,18 @@ func TestIDOverflow(t *testing.T) {
 					if err != nil {
 						t.Fatalf("%s (file %d): the salvaged HPROF: %v", name, i, err)
 					}
-					if rec.Tag == hprof.TagLoadClass {
+					switch rec.Tag {
+					case hprof.TagLoadClass:
 						got.loads++
+					case hprof.TagStackFrame:
+						got.frames++
+					case hprof.TagStartThread:
+						got.threads++
 					}
 					if !rec.Tag.IsHeapDump() {
 						continue
 					}
+					got.heaps++
 					for s, err := range r.SubRecords() {
 						if err != nil {
 							t.Fatalf("%s (file %d): the salvaged HPROF: %v", name, i, err)
@@ -267,4 +282,65 @@ func TestIDOverflow(t *testing.T) {
 func isOverflow(err error) bool {
 	var oe *IDOverflowError
 	return errors.As(err, &oe) && oe.IDSize == 4 && err.Error() == "decrunch: too many objects for a dump with 4-byte identifiers"
+}
+
+// TestClassOutsideHeapDump: a class dump that cannot be written where
+// the file has it (outside a heap dump, which only a faulty or forged
+// file does) is an error; with salvage, one held for PLACE CLASSES is
+// written at the end with the other held classes, one not held is lost,
+// and Stats count the class dumps the HPROF holds.
+func TestClassOutsideHeapDump(t *testing.T) {
+	for _, placed := range []bool{true, false} {
+		var b bytes.Buffer
+		w, err := bmd.NewWriter(&b, &bmd.Metadata{IDSize: 4, Alignment: 8, Classes: 1, ClassesPlaced: placed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Class(&bmd.Class{Index: 1})
+		if placed {
+			w.PlaceClasses(1)
+		}
+		w.HeapDump(true)
+		w.HeapDumpEnd()
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Decrunch(bytes.NewReader(b.Bytes()), io.Discard, Options{}); err == nil || !strings.Contains(err.Error(), "outside a heap dump") {
+			t.Errorf("placed %v: error %v, want CLASS DUMP outside a heap dump", placed, err)
+		}
+		sameSecondPassWays(t, b.Bytes(), Options{Salvage: true})
+		var out bytes.Buffer
+		st, err := Decrunch(bytes.NewReader(b.Bytes()), &out, Options{Salvage: true})
+		if err != nil || st.Salvaged == nil {
+			t.Fatalf("placed %v: salvage: error %v, Salvaged %v", placed, err, st.Salvaged)
+		}
+		classes := 0
+		r, err := hprof.NewReader(bytes.NewReader(out.Bytes()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rec, err := range r.Records() {
+			if err != nil {
+				t.Fatalf("placed %v: the salvaged HPROF: %v", placed, err)
+			}
+			if !rec.Tag.IsHeapDump() {
+				continue
+			}
+			for s, err := range r.SubRecords() {
+				if err != nil {
+					t.Fatalf("placed %v: the salvaged HPROF: %v", placed, err)
+				}
+				if s.Tag == hprof.SubClassDump {
+					classes++
+				}
+			}
+		}
+		want := 0
+		if placed {
+			want = 1
+		}
+		if classes != want || st.Objects != uint64(classes) {
+			t.Errorf("placed %v: salvage wrote %d class dumps and counts %d objects, want %d", placed, classes, st.Objects, want)
+		}
+	}
 }

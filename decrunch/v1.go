@@ -81,10 +81,10 @@ type V1Source struct {
 	sawRoots   bool
 
 	// counts for the warnings
-	nRoots, nSynth, nFiller, nLegacyLate uint64
-	dropped                              map[string]uint64
-	badLegacy                            map[string]uint64
-	badVersion                           bool
+	nSynth, nFiller, nLegacyLate uint64
+	dropped                      map[string]uint64
+	badLegacy                    map[string]uint64
+	badVersion                   bool
 }
 
 // NewV1Source reads the header (and the marker STRING, if any) of the
@@ -444,7 +444,6 @@ func (s *V1Source) convert(v *bmd.V1Record) (*bmd.Record, error) {
 			return nil, s.requeue(v)
 		}
 		s.sawRoots = true
-		s.nRoots += uint64(len(v.IDs))
 		s.roots = append(s.roots[:0], v.IDs...)
 		s.rootAt = 0
 		return nil, nil
@@ -539,11 +538,13 @@ func (s *V1Source) legacy(v *bmd.V1Record) (*bmd.Record, error) {
 }
 
 // Warnings lists what decrunching a version 1 file filled in or dropped,
-// one line per kind, once the file has been read.
-func (s *V1Source) Warnings() []string {
+// one line per kind, once the file has been read; roots is how many roots
+// were written (all ROOT UNKNOWN: the file's, unless damage or an error
+// cut the output short).
+func (s *V1Source) Warnings(roots uint64) []string {
 	var out []string
-	if s.nRoots > 0 {
-		out = append(out, fmt.Sprintf("%d GC roots written as ROOT UNKNOWN: BMD v1 does not record root kinds", s.nRoots))
+	if roots > 0 {
+		out = append(out, fmt.Sprintf("%d GC roots written as ROOT UNKNOWN: BMD v1 does not record root kinds", roots))
 	}
 	if !s.sawRoots && s.eof {
 		out = append(out, "no ROOT OBJECTS record: the file may be truncated (the original cruncher writes it last)")

@@ -542,3 +542,36 @@ func TestOpenSourceLongVersion(t *testing.T) {
 		}
 	}
 }
+
+// TestV1WarningsAfterError: when writing stops early (here at a legacy
+// START THREAD whose object ID is too large for 4-byte IDs, in a file with
+// this project's marker), a version 1 file's warnings are the same
+// whichever way the second pass ran (its reader on two goroutines reads
+// ahead of the writer), and the roots line counts the roots written: none.
+func TestV1WarningsAfterError(t *testing.T) {
+	var out bytes.Buffer
+	w, _ := bmd.NewV1Writer(&out, []byte("JAVA PROFILE 1.0.2"))
+	w.ClearString(1, bmd.AppendV1Marker(nil, &bmd.Metadata{IDSize: 4, Hash: bmd.HashJava}))
+	w.ClearString(2, []byte("java.lang.Object"))
+	w.Legacy(0x0A, be32(1, 0xF0000000, 0, 0, 0, 0)) // START THREAD
+	w.Class(&bmd.V1Class{ID: 3, Name: 2})
+	ids := []uint32{}
+	for i := range uint32(2100) {
+		w.Instance(4+i, 3, nil)
+		ids = append(ids, 4+i)
+	}
+	w.RootObjects(ids)
+	w.Flush()
+	data := out.Bytes()
+	sameSecondPassWays(t, data, Options{Salvage: true})
+	st, err := Decrunch(bytes.NewReader(data), io.Discard, Options{Salvage: true})
+	var oe *IDOverflowError
+	if err != nil || !errors.As(st.Salvaged, &oe) {
+		t.Fatalf("error %v, Salvaged %v; want the overflow salvaged", err, st.Salvaged)
+	}
+	for _, line := range st.Warnings {
+		if strings.Contains(line, "GC roots written") {
+			t.Errorf("warning %q, with %d roots written", line, st.Roots)
+		}
+	}
+}
