@@ -122,5 +122,5 @@ type IDOverflowError struct {
 }
 
 func (e *IDOverflowError) Error() string {
-	return fmt.Sprintf("decrunch: too many objects for a dump with %d-byte identifiers", e.IDSize)
+	return fmt.Sprintf("decrunch: an object ID too large for %d-byte identifiers (more objects than they can number, or a damaged file)", e.IDSize)
 }

@@ -222,12 +222,12 @@ func TestIDOverflow(t *testing.T) {
 				st, err := Decrunch(bytes.NewReader(data), &out, Options{Salvage: salvage})
 				if !salvage {
 					if i == 0 && !isOverflow(err) {
-						t.Errorf("%s: error %v, want too many objects for 4-byte IDs", name, err)
+						t.Errorf("%s: error %v, want an object ID too large for 4-byte IDs", name, err)
 					}
 					continue // cut: the first pass's reading error, or the overflow
 				}
 				if err != nil || !isOverflow(st.Salvaged) {
-					t.Fatalf("%s (file %d): salvage: error %v, Salvaged %v; want too many objects", name, i, err, st.Salvaged)
+					t.Fatalf("%s (file %d): salvage: error %v, Salvaged %v; want an object ID too large", name, i, err, st.Salvaged)
 				}
 				var got kept
 				r, err := hprof.NewReader(bytes.NewReader(out.Bytes()))
@@ -281,7 +281,7 @@ func TestIDOverflow(t *testing.T) {
 // with its message.
 func isOverflow(err error) bool {
 	var oe *IDOverflowError
-	return errors.As(err, &oe) && oe.IDSize == 4 && err.Error() == "decrunch: too many objects for a dump with 4-byte identifiers"
+	return errors.As(err, &oe) && oe.IDSize == 4 && err.Error() == "decrunch: an object ID too large for 4-byte identifiers (more objects than they can number, or a damaged file)"
 }
 
 // TestClassOutsideHeapDump: a class dump that cannot be written where
