@@ -5,15 +5,15 @@
 // Such a pipeline pays only when the two cores share their data cheaply.
 // On this project's 2-core VM the time a cache line takes to go to the
 // other core and back (RoundTrip) falls into three bands, which decide
-// which way is faster (README, "Measured": scripts/cores.sh on a 134 MB
-// dump, whole runs, one goroutine against two):
+// which way is faster (README, "Measured": scripts/cores.sh at 4afff77 on
+// a 134 MB dump, whole runs, two goroutines against one):
 //
-//   - 48-75 ns: the two cores share a cache; crunch 0.18-0.20 s against
-//     0.23-0.25 s, decrunch 0.14-0.21 s against 0.23-0.24 s.
+//   - 48-75 ns: the two cores share a cache; crunch 0.187-0.200 s against
+//     0.239-0.264 s, decrunch 0.137-0.225 s against 0.228-0.235 s.
 //   - 282-401 ns: they do not (an AMD EPYC's core complexes each have
 //     their own L3 cache; where the host runs the virtual CPUs, the VM
-//     cannot see); crunch 0.35-0.38 s against 0.24-0.27 s, decrunch
-//     0.45-0.47 s against 0.24 s.
+//     cannot see); crunch 0.243-0.394 s against 0.249-0.273 s, decrunch
+//     0.403-0.474 s against 0.232-0.243 s.
 //   - no answer within the limits, or 1,000-1,900 ns: the other core is
 //     busy with another program; one goroutine is faster, as above.
 //
@@ -28,6 +28,7 @@ import (
 	"errors"
 	"os"
 	"runtime"
+	"slices"
 	"sync/atomic"
 	"time"
 )
@@ -173,10 +174,6 @@ func RoundTrip(start, limit time.Duration) (time.Duration, error) {
 
 // median returns the median of d (sorted in place).
 func median(d []time.Duration) time.Duration {
-	for i := 1; i < len(d); i++ { // insertion sort: five values
-		for j := i; j > 0 && d[j] < d[j-1]; j-- {
-			d[j], d[j-1] = d[j-1], d[j]
-		}
-	}
+	slices.Sort(d)
 	return d[len(d)/2]
 }
