@@ -82,23 +82,36 @@ func skipVarints(b []byte, pos, n int) (int, bool) {
 	return pos, true
 }
 
-// fastRef decodes a reference relative to self.
+// fastRef decodes a reference relative to self. The hot loops, over an
+// instance's fields and an array's elements, decode the common case, one
+// byte, themselves (refFrom) and call slowRef for the others: a call per
+// reference was a tenth of decrunch's work, and fastRef is too large for
+// the compiler to inline.
 func fastRef(b []byte, pos *int, self uint64) (uint64, bool) {
-	// One byte, the common case, inline.
 	if i := *pos; i < len(b) && b[i] < 0x80 {
 		*pos = i + 1
-		if b[i] == 0 {
-			return 0, true
-		}
-		u := uint64(b[i]) - 1
-		return self + uint64(int64(u>>1)^-int64(u&1)), true
+		return refFrom(self, uint64(b[i])), true
 	}
+	return slowRef(b, pos, self)
+}
+
+// slowRef is fastRef for a reference of more than one byte.
+func slowRef(b []byte, pos *int, self uint64) (uint64, bool) {
 	v, ok := fastUvarint(b, pos)
-	if !ok || v == 0 {
-		return 0, ok
+	if !ok {
+		return 0, false
+	}
+	return refFrom(self, v), true
+}
+
+// refFrom returns the object a reference's varint v designates, relative
+// to self: 0 for null, else self plus the zigzag difference v-1.
+func refFrom(self, v uint64) uint64 {
+	if v == 0 {
+		return 0
 	}
 	v--
-	return self + uint64(int64(v>>1)^-int64(v&1)), true
+	return self + uint64(int64(v>>1)^-int64(v&1))
 }
 
 // fastObject decodes the INSTANCE, OBJECT ARRAY or PRIMITIVE ARRAY record
@@ -169,7 +182,10 @@ func (r *Reader) fastInstance(rec *Record, b []byte) int {
 		var v uint64
 		switch {
 		case f.Type == Object:
-			if v, ok = fastRef(b, &pos, self); !ok {
+			if pos < len(b) && b[pos] < 0x80 { // fastRef, inline
+				v = refFrom(self, uint64(b[pos]))
+				pos++
+			} else if v, ok = slowRef(b, &pos, self); !ok {
 				return 0
 			}
 		case !f.Kept:
@@ -222,7 +238,10 @@ func (r *Reader) fastObjectArray(rec *Record, b []byte) int {
 	if !r.SkipValues {
 		for range n {
 			var e uint64
-			if e, ok = fastRef(b, &pos, self); !ok {
+			if pos < len(b) && b[pos] < 0x80 { // fastRef, inline
+				e = refFrom(self, uint64(b[pos]))
+				pos++
+			} else if e, ok = slowRef(b, &pos, self); !ok {
 				return 0
 			}
 			elems = append(elems, e)

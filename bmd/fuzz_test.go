@@ -299,6 +299,9 @@ func FuzzReader(f *testing.F) {
 			if got := totalAlloc() - before; got > allocBound(len(in)) {
 				t.Fatalf("reading %d bytes allocated %d bytes", len(in), got)
 			}
+			if got, want := readRendered(in, false), readRendered(in, true); !slices.Equal(got, want) {
+				t.Fatalf("with the fast path: %d records, ending %q; without: %d, ending %q", len(got), lastOf(got), len(want), lastOf(want))
+			}
 			if got, want := skimmed(in, true), skimmed(in, false); !slices.Equal(got, want) {
 				t.Fatalf("with SkipValues: %d records, ending %q; without: %d, ending %q", len(got), got[len(got)-1], len(want), want[len(want)-1])
 			}
@@ -323,6 +326,14 @@ func FuzzReader(f *testing.F) {
 			}
 		}
 	})
+}
+
+// lastOf returns the last of s, or "" if s is empty.
+func lastOf(s []string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	return s[len(s)-1]
 }
 
 // FuzzRoundTrip: the records the Reader accepts (up to its first error),

@@ -117,32 +117,37 @@ func withLastInstanceValue(t *testing.T, file, bad []byte) []byte {
 	}
 }
 
+// readRendered reads f to its end or first error, with Next's fast path
+// or (slow) without, and returns each record, with its offset, and the
+// error, rendered.
+func readRendered(f []byte, slow bool) []string {
+	r, err := bmd.NewReader(bytes.NewReader(f))
+	if err != nil {
+		return []string{err.Error()}
+	}
+	if slow {
+		bmd.SlowOnly(r)
+	}
+	var out []string
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			return out
+		}
+		if err != nil {
+			return append(out, err.Error())
+		}
+		out = append(out, fmt.Sprintf("%d %s", rec.Offset, rtRender(rec)))
+	}
+}
+
 // TestFastPath: Next's fast path for instances and arrays gives the same
 // records, values included, and the same errors as the careful path, on
 // a real dump's BMD with kept primitive values, in blocks of many sizes
 // (records across blocks take the careful path), cut at many places.
 func TestFastPath(t *testing.T) {
 	file := sampleBMD(t, crunch.Options{KeepPrimitives: true})
-	read := func(f []byte, slow bool) []string {
-		r, err := bmd.NewReader(bytes.NewReader(f))
-		if err != nil {
-			return []string{err.Error()}
-		}
-		if slow {
-			bmd.SlowOnly(r)
-		}
-		var out []string
-		for {
-			rec, err := r.Next()
-			if err == io.EOF {
-				return out
-			}
-			if err != nil {
-				return append(out, err.Error())
-			}
-			out = append(out, fmt.Sprintf("%d %s", rec.Offset, rtRender(rec)))
-		}
-	}
+	read := readRendered
 	for _, f := range [][]byte{file, rtReframe(t, file, 7), rtReframe(t, file, 1000, 3, 64)} {
 		if got, want := read(f, false), read(f, true); !slices.Equal(got, want) {
 			t.Fatalf("%d records with the fast path, %d without", len(got), len(want))

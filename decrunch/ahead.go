@@ -13,8 +13,8 @@ import (
 )
 
 // The second pass runs on two goroutines, when a second one pays
-// (secondPass; else on one, runOne, which reads and writes the same
-// batches in turn): one reads the BMD records, the
+// (secondPass; else on one, runOne, which writes each record as it reads
+// it): one reads the BMD records, the
 // other converts and writes them in order. Reading (decoding the varints
 // and references of the BMD) takes about half of the work and cannot be
 // split, so the reader does no more than copy each object's dense IDs and
@@ -249,23 +249,45 @@ func (c *converter) runAhead(src Source) error {
 	return nil
 }
 
-// runOne is runAhead on one goroutine: each batch is read, then written.
-// With one core (GOMAXPROCS=1), or with two that do not share a cache or
-// one of which is busy, handing the batches from one goroutine to
-// another costs more than it gains. The output is the same.
+// runOne is runAhead on one goroutine, without the batches: each record
+// is written as soon as it is read. With one core (GOMAXPROCS=1), or with
+// two that do not share a cache or one of which is busy, handing the
+// batches from one goroutine to another costs more than it gains, and
+// copying the objects into them is work that one goroutine need not do.
+// The output is the same.
 func (c *converter) runOne(src Source) error {
 	c.source = src
-	b := newAheadBatch()
 	for {
-		more := c.fill(src, b)
-		if err := c.finishBatch(b); err != nil {
-			return err
-		}
-		if !more {
+		rec, err := src.Next()
+		if err == io.EOF {
 			return nil
 		}
-		b.reset()
+		if err != nil {
+			return err
+		}
+		if err := c.direct(rec); err != nil {
+			return err
+		}
 	}
+}
+
+// direct writes a record read by runOne, as ahead and writeAhead would.
+func (c *converter) direct(rec *bmd.Record) error {
+	switch rec.Kind {
+	case bmd.KindInstance:
+		sh, _ := c.shape(rec.Class)
+		return c.instance(rec.ID, rec.Class, rec.Trace, sh.types, rec.Values[:len(sh.types)])
+	case bmd.KindObjectArray:
+		return c.objectArray(rec.ID, rec.Class, rec.Trace, rec.Elements)
+	case bmd.KindPrimitiveArray:
+		return c.primitiveArray(hprof.SubPrimitiveArrayDump, rec.ID, rec.Trace, rec.Count, hprof.BasicType(rec.Type))
+	case bmd.KindPrimitiveNoData:
+		return c.primitiveArray(hprof.SubPrimitiveArrayNoData, rec.ID, rec.Trace, rec.Count, hprof.BasicType(rec.Type))
+	case bmd.KindTime:
+		c.time = rec.Time
+		return nil
+	}
+	return c.rest(rec)
 }
 
 // finishBatch writes the items of a batch, then returns the error that
@@ -292,7 +314,7 @@ func (c *converter) writeAhead(b *aheadBatch) error {
 			}
 			continue
 		}
-		c.s.Tag, c.s.ID, c.s.StackTrace = it.tag, c.obj(it.id), it.trace
+		var err error
 		switch it.tag {
 		case hprof.SubInstanceDump:
 			var types []bmd.Type
@@ -301,27 +323,55 @@ func (c *converter) writeAhead(b *aheadBatch) error {
 			} else {
 				types = b.types[it.length : it.length+it.hi-it.lo]
 			}
-			c.inst = c.instanceData(c.inst[:0], types, b.vals[it.lo:it.hi])
-			c.s.ClassID, c.s.Data = c.obj(it.class), c.inst
+			err = c.instance(it.id, it.class, it.trace, types, b.vals[it.lo:it.hi])
 		case hprof.SubObjectArrayDump:
-			elems := b.vals[it.lo:it.hi]
-			for j, e := range elems {
-				elems[j] = c.obj(e)
-			}
-			c.s.ClassID, c.s.Elements = c.obj(it.class), elems
+			err = c.objectArray(it.id, it.class, it.trace, b.vals[it.lo:it.hi])
 		default:
-			// Refuse what the array asks for before writing any of it.
-			if size := int64(it.length) * int64(it.elem.Size(c.meta.IDSize)); c.opt.MaxOutput > 0 && c.w.Written()+size > c.opt.MaxOutput {
-				return &OutputLimitError{Limit: c.opt.MaxOutput}
-			}
-			c.s.Length, c.s.ElemType, c.s.Data = it.length, it.elem, nil
+			err = c.primitiveArray(it.tag, it.id, it.trace, it.length, it.elem)
 		}
-		err := c.sub(&c.s)
-		c.s.Data, c.s.Elements = nil, nil
 		if err != nil {
 			return err
 		}
-		c.st.Objects++
 	}
+	return nil
+}
+
+// instance writes an instance, of dense IDs id and class, whose fields
+// have types and the values vals.
+func (c *converter) instance(id, class uint64, trace uint32, types []bmd.Type, vals []uint64) error {
+	c.inst = c.instanceData(c.inst[:0], types, vals)
+	c.s.Tag, c.s.ID, c.s.StackTrace, c.s.ClassID, c.s.Data = hprof.SubInstanceDump, c.obj(id), trace, c.obj(class), c.inst
+	return c.object()
+}
+
+// objectArray writes an object array of dense IDs id and class, whose
+// elements, dense IDs, it turns into HPROF IDs in place.
+func (c *converter) objectArray(id, class uint64, trace uint32, elems []uint64) error {
+	for j, e := range elems {
+		elems[j] = c.obj(e)
+	}
+	c.s.Tag, c.s.ID, c.s.StackTrace, c.s.ClassID, c.s.Elements = hprof.SubObjectArrayDump, c.obj(id), trace, c.obj(class), elems
+	return c.object()
+}
+
+// primitiveArray writes a primitive array (tag: with its data, zeros, or
+// without) of dense ID id, after refusing what it asks for beyond the
+// output limit, before writing any of it.
+func (c *converter) primitiveArray(tag hprof.SubTag, id uint64, trace, length uint32, elem hprof.BasicType) error {
+	if size := int64(length) * int64(elem.Size(c.meta.IDSize)); c.opt.MaxOutput > 0 && c.w.Written()+size > c.opt.MaxOutput {
+		return &OutputLimitError{Limit: c.opt.MaxOutput}
+	}
+	c.s.Tag, c.s.ID, c.s.StackTrace, c.s.Length, c.s.ElemType, c.s.Data = tag, c.obj(id), trace, length, elem, nil
+	return c.object()
+}
+
+// object writes the object sub-record in c.s and counts it.
+func (c *converter) object() error {
+	err := c.sub(&c.s)
+	c.s.Data, c.s.Elements = nil, nil
+	if err != nil {
+		return err
+	}
+	c.st.Objects++
 	return nil
 }
