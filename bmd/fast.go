@@ -3,6 +3,7 @@ package bmd
 import (
 	"encoding/binary"
 	"math/bits"
+	"slices"
 )
 
 // The fast path of Next: most records of a file are instances and arrays,
@@ -178,7 +179,10 @@ func (r *Reader) fastInstance(rec *Record, b []byte) int {
 	}
 	self := r.nextID
 	values := rec.Values[:0]
-	for _, f := range ch {
+	if !r.SkipValues {
+		values = slices.Grow(values, len(ch))[:len(ch)]
+	}
+	for i, f := range ch {
 		var v uint64
 		switch {
 		case f.Type == Object:
@@ -204,8 +208,8 @@ func (r *Reader) fastInstance(rec *Record, b []byte) int {
 			}
 			v = primitive(f.Type, v)
 		}
-		if !r.SkipValues {
-			values = append(values, v)
+		if i < len(values) { // none with SkipValues
+			values[i] = v
 		}
 	}
 	r.lay.work += int64(len(ch))
