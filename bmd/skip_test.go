@@ -13,14 +13,14 @@ import (
 	"github.com/heapcrunch/heapcrunch/crunch"
 )
 
-// skimmed reads file with or without SkipValues and renders each record
-// without its values and elements, then the error that ends the reading.
-func skimmed(file []byte, skip bool) []string {
+// renderRecords reads file with a Reader that set sets up, and renders
+// each record with render, then the error that ends the reading.
+func renderRecords(file []byte, set func(*bmd.Reader), render func(*bmd.Record) string) []string {
 	r, err := bmd.NewReader(bytes.NewReader(file))
 	if err != nil {
 		return []string{"header: " + err.Error()}
 	}
-	r.SkipValues = skip
+	set(r)
 	var out []string
 	for {
 		rec, err := r.Next()
@@ -30,10 +30,16 @@ func skimmed(file []byte, skip bool) []string {
 		if err != nil {
 			return append(out, "error: "+err.Error())
 		}
-		c := *rec
-		c.Values, c.Elements = nil, nil
-		out = append(out, fmt.Sprintf("%d %d id=%d class=%d count=%d", c.Offset, c.Kind, c.ID, c.Class, c.Count))
+		out = append(out, render(rec))
 	}
+}
+
+// skimmed reads file with or without SkipValues and renders each record
+// without its values and elements, then the error that ends the reading.
+func skimmed(file []byte, skip bool) []string {
+	return renderRecords(file, func(r *bmd.Reader) { r.SkipValues = skip }, func(rec *bmd.Record) string {
+		return fmt.Sprintf("%d %d id=%d class=%d count=%d", rec.Offset, rec.Kind, rec.ID, rec.Class, rec.Count)
+	})
 }
 
 // TestSkipValues: with SkipValues, the reader gives every record as
@@ -118,27 +124,15 @@ func withLastInstanceValue(t *testing.T, file, bad []byte) []byte {
 }
 
 // readRendered reads f to its end or first error, with Next's fast path
-// or (slow) without, and returns each record, with its offset, and the
-// error, rendered.
+// or (slow) without, and renders each record, with its offset, and the
+// error.
 func readRendered(f []byte, slow bool) []string {
-	r, err := bmd.NewReader(bytes.NewReader(f))
-	if err != nil {
-		return []string{err.Error()}
-	}
-	if slow {
-		bmd.SlowOnly(r)
-	}
-	var out []string
-	for {
-		rec, err := r.Next()
-		if err == io.EOF {
-			return out
+	set := func(r *bmd.Reader) {
+		if slow {
+			bmd.SlowOnly(r)
 		}
-		if err != nil {
-			return append(out, err.Error())
-		}
-		out = append(out, fmt.Sprintf("%d %s", rec.Offset, rtRender(rec)))
 	}
+	return renderRecords(f, set, func(rec *bmd.Record) string { return fmt.Sprintf("%d %s", rec.Offset, rtRender(rec)) })
 }
 
 // TestFastPath: Next's fast path for instances and arrays gives the same
