@@ -13,6 +13,31 @@ import (
 	"github.com/heapcrunch/heapcrunch/crunch"
 )
 
+// TestSkipValuesEmpty: with SkipValues, Values and Elements stay empty,
+// on the fast path too, and for instances of classes with kept floating
+// point fields, which the fast path does not skip as varints.
+func TestSkipValuesEmpty(t *testing.T) {
+	for _, opt := range []crunch.Options{{KeepPrimitives: true}, {}} {
+		r, err := bmd.NewReader(bytes.NewReader(sampleBMD(t, opt)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.SkipValues = true
+		for {
+			rec, err := r.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rec.Values) != 0 || len(rec.Elements) != 0 {
+				t.Fatalf("%+v: %s at offset %d: %d values, %d elements with SkipValues", opt, rec.Kind, rec.Offset, len(rec.Values), len(rec.Elements))
+			}
+		}
+	}
+}
+
 // renderRecords reads file with a Reader that set sets up, and renders
 // each record with render, then the error that ends the reading.
 func renderRecords(file []byte, set func(*bmd.Reader), render func(*bmd.Record) string) []string {
@@ -138,11 +163,12 @@ func readRendered(f []byte, slow bool) []string {
 // TestFastPath: Next's fast path for instances and arrays gives the same
 // records, values included, and the same errors as the careful path, on
 // a real dump's BMD with kept primitive values, in blocks of many sizes
-// (records across blocks take the careful path), cut at many places.
+// (records across blocks take the careful path), and on its default BMD
+// (primitive fields dropped), cut at many places.
 func TestFastPath(t *testing.T) {
-	file := sampleBMD(t, crunch.Options{KeepPrimitives: true})
+	kept, dropped := sampleBMD(t, crunch.Options{KeepPrimitives: true}), sampleBMD(t, crunch.Options{})
 	read := readRendered
-	for _, f := range [][]byte{file, rtReframe(t, file, 7), rtReframe(t, file, 1000, 3, 64)} {
+	for _, f := range [][]byte{kept, rtReframe(t, kept, 7), rtReframe(t, kept, 1000, 3, 64), dropped} {
 		if got, want := read(f, false), read(f, true); !slices.Equal(got, want) {
 			t.Fatalf("%d records with the fast path, %d without", len(got), len(want))
 		}

@@ -59,8 +59,9 @@ func sameSecondPassWays(t *testing.T, data []byte, opt Options) {
 // TestSecondPassWays: the second pass on one goroutine gives the HPROF
 // file, the Stats or the error of the second pass on two, on the BMD
 // files of the fixtures and the corpus dumps: as crunched by default,
-// whole, cut short and with a byte changed, with and without salvage;
-// with everything kept; in version 1.
+// whole, cut short and with a byte changed, with and without salvage,
+// and with output limits; with everything kept; in version 1, whole, cut
+// short and with a byte changed.
 func TestSecondPassWays(t *testing.T) {
 	dumps := testutil.SmallDumps(t, "sample.hprof.gz", "sample32.hprof.gz", "secrets.hprof.gz")
 	for name, dump := range dumps {
@@ -76,7 +77,27 @@ func TestSecondPassWays(t *testing.T) {
 			sameSecondPassWays(t, crunchBytes(t, dump, crunch.Options{KeepStrings: true, KeepPrimitives: true}), Options{})
 			var v1 bytes.Buffer
 			if _, err := crunch.CrunchV1(bytes.NewReader(dump), &v1, crunch.Options{}, io.Discard); err == nil {
-				sameSecondPassWays(t, v1.Bytes(), Options{})
+				// Version 1, whole, cut short and with a byte changed.
+				v := v1.Bytes()
+				for k := range 4 {
+					bad := bytes.Clone(v)
+					bad[len(bad)*k/4] ^= 0x5a
+					for _, data := range [][]byte{v[:len(v)*(k+1)/4], bad} {
+						for _, salvage := range []bool{false, true} {
+							sameSecondPassWays(t, data, Options{Salvage: salvage})
+						}
+					}
+				}
+			}
+			// Output limits, met anywhere in the second pass.
+			_, whole, err := decrunchWay(f, Options{}, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k := 1; k < 6; k++ {
+				for _, salvage := range []bool{false, true} {
+					sameSecondPassWays(t, f, Options{MaxOutput: int64(len(whole)) * int64(k) / 6, Salvage: salvage})
+				}
 			}
 		})
 	}
