@@ -24,15 +24,7 @@ trap 'rm -rf "$work"' EXIT
 cat "$in" >/dev/null
 
 # probe: the round trip in ns, or why there is none (nostart, slow).
-probe() {
-    local out
-    out=$("$work/coreprobe")
-    case "$out" in
-    *"did not start"*) echo nostart ;;
-    *"too long"*) echo slow ;;
-    *) echo "$out" | sed -n 's/.*round trip: \([0-9]*\) ns.*/\1/p' ;;
-    esac
-}
+probe() { "$work/coreprobe" -short; }
 
 # wall PIPELINE CMD...: the wall time of one run of CMD, its pipeline
 # auto (as users run it), on or off.
