@@ -17,22 +17,14 @@ import (
 // on the fast path too, and for instances of classes with kept floating
 // point fields, which the fast path does not skip as varints.
 func TestSkipValuesEmpty(t *testing.T) {
+	skip := func(r *bmd.Reader) { r.SkipValues = true }
+	values := func(rec *bmd.Record) string {
+		return fmt.Sprintf("%s at offset %d: %d values, %d elements", rec.Kind, rec.Offset, len(rec.Values), len(rec.Elements))
+	}
 	for _, opt := range []crunch.Options{{KeepPrimitives: true}, {}} {
-		r, err := bmd.NewReader(bytes.NewReader(sampleBMD(t, opt)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		r.SkipValues = true
-		for {
-			rec, err := r.Next()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(rec.Values) != 0 || len(rec.Elements) != 0 {
-				t.Fatalf("%+v: %s at offset %d: %d values, %d elements with SkipValues", opt, rec.Kind, rec.Offset, len(rec.Values), len(rec.Elements))
+		for _, got := range renderRecords(sampleBMD(t, opt), skip, values) {
+			if !strings.HasSuffix(got, ": 0 values, 0 elements") {
+				t.Fatalf("%+v, with SkipValues: %s", opt, got)
 			}
 		}
 	}
