@@ -45,11 +45,15 @@ func corpusDir() (string, bool) {
 // missing tool is a broken CI and the test fails.
 func Skip(t testing.TB, format string, args ...any) {
 	t.Helper()
-	if os.Getenv("CI") == "true" {
+	if inCI() {
 		t.Fatalf("CI=true: "+format, args...)
 	}
 	t.Skipf(format, args...)
 }
+
+// inCI reports whether the tests run in CI (CI=true), where whatever
+// they need outside the repository must be there.
+func inCI() bool { return os.Getenv("CI") == "true" }
 
 // SharedTool returns the path of a tool under ../shared/tools (e.g.
 // "shark/shark-summary.sh"), or skips the test (fails in CI) when it or
@@ -99,7 +103,7 @@ func SmallDumps(t testing.TB, fixtures ...string) map[string][]byte {
 		dumps[name] = ReadAll(t, Fixture(name))
 	}
 	if d, ok := corpusDir(); !ok {
-		if os.Getenv("CI") == "true" {
+		if inCI() {
 			t.Fatalf("CI=true: shared corpus not found at %s", d)
 		}
 		t.Logf("shared corpus not found at %s: the fixtures alone", d)
