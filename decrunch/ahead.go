@@ -275,7 +275,10 @@ func (c *converter) runOne(src Source) error {
 func (c *converter) direct(rec *bmd.Record) error {
 	switch rec.Kind {
 	case bmd.KindInstance:
-		sh, _ := c.shape(rec.Class)
+		sh, kept := c.shape(rec.Class)
+		if kept {
+			return c.shapedInstance(rec.ID, rec.Class, rec.Trace, sh, rec.Values[:len(sh.types)])
+		}
 		return c.instance(rec.ID, rec.Class, rec.Trace, sh.types, rec.Values[:len(sh.types)])
 	case bmd.KindObjectArray:
 		return c.objectArray(rec.ID, rec.Class, rec.Trace, rec.Elements)
@@ -317,13 +320,11 @@ func (c *converter) writeAhead(b *aheadBatch) error {
 		var err error
 		switch it.tag {
 		case hprof.SubInstanceDump:
-			var types []bmd.Type
 			if it.shape != nil {
-				types = it.shape.types
+				err = c.shapedInstance(it.id, it.class, it.trace, it.shape, b.vals[it.lo:it.hi])
 			} else {
-				types = b.types[it.length : it.length+it.hi-it.lo]
+				err = c.instance(it.id, it.class, it.trace, b.types[it.length:it.length+it.hi-it.lo], b.vals[it.lo:it.hi])
 			}
-			err = c.instance(it.id, it.class, it.trace, types, b.vals[it.lo:it.hi])
 		case hprof.SubObjectArrayDump:
 			err = c.objectArray(it.id, it.class, it.trace, b.vals[it.lo:it.hi])
 		default:
@@ -344,14 +345,105 @@ func (c *converter) instance(id, class uint64, trace uint32, types []bmd.Type, v
 	return c.object()
 }
 
-// objectArray writes an object array of dense IDs id and class, whose
-// elements, dense IDs, it turns into HPROF IDs in place.
-func (c *converter) objectArray(id, class uint64, trace uint32, elems []uint64) error {
-	for j, e := range elems {
-		elems[j] = c.obj(e)
+// shapedInstance writes an instance as instance does, for a class whose
+// shape is remembered: its data is written in the Writer's buffer, from
+// the shape's plan. An ID too large for the dump's IDs leaves the
+// instance unwritten.
+func (c *converter) shapedInstance(id, class uint64, trace uint32, sh *classShape, vals []uint64) error {
+	refs, max := sh.refs, c.ids.max
+	for i := range refs {
+		if vals[refs[i].i] > max {
+			c.idOverflow = true
+		}
 	}
-	c.s.Tag, c.s.ID, c.s.StackTrace, c.s.ClassID, c.s.Elements = hprof.SubObjectArrayDump, c.obj(id), trace, c.obj(class), elems
-	return c.object()
+	hid, hclass := c.obj(id), c.obj(class)
+	if !c.inHeap || c.idOverflow {
+		return c.canWrite(hprof.SubInstanceDump)
+	}
+	data, err := c.w.Instance(hid, trace, hclass, int(sh.bytes))
+	if err != nil {
+		return err
+	}
+	// The IDs as objectIDs.id makes them, in a loop for each layout
+	// (uncompressed, 4-byte, 8-byte compressed).
+	shift := c.ids.shift & 63
+	switch {
+	case c.ids.odd != 0:
+		for i := range refs {
+			f := &refs[i]
+			d := vals[f.i]
+			binary.BigEndian.PutUint64(data[f.off:], d<<31+(d&1)<<shift)
+		}
+	case c.meta.IDSize == 4:
+		for i := range refs {
+			f := &refs[i]
+			binary.BigEndian.PutUint32(data[f.off:], uint32(vals[f.i]<<shift))
+		}
+	default:
+		for i := range refs {
+			f := &refs[i]
+			binary.BigEndian.PutUint64(data[f.off:], vals[f.i]<<shift)
+		}
+	}
+	for _, f := range sh.prims {
+		putValue(data[f.off:], f.size, vals[f.i])
+	}
+	c.st.Objects++
+	return nil
+}
+
+// putValue puts the size bytes of a primitive value v at the start of b.
+func putValue(b []byte, size uint8, v uint64) {
+	switch size {
+	case 1:
+		b[0] = byte(v)
+	case 2:
+		binary.BigEndian.PutUint16(b, uint16(v))
+	case 4:
+		binary.BigEndian.PutUint32(b, uint32(v))
+	case 8:
+		binary.BigEndian.PutUint64(b, v)
+	}
+}
+
+// objectArray writes an object array of dense IDs id and class, whose
+// elements are dense IDs, in the Writer's buffer. An ID too large for
+// the dump's IDs leaves it unwritten.
+func (c *converter) objectArray(id, class uint64, trace uint32, elems []uint64) error {
+	max := c.ids.max
+	for _, e := range elems {
+		if e > max {
+			c.idOverflow = true
+		}
+	}
+	hid, hclass := c.obj(id), c.obj(class)
+	if !c.inHeap || c.idOverflow {
+		return c.canWrite(hprof.SubObjectArrayDump)
+	}
+	room, err := c.w.ObjectArray(hid, trace, hclass, len(elems))
+	if err != nil {
+		return err
+	}
+	// The IDs as objectIDs.id makes them (see shapedInstance).
+	shift := c.ids.shift & 63
+	switch {
+	case c.ids.odd != 0:
+		for i, d := range elems {
+			binary.BigEndian.PutUint64(room[8*i:], d<<31+(d&1)<<shift)
+		}
+	case c.meta.IDSize == 4:
+		room = room[:4*len(elems)]
+		for i, d := range elems {
+			binary.BigEndian.PutUint32(room[4*i:], uint32(d<<shift))
+		}
+	default:
+		room = room[:8*len(elems)]
+		for i, d := range elems {
+			binary.BigEndian.PutUint64(room[8*i:], d<<shift)
+		}
+	}
+	c.st.Objects++
+	return nil
 }
 
 // primitiveArray writes a primitive array (tag: with its data, zeros, or

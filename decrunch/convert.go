@@ -227,6 +227,18 @@ func (c *converter) names(rec *bmd.Record) error {
 type classShape struct {
 	types []bmd.Type
 	bytes int64
+
+	// For a remembered shape (shape's kept), where its values go in the
+	// instance data: references, and the primitives the file kept; the
+	// other primitives, dropped, are zeros.
+	refs, prims []fieldAt
+}
+
+// fieldAt is a field's value (its index among the values), its offset in
+// the HPROF instance data and its size there.
+type fieldAt struct {
+	i, off uint32
+	size   uint8
 }
 
 // maxShapes bounds the class indexes whose shapes are remembered.
@@ -250,9 +262,18 @@ func (c *converter) shape(class uint64) (sh *classShape, kept bool) {
 		sh = &classShape{types: make([]bmd.Type, 0, len(lay))}
 	}
 	sh.types, sh.bytes = sh.types[:0], 0
-	for _, f := range lay {
+	for i, f := range lay {
+		size := hprof.BasicType(f.Type).Size(c.meta.IDSize)
+		if keep && (f.Type == bmd.Object || f.Kept) {
+			at := fieldAt{i: uint32(i), off: uint32(sh.bytes), size: uint8(size)}
+			if f.Type == bmd.Object {
+				sh.refs = append(sh.refs, at)
+			} else {
+				sh.prims = append(sh.prims, at)
+			}
+		}
 		sh.types = append(sh.types, f.Type)
-		sh.bytes += int64(hprof.BasicType(f.Type).Size(c.meta.IDSize))
+		sh.bytes += int64(size)
 	}
 	if !keep {
 		return sh, false
@@ -329,13 +350,19 @@ func str(d uint64) uint64 {
 
 // sub writes a heap sub-record, unless an object ID in it was too large.
 func (c *converter) sub(s *hprof.SubRecord) error {
-	if !c.inHeap {
-		return fmt.Errorf("decrunch: %s outside a heap dump", s.Tag)
-	}
-	if err := c.overflowed(); err != nil {
+	if err := c.canWrite(s.Tag); err != nil {
 		return err
 	}
 	return c.w.WriteSub(s)
+}
+
+// canWrite returns the error that stops a heap sub-record of tag from
+// being written: outside a heap dump, or with an object ID too large.
+func (c *converter) canWrite(tag hprof.SubTag) error {
+	if !c.inHeap {
+		return fmt.Errorf("decrunch: %s outside a heap dump", tag)
+	}
+	return c.overflowed()
 }
 
 // record writes a top-level record, unless an object ID in it was too

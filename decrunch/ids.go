@@ -23,9 +23,11 @@ import (
 //     object, and the differences still have the alignment as their
 //     greatest common divisor.
 type objectIDs struct {
-	shift  uint   // compressed: ID = d << shift
-	stride bool   // uncompressed: ID = d << 31 + (d & 1) << shift
-	max    uint64 // the largest d that gives a valid ID
+	// The ID of d is d<<scale + (d&odd)<<shift: compressed, scale is
+	// shift and odd is 0; uncompressed, scale is 31 and odd is 1.
+	scale, shift uint
+	odd          uint64
+	max          uint64 // the largest d that gives a valid ID
 }
 
 func newObjectIDs(m *bmd.Metadata) objectIDs {
@@ -34,12 +36,13 @@ func newObjectIDs(m *bmd.Metadata) objectIDs {
 		a = 8
 	}
 	o := objectIDs{shift: uint(bits.TrailingZeros64(a))}
+	o.scale = o.shift
 	idMax := uint64(1)<<(8*m.IDSize) - 1
 	if m.IDSize == 8 {
 		idMax = ^uint64(0)
 	}
 	if m.UncompressedRefs && m.IDSize == 8 {
-		o.stride = true
+		o.scale, o.odd = 31, 1
 		o.max = (idMax - a) >> 31
 	} else {
 		o.max = idMax >> o.shift
@@ -48,16 +51,12 @@ func newObjectIDs(m *bmd.Metadata) objectIDs {
 }
 
 // id returns the HPROF ID of dense object ID d (0 for 0); ok is false when
-// d is too large for the dump's identifier size.
+// d is too large for the dump's identifier size. It has one test: it runs
+// for each object (the object and its class), and the loops over
+// references make the same IDs.
 func (o objectIDs) id(d uint64) (uint64, bool) {
-	if d == 0 {
-		return 0, true
-	}
 	if d > o.max {
 		return 0, false
 	}
-	if o.stride {
-		return d<<31 + (d&1)<<o.shift, true
-	}
-	return d << o.shift, true
+	return d<<(o.scale&63) + (d&o.odd)<<(o.shift&63), true // &63: no test of the shift's count
 }

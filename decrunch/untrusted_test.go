@@ -284,6 +284,38 @@ func isOverflow(err error) bool {
 	return errors.As(err, &oe) && oe.IDSize == 4 && err.Error() == "decrunch: an object ID too large for 4-byte identifiers (more objects than they can number, or a damaged file)"
 }
 
+// TestObjectOutsideHeapDump: an object after the end of the heap dumps
+// (only a faulty or forged file has one) is an error, whichever kind it
+// is, and whichever way the second pass runs.
+func TestObjectOutsideHeapDump(t *testing.T) {
+	objects := map[string]func(w *bmd.Writer) (uint64, error){
+		"INSTANCE DUMP":        func(w *bmd.Writer) (uint64, error) { return w.Instance(1, []uint64{1}) },
+		"OBJECT ARRAY DUMP":    func(w *bmd.Writer) (uint64, error) { return w.ObjectArray(1, []uint64{1, 0}) },
+		"PRIMITIVE ARRAY DUMP": func(w *bmd.Writer) (uint64, error) { return w.PrimitiveArray(bmd.Int, 3, false) },
+	}
+	for tag, object := range objects {
+		var b bytes.Buffer
+		w, err := bmd.NewWriter(&b, &bmd.Metadata{IDSize: 4, Alignment: 8, Classes: 1, ClassesPlaced: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Class(&bmd.Class{Index: 1, Fields: []bmd.Field{{Name: 0, Type: bmd.Object}}})
+		w.HeapDump(true)
+		w.PlaceClasses(1)
+		w.HeapDumpEnd()
+		if _, err := object(w); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		sameSecondPassWays(t, b.Bytes(), Options{})
+		if _, err := Decrunch(bytes.NewReader(b.Bytes()), io.Discard, Options{}); err == nil || !strings.Contains(err.Error(), "decrunch: "+tag+" outside a heap dump") {
+			t.Errorf("error %v, want decrunch: %s outside a heap dump", err, tag)
+		}
+	}
+}
+
 // TestClassOutsideHeapDump: a class dump that cannot be written where
 // the file has it (outside a heap dump, which only a faulty or forged
 // file does) is an error; with salvage, one held for PLACE CLASSES is

@@ -17,6 +17,11 @@ import (
 // copyHPROF reads src with a Reader and writes every record back with a
 // Writer, the identity transformation.
 func copyHPROF(src []byte, segSize int) ([]byte, map[SubTag]int, error) {
+	return copyHPROFWith(src, segSize, (*Writer).WriteSub)
+}
+
+// copyHPROFWith is copyHPROF with each heap sub-record written by write.
+func copyHPROFWith(src []byte, segSize int, write func(*Writer, *SubRecord) error) ([]byte, map[SubTag]int, error) {
 	r, err := NewReader(bytes.NewReader(src))
 	if err != nil {
 		return nil, nil, err
@@ -51,7 +56,7 @@ func copyHPROF(src []byte, segSize int) ([]byte, map[SubTag]int, error) {
 				return nil, nil, err
 			}
 			counts[s.Tag]++
-			if err := w.WriteSub(s); err != nil {
+			if err := write(w, s); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -81,6 +86,109 @@ func TestCorpusIdentity(t *testing.T) {
 			}
 			t.Logf("%v", counts)
 		})
+	}
+}
+
+// writeInRoom writes instances and object arrays through Instance and
+// ObjectArray, filling the room they return, and the other sub-records
+// with WriteSub.
+func writeInRoom(w *Writer, s *SubRecord) error {
+	switch s.Tag {
+	case SubInstanceDump:
+		data, err := w.Instance(s.ID, s.StackTrace, s.ClassID, len(s.Data))
+		if err != nil {
+			return err
+		}
+		if len(data) != len(s.Data) {
+			return fmt.Errorf("Instance gave %d bytes for %d", len(data), len(s.Data))
+		}
+		for i, b := range data {
+			if b != 0 {
+				return fmt.Errorf("Instance gave byte %d = %d, not zero", i, b)
+			}
+		}
+		copy(data, s.Data)
+	case SubObjectArrayDump:
+		room, err := w.ObjectArray(s.ID, s.StackTrace, s.ClassID, len(s.Elements))
+		if err != nil {
+			return err
+		}
+		if len(room) != len(s.Elements)*w.idSize {
+			return fmt.Errorf("ObjectArray gave %d bytes for %d elements", len(room), len(s.Elements))
+		}
+		room = room[:0]
+		for _, e := range s.Elements {
+			room = w.enc.AppendID(room, e)
+		}
+	default:
+		return w.WriteSub(s)
+	}
+	return nil
+}
+
+// TestRoom: instances and object arrays written in the room that Instance
+// and ObjectArray return give the same file as WriteSub, on every real
+// dump, with segments of any size (cut at the same places).
+func TestRoom(t *testing.T) {
+	dumps := append(testutil.CorpusHPROFs(t), testutil.Fixture("sample.hprof.gz"), testutil.Fixture("sample32.hprof.gz"))
+	for _, p := range dumps {
+		t.Run(filepath.Base(p), func(t *testing.T) {
+			src := testutil.ReadAll(t, p)
+			for _, seg := range []int{1 << 30, 4096, 1} {
+				want, _, err := copyHPROF(src, seg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, counts, err := copyHPROFWith(src, seg, writeInRoom)
+				if err != nil {
+					t.Fatalf("segments of %d: %v", seg, err)
+				}
+				if !bytes.Equal(got, want) {
+					t.Fatalf("segments of %d: %d bytes written in room, %d with WriteSub", seg, len(got), len(want))
+				}
+				if counts[SubInstanceDump] == 0 || counts[SubObjectArrayDump] == 0 {
+					t.Fatalf("no instances or object arrays: %v", counts)
+				}
+			}
+		})
+	}
+}
+
+// TestRoomRefused: Instance and ObjectArray outside a heap dump, or for a
+// sub-record too large for a record, return an error and write nothing.
+func TestRoomRefused(t *testing.T) {
+	var out bytes.Buffer
+	w, err := NewWriter(&out, Header{Version: "JAVA PROFILE 1.0.2", IDSize: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Instance(8, 0, 16, 4); err == nil || !strings.Contains(err.Error(), "outside a heap dump") {
+		t.Errorf("Instance outside a heap dump: %v", err)
+	}
+	if _, err := w.ObjectArray(8, 0, 16, 4); err == nil || !strings.Contains(err.Error(), "outside a heap dump") {
+		t.Errorf("ObjectArray outside a heap dump: %v", err)
+	}
+	if err := w.BeginHeapDump(TagHeapDump, 0); err != nil {
+		t.Fatal(err)
+	}
+	// A record's body is at most 2³²-1 bytes, and an 8-byte-ID sub-record
+	// has 25 bytes before its data: the largest data WriteSub takes is
+	// 2³²-1-16-25 bytes (16: room for the record's own cut).
+	for _, size := range []int{-1, 1 << 32, 1<<32 - 41} {
+		if _, err := w.Instance(8, 0, 16, size); err == nil || !strings.Contains(err.Error(), "does not fit") {
+			t.Errorf("Instance of %d bytes: %v", size, err)
+		}
+	}
+	for _, n := range []int{-1, 1 << 29, (1<<32-41)/8 + 1} {
+		if _, err := w.ObjectArray(8, 0, 16, n); err == nil || !strings.Contains(err.Error(), "does not fit") {
+			t.Errorf("ObjectArray of %d elements: %v", n, err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if want := len("JAVA PROFILE 1.0.2") + 1 + 12 + 9; out.Len() != want {
+		t.Errorf("wrote %d bytes, want %d: the header and an empty HEAP DUMP", out.Len(), want)
 	}
 }
 

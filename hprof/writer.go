@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 )
 
@@ -258,6 +259,133 @@ func appendValue(b []byte, t BasicType, v uint64, idSize int) []byte {
 	return b
 }
 
+// instanceHeaderSize is the size of an INSTANCE DUMP's fixed part, its
+// tag included.
+func (w *Writer) instanceHeaderSize() int { return 2*w.idSize + 9 }
+
+// putInstanceHeader puts the fixed part of an INSTANCE DUMP whose field
+// data has size bytes at the start of b (instanceHeaderSize bytes).
+func (w *Writer) putInstanceHeader(b []byte, id uint64, stackTrace uint32, classID uint64, size int) {
+	if w.idSize == 4 {
+		b = b[:17]
+		b[0] = byte(SubInstanceDump)
+		binary.BigEndian.PutUint32(b[1:], uint32(id))
+		binary.BigEndian.PutUint32(b[5:], stackTrace)
+		binary.BigEndian.PutUint32(b[9:], uint32(classID))
+		binary.BigEndian.PutUint32(b[13:], uint32(size))
+		return
+	}
+	b = b[:25]
+	b[0] = byte(SubInstanceDump)
+	binary.BigEndian.PutUint64(b[1:], id)
+	binary.BigEndian.PutUint32(b[9:], stackTrace)
+	binary.BigEndian.PutUint64(b[13:], classID)
+	binary.BigEndian.PutUint32(b[21:], uint32(size))
+}
+
+// Instance appends an INSTANCE DUMP to the open heap dump, as WriteSub
+// would, with size bytes of field data, and returns those bytes, zeros,
+// for the caller to fill before it next calls the Writer. A heap has
+// millions of instances: this writes each without a SubRecord and
+// without copying its data from another buffer.
+func (w *Writer) Instance(id uint64, stackTrace uint32, classID uint64, size int) ([]byte, error) {
+	head := w.instanceHeaderSize()
+	if !w.fits(head, size, 1) {
+		if err := w.makeRoom(head, size, 1, SubInstanceDump); err != nil {
+			return nil, err
+		}
+	}
+	sub := w.grab(head + size)
+	w.putInstanceHeader(sub, id, stackTrace, classID, size)
+	data := sub[head:]
+	clear(data)
+	return data, nil
+}
+
+// objectArrayHeaderSize is the size of an OBJECT ARRAY DUMP's fixed part,
+// its tag included.
+func (w *Writer) objectArrayHeaderSize() int { return 2*w.idSize + 9 }
+
+// putObjectArrayHeader puts the fixed part of an OBJECT ARRAY DUMP of
+// length elements at the start of b (objectArrayHeaderSize bytes).
+func (w *Writer) putObjectArrayHeader(b []byte, id uint64, stackTrace uint32, length int, classID uint64) {
+	if w.idSize == 4 {
+		b = b[:17]
+		b[0] = byte(SubObjectArrayDump)
+		binary.BigEndian.PutUint32(b[1:], uint32(id))
+		binary.BigEndian.PutUint32(b[5:], stackTrace)
+		binary.BigEndian.PutUint32(b[9:], uint32(length))
+		binary.BigEndian.PutUint32(b[13:], uint32(classID))
+		return
+	}
+	b = b[:25]
+	b[0] = byte(SubObjectArrayDump)
+	binary.BigEndian.PutUint64(b[1:], id)
+	binary.BigEndian.PutUint32(b[9:], stackTrace)
+	binary.BigEndian.PutUint32(b[13:], uint32(length))
+	binary.BigEndian.PutUint64(b[17:], classID)
+}
+
+// ObjectArray appends an OBJECT ARRAY DUMP of length elements to the open
+// heap dump, as WriteSub would, and returns the room of its elements
+// (length IDs of the Writer's size, big-endian) for the caller to fill,
+// all of it, before it next calls the Writer: the bytes are not zeroed.
+func (w *Writer) ObjectArray(id uint64, stackTrace uint32, classID uint64, length int) ([]byte, error) {
+	head := w.objectArrayHeaderSize()
+	if !w.fits(head, length, w.idSize) {
+		if err := w.makeRoom(head, length, w.idSize, SubObjectArrayDump); err != nil {
+			return nil, err
+		}
+	}
+	sub := w.grab(head + length*w.idSize)
+	w.putObjectArrayHeader(sub, id, stackTrace, length, classID)
+	return sub[head:], nil
+}
+
+// fits reports whether a sub-record of head bytes and n items of size
+// bytes each can go in the segment as it is: in a heap dump, with no
+// error, within the segment's size and its buffer. It is inlined, and
+// makeRoom is called when it fails.
+func (w *Writer) fits(head, n, size int) bool {
+	if !w.inHeap || w.err != nil || uint64(n) > 1<<27 {
+		return false
+	}
+	end := len(w.seg) + head + n*size
+	return end <= w.SegmentSize && end <= cap(w.seg)
+}
+
+// makeRoom makes room in the segment for a sub-record of tag, of head
+// bytes and n items of size bytes each, cutting the segment first if the
+// sub-record does not fit in it, or returns why it cannot be written.
+func (w *Writer) makeRoom(head, n, size int, tag SubTag) error {
+	if !w.inHeap {
+		return fmt.Errorf("hprof: %s outside a heap dump", tag)
+	}
+	if w.err != nil {
+		return w.err
+	}
+	if n < 0 || int64(n)*int64(size) > 0xFFFFFFFF-16-int64(head) {
+		return fmt.Errorf("hprof: %s of %d × %d bytes does not fit in one record", tag, n, size)
+	}
+	total := head + n*size
+	if len(w.seg) > 0 && len(w.seg)+total > w.SegmentSize {
+		w.split = true
+		w.flushSegment()
+	}
+	if cap(w.seg)-len(w.seg) < total {
+		w.seg = slices.Grow(w.seg, total)
+	}
+	return w.err
+}
+
+// grab returns the next n bytes of the segment, once fits or makeRoom has
+// made sure they are there.
+func (w *Writer) grab(n int) []byte {
+	at := len(w.seg)
+	w.seg = w.seg[:at+n]
+	return w.seg[at:]
+}
+
 // appendSub appends sub-record s to b.
 func (w *Writer) appendSub(b []byte, s *SubRecord) []byte {
 	switch s.Tag {
@@ -266,18 +394,14 @@ func (w *Writer) appendSub(b []byte, s *SubRecord) []byte {
 		b = binary.BigEndian.AppendUint32(b, s.HeapType)
 		return w.id(b, s.HeapName)
 	case SubInstanceDump:
-		b = append(b, byte(s.Tag))
-		b = w.id(b, s.ID)
-		b = binary.BigEndian.AppendUint32(b, s.StackTrace)
-		b = w.id(b, s.ClassID)
-		b = binary.BigEndian.AppendUint32(b, uint32(len(s.Data)))
+		at, head := len(b), w.instanceHeaderSize()
+		b = slices.Grow(b, head+len(s.Data))[:at+head]
+		w.putInstanceHeader(b[at:], s.ID, s.StackTrace, s.ClassID, len(s.Data))
 		return append(b, s.Data...)
 	case SubObjectArrayDump:
-		b = append(b, byte(s.Tag))
-		b = w.id(b, s.ID)
-		b = binary.BigEndian.AppendUint32(b, s.StackTrace)
-		b = binary.BigEndian.AppendUint32(b, uint32(len(s.Elements)))
-		b = w.id(b, s.ClassID)
+		at, head := len(b), w.objectArrayHeaderSize()
+		b = slices.Grow(b, head+len(s.Elements)*w.idSize)[:at+head]
+		w.putObjectArrayHeader(b[at:], s.ID, s.StackTrace, len(s.Elements), s.ClassID)
 		for _, e := range s.Elements {
 			b = w.id(b, e)
 		}

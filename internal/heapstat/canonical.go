@@ -17,11 +17,22 @@ import (
 // objects dumped in each, up to the numbering of IDs. It holds the dump in
 // memory: it is for tests on small dumps.
 func Canonical(data []byte) ([]string, error) {
+	return canonicalLines(data, false)
+}
+
+// CanonicalValues is Canonical with the values of instances' primitive
+// fields too: two dumps with the same lines also have the same primitive
+// field values.
+func CanonicalValues(data []byte) ([]string, error) {
+	return canonicalLines(data, true)
+}
+
+func canonicalLines(data []byte, values bool) ([]string, error) {
 	ix, err := newIndex(data)
 	if err != nil {
 		return nil, err
 	}
-	c := &canonical{ix: ix, canon: map[uint64]int{}}
+	c := &canonical{ix: ix, canon: map[uint64]int{}, values: values}
 	err = walk(data, func(rec hprof.Record, r *hprof.Reader, s *hprof.SubRecord) error {
 		switch {
 		case s == nil:
@@ -60,6 +71,7 @@ type canonical struct {
 	canon     map[uint64]int // object ID -> canonical number
 	out, dump []string
 	dumps     int
+	values    bool // primitive field values too
 }
 
 func (c *canonical) endDump() {
@@ -101,7 +113,14 @@ func (c *canonical) line(s *hprof.SubRecord) string {
 		return l
 	case s.Tag == hprof.SubInstanceDump:
 		l := fmt.Sprintf("instance %s of %s, %d bytes:", c.ref(s.ID), c.ref(s.ClassID), len(s.Data))
-		c.ix.objectFields(s, func(f, v uint64) { l += " " + name(f) + "=" + c.ref(v) })
+		c.ix.fields(s, func(f uint64, t hprof.BasicType, v uint64) {
+			switch {
+			case t == hprof.Object:
+				l += " " + name(f) + "=" + c.ref(v)
+			case c.values:
+				l += fmt.Sprintf(" %s:%s=%#x", name(f), t, v)
+			}
+		})
 		return l
 	case s.Tag == hprof.SubObjectArrayDump:
 		l := fmt.Sprintf("object array %s of %s, %d:", c.ref(s.ID), c.ref(s.ClassID), s.Length)

@@ -9,7 +9,6 @@ package heapstat
 
 import (
 	"bytes"
-	"encoding/binary"
 
 	"github.com/heapcrunch/heapcrunch/hprof"
 )
@@ -108,21 +107,30 @@ func (ix *index) className(id uint64) string {
 // fields first, then its super classes', with the field's name string ID
 // and value.
 func (ix *index) objectFields(s *hprof.SubRecord, f func(name, value uint64)) {
+	ix.fields(s, func(name uint64, t hprof.BasicType, v uint64) {
+		if t == hprof.Object {
+			f(name, v)
+		}
+	})
+}
+
+// fields calls f for each field of an instance, in the order of
+// objectFields, with the field's name string ID, type and value.
+func (ix *index) fields(s *hprof.SubRecord, f func(name uint64, t hprof.BasicType, value uint64)) {
 	p := 0
 	seen := 0
 	for c := ix.classes[s.ClassID]; c != nil && seen <= len(ix.classes); c = ix.classes[c.Super] {
 		seen++
 		for _, fd := range c.Fields {
-			if fd.Type == hprof.Object && p+ix.idSize <= len(s.Data) {
+			n := fd.Type.Size(ix.idSize)
+			if n > 0 && p+n <= len(s.Data) {
 				var v uint64
-				if ix.idSize == 4 {
-					v = uint64(binary.BigEndian.Uint32(s.Data[p:]))
-				} else {
-					v = binary.BigEndian.Uint64(s.Data[p:])
+				for _, b := range s.Data[p : p+n] {
+					v = v<<8 | uint64(b)
 				}
-				f(fd.Name, v)
+				f(fd.Name, fd.Type, v)
 			}
-			p += fd.Type.Size(ix.idSize)
+			p += n
 		}
 		if c.Super == 0 {
 			break
