@@ -228,6 +228,16 @@ func (w *Writer) uv(v uint64) {
 		w.buf = append(w.buf, byte(v))
 		return
 	}
+	w.uvLong(v)
+}
+
+// uvLong is uv of a value of two bytes or more: class indexes and
+// references of two bytes, the next most common, without a call.
+func (w *Writer) uvLong(v uint64) {
+	if v < 1<<14 {
+		w.buf = append(w.buf, byte(v)|0x80, byte(v>>7))
+		return
+	}
 	w.buf = protowire.AppendVarint(w.buf, v)
 }
 

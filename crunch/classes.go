@@ -19,6 +19,7 @@ type classInfo struct {
 	keepStatics map[uint64]bool  // HPROF static-name string IDs kept as platform facts
 	picks       []fieldPick      // what its instances keep (picks)
 	picked      bool             // picks is built
+	refsOnly    bool             // all its picks are references
 	chainSize   int              // the field bytes of an instance
 	chunk       uint32           // the chunk before which pass 2 defines it
 	defined     bool             // pass 2: its CLASS record is written
@@ -182,6 +183,10 @@ func (st *state) picks(k int) []fieldPick {
 			break
 		}
 		j = int(st.up[next])
+	}
+	ci.refsOnly = true
+	for _, f := range ci.picks {
+		ci.refsOnly = ci.refsOnly && f.ref
 	}
 	return ci.picks
 }

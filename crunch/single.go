@@ -1,7 +1,9 @@
 package crunch
 
 import (
+	"encoding/binary"
 	"io"
+	"slices"
 
 	"github.com/heapcrunch/heapcrunch/hprof"
 	"github.com/heapcrunch/heapcrunch/internal/cores"
@@ -106,20 +108,50 @@ func (p *pass2) directInstance(rd *reader, s *hprof.SubRecord) error {
 	if err := p.ensureDefined(k); err != nil {
 		return err
 	}
-	vals := p.vals[:0]
-	x := p.rank
-	for _, f := range p.picks(k) {
-		v := readValue(s.Data[f.off:], int(f.size))
-		if f.ref && v != 0 {
-			if o, ok := x.lookup(v); ok { // obj, with lookup inlined
-				v = p.objBase + uint64(o)
-			} else {
-				v = p.objSlow(v)
-			}
-		}
-		vals = append(vals, v)
-	}
+	picks := p.picks(k)
+	vals := slices.Grow(p.vals[:0], len(picks))[:len(picks)]
 	p.vals = vals
+	x := p.rank
+	// A loop for the classes whose values are all references (all, by
+	// default), for each ID size, and one for the others.
+	switch {
+	case p.classes[k].refsOnly && p.idSize == 4:
+		for i := range picks {
+			v := uint64(binary.BigEndian.Uint32(s.Data[picks[i].off:]))
+			if v != 0 {
+				if o, ok := x.lookup(v); ok { // obj, with lookup inlined
+					v = p.objBase + uint64(o)
+				} else {
+					v = p.objSlow(v)
+				}
+			}
+			vals[i] = v
+		}
+	case p.classes[k].refsOnly:
+		for i := range picks {
+			v := binary.BigEndian.Uint64(s.Data[picks[i].off:])
+			if v != 0 {
+				if o, ok := x.lookup(v); ok {
+					v = p.objBase + uint64(o)
+				} else {
+					v = p.objSlow(v)
+				}
+			}
+			vals[i] = v
+		}
+	default:
+		for i, f := range picks {
+			v := readValue(s.Data[f.off:], int(f.size))
+			if f.ref && v != 0 {
+				if o, ok := x.lookup(v); ok {
+					v = p.objBase + uint64(o)
+				} else {
+					v = p.objSlow(v)
+				}
+			}
+			vals[i] = v
+		}
+	}
 	if err := p.objectStart(0, s.StackTrace); err != nil { // no ID: no redumps here
 		return err
 	}
