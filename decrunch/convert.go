@@ -103,7 +103,7 @@ type converter struct {
 	heapSeg    bool
 	unplaced   map[uint64]*hprof.ClassDump // class dumps waiting for PLACE CLASSES, by class index
 	nameBuf    []byte                      // the text of the last array name
-	inst       []byte                      // the field data of the instance being written
+	inst       []byte                      // the field data of an instance whose shape is not remembered (instance)
 	estimate   int64                       // bytes of instance data and array elements (first pass)
 	shapes     []*classShape               // class index -> its shape, if remembered
 	scratch    classShape                  // a shape not remembered

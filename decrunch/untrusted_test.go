@@ -288,12 +288,17 @@ func isOverflow(err error) bool {
 // (only a faulty or forged file has one) is an error, whichever kind it
 // is, and whichever way the second pass runs.
 func TestObjectOutsideHeapDump(t *testing.T) {
+	// 1<<30: a reference too large for 4-byte IDs as well (the place is
+	// said first, as for any other record).
 	objects := map[string]func(w *bmd.Writer) (uint64, error){
 		"INSTANCE DUMP":        func(w *bmd.Writer) (uint64, error) { return w.Instance(1, []uint64{1}) },
 		"OBJECT ARRAY DUMP":    func(w *bmd.Writer) (uint64, error) { return w.ObjectArray(1, []uint64{1, 0}) },
 		"PRIMITIVE ARRAY DUMP": func(w *bmd.Writer) (uint64, error) { return w.PrimitiveArray(bmd.Int, 3, false) },
+		"INSTANCE DUMP ":       func(w *bmd.Writer) (uint64, error) { return w.Instance(1, []uint64{1 << 30}) },
+		"OBJECT ARRAY DUMP ":   func(w *bmd.Writer) (uint64, error) { return w.ObjectArray(1, []uint64{1, 1 << 30}) },
 	}
-	for tag, object := range objects {
+	for key, object := range objects {
+		tag := strings.TrimSpace(key)
 		var b bytes.Buffer
 		w, err := bmd.NewWriter(&b, &bmd.Metadata{IDSize: 4, Alignment: 8, Classes: 1, ClassesPlaced: true})
 		if err != nil {

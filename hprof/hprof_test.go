@@ -192,6 +192,116 @@ func TestRoomRefused(t *testing.T) {
 	}
 }
 
+// TestRoomRefusedWithRoom: with room left in the Writer's buffer (a
+// record written before), Instance and ObjectArray still refuse a
+// negative size and any call outside a heap dump, and an Instance larger
+// than the segment size, alone in its heap dump, gives one HEAP DUMP
+// record as WriteSub does.
+func TestRoomRefusedWithRoom(t *testing.T) {
+	var out bytes.Buffer
+	w, err := NewWriter(&out, Header{Version: "JAVA PROFILE 1.0.2", IDSize: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.SegmentSize = 1 << 10
+	if err := w.BeginHeapDump(TagHeapDump, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Instance(8, 0, 16, 100); err != nil {
+		t.Fatal(err)
+	}
+	// The buffer is empty again, with room for 100 bytes and more.
+	if err := w.EndHeapDump(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.BeginHeapDump(TagHeapDump, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Instance(8, 0, 16, -1); err == nil {
+		t.Error("Instance of -1 bytes: no error")
+	}
+	if _, err := w.ObjectArray(8, 0, 16, -1); err == nil {
+		t.Error("ObjectArray of -1 elements: no error")
+	}
+	if err := w.EndHeapDump(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Instance(8, 0, 16, 4); err == nil {
+		t.Error("Instance after EndHeapDump: no error")
+	}
+	if _, err := w.ObjectArray(8, 0, 16, 4); err == nil {
+		t.Error("ObjectArray after EndHeapDump: no error")
+	}
+
+	one := func(write func(w *Writer) error) []byte {
+		var out bytes.Buffer
+		w, err := NewWriter(&out, Header{Version: "JAVA PROFILE 1.0.2", IDSize: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.SegmentSize = 16
+		if err := w.BeginHeapDump(TagHeapDump, 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := write(w); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		return out.Bytes()
+	}
+	want := one(func(w *Writer) error {
+		return w.WriteSub(&SubRecord{Tag: SubInstanceDump, ID: 8, ClassID: 16, Data: make([]byte, 32)})
+	})
+	got := one(func(w *Writer) error { _, err := w.Instance(8, 0, 16, 32); return err })
+	if !bytes.Equal(got, want) {
+		t.Errorf("an Instance over the segment size, alone: %x, WriteSub %x", got, want)
+	}
+}
+
+// failAfter is an io.Writer that fails once it has taken n bytes.
+type failAfter struct{ n int }
+
+func (f *failAfter) Write(b []byte) (int, error) {
+	if len(b) > f.n {
+		k := f.n
+		f.n = 0
+		return k, errors.New("disk full")
+	}
+	f.n -= len(b)
+	return len(b), nil
+}
+
+// TestRoomAfterWriteError: once writing has failed, Instance and
+// ObjectArray return the error, however much room the buffer has.
+func TestRoomAfterWriteError(t *testing.T) {
+	w, err := NewWriter(&failAfter{n: 100}, Header{Version: "JAVA PROFILE 1.0.2", IDSize: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.SegmentSize = 64 << 10
+	if err := w.BeginHeapDump(TagHeapDump, 0); err != nil {
+		t.Fatal(err)
+	}
+	// Segments are flushed to the bufio.Writer, which writes 1 MiB at a
+	// time: write until the error comes back.
+	for i := 0; ; i++ {
+		if _, err := w.Instance(8, 0, 16, 60<<10); err != nil {
+			break
+		}
+		if i > 100 {
+			t.Fatal("no error after 6 MB to a writer that fails after 100 bytes")
+		}
+	}
+	if _, err := w.Instance(8, 0, 16, 4); err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Errorf("Instance after a write error: %v", err)
+	}
+	if _, err := w.ObjectArray(8, 0, 16, 4); err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Errorf("ObjectArray after a write error: %v", err)
+	}
+}
+
 // TestSegmentSplit checks that a small segment size cuts a HEAP DUMP into
 // segments closed by HEAP DUMP END, and that the result reads back to the
 // same sub-records.

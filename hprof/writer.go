@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"slices"
 	"strings"
 )
@@ -18,7 +19,9 @@ const DefaultSegmentSize = 8 << 20
 
 // Writer writes an HPROF file. Top-level records are written with
 // WriteRecord; heap sub-records go between BeginHeapDump and EndHeapDump with
-// WriteSub. The Writer buffers sub-records and cuts the heap dump into
+// WriteSub, or, for the instances and object arrays that are most of a
+// heap, with Instance and ObjectArray, which return the room of their data
+// for the caller to fill. The Writer buffers sub-records and cuts the heap dump into
 // records of at most SegmentSize bytes (a single larger sub-record gets a
 // record of its own), so any heap size gives a valid file. A HEAP DUMP (0x0C)
 // that outgrows one record is written as HEAP DUMP SEGMENTs closed by a
@@ -344,8 +347,9 @@ func (w *Writer) ObjectArray(id uint64, stackTrace uint32, classID uint64, lengt
 
 // fits reports whether a sub-record of head bytes and n items of size
 // bytes each can go in the segment as it is: in a heap dump, with no
-// error, within the segment's size and its buffer. It is inlined, and
-// makeRoom is called when it fails.
+// error, within the segment's size and its buffer, and with n from 0 to
+// 2²⁷ (so that n*size cannot overflow, nor a negative n pass). It is
+// inlined, and makeRoom is called when it fails.
 func (w *Writer) fits(head, n, size int) bool {
 	if !w.inHeap || w.err != nil || uint64(n) > 1<<27 {
 		return false
@@ -364,8 +368,11 @@ func (w *Writer) makeRoom(head, n, size int, tag SubTag) error {
 	if w.err != nil {
 		return w.err
 	}
-	if n < 0 || int64(n)*int64(size) > 0xFFFFFFFF-16-int64(head) {
-		return fmt.Errorf("hprof: %s of %d × %d bytes does not fit in one record", tag, n, size)
+	if hi, lo := bits.Mul64(uint64(n), uint64(size)); n < 0 || hi != 0 || lo > 0xFFFFFFFF-16-uint64(head) {
+		if n < 0 || hi != 0 {
+			return fmt.Errorf("hprof: %s of %d items of %d bytes does not fit in one record", tag, n, size)
+		}
+		return fmt.Errorf("hprof: %s of %d bytes does not fit in one record", tag, uint64(head)+lo) // as WriteSub says
 	}
 	total := head + n*size
 	if len(w.seg) > 0 && len(w.seg)+total > w.SegmentSize {
