@@ -171,6 +171,9 @@ func (l *layouts) chain(idx, classes uint64) (fields []Field, ok bool, missing u
 // (dataSize), with chain's ok and missing. The slice may
 // be reused by the next call.
 func (l *layouts) written(idx, classes uint64) (types []Type, size int64, ok bool, missing uint64) {
+	if c := l.get(idx); c != nil && c.chain != nil { // most instances: the chain is flattened
+		return c.written, c.size, true, 0
+	}
 	ch, ok, missing := l.chain(idx, classes)
 	if !ok {
 		return nil, 0, false, missing
