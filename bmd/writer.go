@@ -232,7 +232,8 @@ func (w *Writer) uv(v uint64) {
 }
 
 // uvLong is uv of a value of two bytes or more: class indexes and
-// references of two bytes, the next most common, without a call.
+// references of two bytes, the next most common, are written in place,
+// without protowire.AppendVarint's loop.
 func (w *Writer) uvLong(v uint64) {
 	if v < 1<<14 {
 		w.buf = append(w.buf, byte(v)|0x80, byte(v>>7))

@@ -207,9 +207,9 @@ func (w *Writer) subSize(s *SubRecord) int64 {
 	id := int64(w.idSize)
 	switch s.Tag {
 	case SubInstanceDump:
-		return 2*id + 9 + int64(len(s.Data))
+		return int64(w.objectHeaderSize()) + int64(len(s.Data))
 	case SubObjectArrayDump:
-		return 2*id + 9 + int64(len(s.Elements))*id
+		return int64(w.objectHeaderSize()) + int64(len(s.Elements))*id
 	case SubPrimitiveArrayDump:
 		return id + 10 + int64(s.Length)*int64(s.ElemType.Size(w.idSize))
 	case SubClassDump:
@@ -262,12 +262,13 @@ func appendValue(b []byte, t BasicType, v uint64, idSize int) []byte {
 	return b
 }
 
-// instanceHeaderSize is the size of an INSTANCE DUMP's fixed part, its
-// tag included.
-func (w *Writer) instanceHeaderSize() int { return 2*w.idSize + 9 }
+// objectHeaderSize is the size of the fixed part of an INSTANCE DUMP and
+// of an OBJECT ARRAY DUMP, tag included: two IDs, the stack trace serial
+// and a 4-byte size or length.
+func (w *Writer) objectHeaderSize() int { return 2*w.idSize + 9 }
 
 // putInstanceHeader puts the fixed part of an INSTANCE DUMP whose field
-// data has size bytes at the start of b (instanceHeaderSize bytes).
+// data has size bytes at the start of b (objectHeaderSize bytes).
 func (w *Writer) putInstanceHeader(b []byte, id uint64, stackTrace uint32, classID uint64, size int) {
 	if w.idSize == 4 {
 		b = b[:17]
@@ -292,7 +293,7 @@ func (w *Writer) putInstanceHeader(b []byte, id uint64, stackTrace uint32, class
 // millions of instances: this writes each without a SubRecord and
 // without copying its data from another buffer.
 func (w *Writer) Instance(id uint64, stackTrace uint32, classID uint64, size int) ([]byte, error) {
-	head := w.instanceHeaderSize()
+	head := w.objectHeaderSize()
 	if !w.fits(head, size, 1) {
 		if err := w.makeRoom(head, size, 1, SubInstanceDump); err != nil {
 			return nil, err
@@ -305,12 +306,8 @@ func (w *Writer) Instance(id uint64, stackTrace uint32, classID uint64, size int
 	return data, nil
 }
 
-// objectArrayHeaderSize is the size of an OBJECT ARRAY DUMP's fixed part,
-// its tag included.
-func (w *Writer) objectArrayHeaderSize() int { return 2*w.idSize + 9 }
-
 // putObjectArrayHeader puts the fixed part of an OBJECT ARRAY DUMP of
-// length elements at the start of b (objectArrayHeaderSize bytes).
+// length elements at the start of b (objectHeaderSize bytes).
 func (w *Writer) putObjectArrayHeader(b []byte, id uint64, stackTrace uint32, length int, classID uint64) {
 	if w.idSize == 4 {
 		b = b[:17]
@@ -334,7 +331,7 @@ func (w *Writer) putObjectArrayHeader(b []byte, id uint64, stackTrace uint32, le
 // (length IDs of the Writer's size, big-endian) for the caller to fill,
 // all of it, before it next calls the Writer: the bytes are not zeroed.
 func (w *Writer) ObjectArray(id uint64, stackTrace uint32, classID uint64, length int) ([]byte, error) {
-	head := w.objectArrayHeaderSize()
+	head := w.objectHeaderSize()
 	if !w.fits(head, length, w.idSize) {
 		if err := w.makeRoom(head, length, w.idSize, SubObjectArrayDump); err != nil {
 			return nil, err
@@ -401,12 +398,12 @@ func (w *Writer) appendSub(b []byte, s *SubRecord) []byte {
 		b = binary.BigEndian.AppendUint32(b, s.HeapType)
 		return w.id(b, s.HeapName)
 	case SubInstanceDump:
-		at, head := len(b), w.instanceHeaderSize()
+		at, head := len(b), w.objectHeaderSize()
 		b = slices.Grow(b, head+len(s.Data))[:at+head]
 		w.putInstanceHeader(b[at:], s.ID, s.StackTrace, s.ClassID, len(s.Data))
 		return append(b, s.Data...)
 	case SubObjectArrayDump:
-		at, head := len(b), w.objectArrayHeaderSize()
+		at, head := len(b), w.objectHeaderSize()
 		b = slices.Grow(b, head+len(s.Elements)*w.idSize)[:at+head]
 		w.putObjectArrayHeader(b[at:], s.ID, s.StackTrace, len(s.Elements), s.ClassID)
 		for _, e := range s.Elements {
