@@ -127,6 +127,39 @@ func (r *idRun) add(id uint64) {
 	r.note(id)
 }
 
+// addAll adds ids in order, as add would one by one. Its loop does in
+// local variables what add does for nearly every ID of a heap dumped in
+// address order, an ID that continues the last run, small steps above
+// the last one; any other goes through add.
+func (r *idRun) addAll(ids []uint64) {
+	for len(ids) > 0 {
+		k := len(r.runs.spans) - 1
+		if k < 0 { // the first ID, or beyond maxSpans
+			r.add(ids[0])
+			ids = ids[1:]
+			continue
+		}
+		sp := &r.runs.spans[k] // its last ID is r.last
+		d, last, hi, or, n, spn := r.delta, r.last, r.hi, r.or, r.n, sp.n
+		i := 0
+		for ; i < len(ids); i++ {
+			id := ids[i]
+			step := id - last
+			if id <= last || step >= 1<<6 || spn == math.MaxUint32 {
+				break // not a one-byte delta (zigzag below 1<<7) in the run
+			}
+			d = append(d, byte(step<<1))
+			last, hi, or, n, spn = id, max(hi, id), or|(id^r.first), n+1, spn+1
+		}
+		r.delta, r.last, r.hi, r.or, r.n, sp.last, sp.n = d, last, hi, or, n, last, spn
+		if i < len(ids) {
+			r.add(ids[i])
+			i++
+		}
+		ids = ids[i:]
+	}
+}
+
 // appendRun appends the IDs of r to s, as many adds would.
 func (s *idSeq) appendRun(r *idRun) {
 	if r.n == 0 {

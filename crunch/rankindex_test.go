@@ -269,3 +269,66 @@ func TestAppendDelta(t *testing.T) {
 		}
 	}
 }
+
+// TestIDRunAddAll: adding IDs in batches (addAll) makes the run that
+// adding them one by one makes: deltas, facts and ascending runs, for
+// steps at the one-byte edge (63 and 64 bytes), runs that start and stop
+// within a batch, IDs repeated or going down, the first ID of a run, and
+// more ascending runs than are followed (over).
+func TestIDRunAddAll(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	steps := []uint64{8, 16, 63, 64, 65, 1 << 16, 1<<16 + 8, 0, ^uint64(7)} // the last goes down
+	for _, c := range []struct {
+		name string
+		n    int
+		next func(last uint64) uint64
+	}{
+		{"small steps", 10000, func(last uint64) uint64 { return last + 8*(1+rng.Uint64N(7)) }},
+		{"edges and jumps", 10000, func(last uint64) uint64 { return last + steps[rng.IntN(len(steps))] }},
+		{"random", 3000, func(uint64) uint64 { return rng.Uint64N(1<<40) &^ 7 }},
+		{"many runs", 3 * maxSpans, func(last uint64) uint64 { return last - 1<<20 }},
+		{"runs going down", 10000, func(last uint64) uint64 {
+			if rng.IntN(100) == 0 {
+				return last - 1<<20 // below the highest ID so far
+			}
+			return last + 8
+		}},
+		{"a full run", 1000, func(last uint64) uint64 { return last + 8 }},
+	} {
+		ids := make([]uint64, c.n)
+		last := uint64(1 << 44)
+		for i := range ids {
+			last = c.next(last)
+			ids[i] = last
+		}
+		var one, all idRun
+		if c.name == "a full run" {
+			// A run about to hold the most IDs it can count: the next
+			// ones start another.
+			one.add(ids[0])
+			all.add(ids[0])
+			one.runs.spans[0].n = math.MaxUint32 - 500
+			all.runs.spans[0].n = math.MaxUint32 - 500
+			ids = ids[1:]
+		}
+		for _, id := range ids {
+			one.add(id)
+		}
+		for rest := ids; len(rest) > 0; {
+			k := min(len(rest), 1+rng.IntN(300))
+			all.addAll(rest[:k])
+			rest = rest[k:]
+		}
+		if !bytes.Equal(all.delta, one.delta) || all.firstLen != one.firstLen {
+			t.Errorf("%s: the deltas differ (%d bytes, want %d)", c.name, len(all.delta), len(one.delta))
+		}
+		f, w := all.idFacts, one.idFacts
+		if f.n != w.n || f.first != w.first || f.last != w.last || f.lo != w.lo || f.hi != w.hi || f.or != w.or {
+			t.Errorf("%s: n %d first %#x last %#x lo %#x hi %#x or %#x, want n %d first %#x last %#x lo %#x hi %#x or %#x",
+				c.name, f.n, f.first, f.last, f.lo, f.hi, f.or, w.n, w.first, w.last, w.lo, w.hi, w.or)
+		}
+		if !slices.Equal(f.runs.spans, w.runs.spans) || f.runs.over != w.runs.over {
+			t.Errorf("%s: %d ascending runs (over %v), want %d (over %v)", c.name, len(f.runs.spans), f.runs.over, len(w.runs.spans), w.runs.over)
+		}
+	}
+}

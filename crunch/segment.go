@@ -18,6 +18,8 @@ type segment struct {
 	done  chan struct{} // closed when the record is read
 	start int64         // the file offset of the bytes it reads
 	sub   hprof.SubRecord
+	heads []hprof.ObjectHead // objects skimmed, reused
+	ids   []uint64           // their IDs
 
 	subs    int   // sub-records read
 	objs    idRun // IDs of the objects kept, in order
@@ -78,7 +80,24 @@ func (sg *segment) reset() {
 // The objects of a heap in drop go to drops: sg.heap must say which heap
 // the record starts in when drop has any.
 func (sg *segment) read(r *hprof.Reader, limit int, until int64, drop map[uint32]bool) (more bool) {
+	if sg.heads == nil {
+		sg.heads, sg.ids = make([]hprof.ObjectHead, skimBatch), make([]uint64, skimBatch)
+	}
 	for n := 0; (limit <= 0 || n < limit) && (until <= 0 || r.Offset() < until); n++ {
+		// Most sub-records are objects: a batch of them at a time, what
+		// the rest of the loop does for each in one loop.
+		heads := sg.heads
+		if limit > 0 {
+			heads = heads[:min(len(heads), limit-n)]
+		}
+		if k := r.SkimObjects(heads, until); k > 0 {
+			if err := sg.objects(heads[:k], drop); err != nil {
+				sg.err = err
+				return false
+			}
+			n += k - 1
+			continue
+		}
 		err := r.NextSub(&sg.sub)
 		if err == io.EOF {
 			return false
@@ -95,13 +114,53 @@ func (sg *segment) read(r *hprof.Reader, limit int, until int64, drop map[uint32
 	return true
 }
 
+// skimBatch is how many objects segment.read skims at a time.
+const skimBatch = 256
+
+// objects records the objects of heads, as subRecord would one by one.
+func (sg *segment) objects(heads []hprof.ObjectHead, drop map[uint32]bool) error {
+	run, dropped := &sg.objs, sg.heap.dropped(drop)
+	if dropped {
+		run = &sg.drops
+	}
+	ids := sg.ids[:len(heads)]
+	for i := range heads {
+		h := &heads[i]
+		if h.ID == 0 {
+			run.addAll(ids[:i])
+			return nullObject(h.Offset, h.Tag)
+		}
+		sg.addrs.object(h.ID)
+		switch h.Tag {
+		case hprof.SubInstanceDump:
+			if !dropped {
+				sg.need(h.ClassID)
+			}
+		case hprof.SubObjectArrayDump:
+			if !sg.array1.ok {
+				sg.array1 = objectArrayAt{h.ID, h.Length, true}
+			}
+			sg.addrs.objectArray(h.ID, h.Length)
+		}
+		ids[i] = h.ID
+		sg.subs++
+	}
+	run.addAll(ids)
+	return nil
+}
+
+// nullObject is the error of an object sub-record with ID 0 (null): no
+// reference could reach it, and a number for it would shift every object
+// after it.
+func nullObject(offset int64, tag hprof.SubTag) error {
+	return &hprof.FormatError{Offset: offset, Record: tag.String(), Tag: int(tag), Msg: "object ID 0 (null)"}
+}
+
 func (sg *segment) subRecord(s *hprof.SubRecord, drop map[uint32]bool) error {
 	switch s.Tag {
 	case hprof.SubClassDump, hprof.SubInstanceDump, hprof.SubObjectArrayDump, hprof.SubPrimitiveArrayDump, hprof.SubPrimitiveArrayNoData:
 		if s.ID == 0 {
-			// 0 is null: no reference could reach it, and a number for it
-			// would shift every object after it.
-			return &hprof.FormatError{Offset: s.Offset, Record: s.Tag.String(), Tag: int(s.Tag), Msg: "object ID 0 (null)"}
+			return nullObject(s.Offset, s.Tag)
 		}
 	}
 	switch s.Tag {

@@ -392,42 +392,59 @@ func (r *Reader) fastSub(s *SubRecord, off int64) bool {
 // place their layouts are read, by NextSub's readers and by fastSub.
 
 // instanceHeader decodes the fixed part of an INSTANCE DUMP (2*id+8 bytes)
-// into s and returns the size of its field data. The three headers are
-// decoded with constant offsets for each ID size: they run for every
-// object, twice.
+// into s and returns the size of its field data.
 func (r *Reader) instanceHeader(b []byte, s *SubRecord) (size uint32) {
-	if r.idSize == 4 {
-		b = b[:16]
-		s.ID, s.StackTrace, s.ClassID = uint64(binary.BigEndian.Uint32(b)), binary.BigEndian.Uint32(b[4:]), uint64(binary.BigEndian.Uint32(b[8:]))
-		return binary.BigEndian.Uint32(b[12:])
-	}
-	b = b[:24]
-	s.ID, s.StackTrace, s.ClassID = binary.BigEndian.Uint64(b), binary.BigEndian.Uint32(b[8:]), binary.BigEndian.Uint64(b[12:])
-	return binary.BigEndian.Uint32(b[20:])
+	s.ID, s.StackTrace, s.ClassID, size = instanceFixed(b, r.idSize)
+	return size
 }
 
 // objectArrayHeader decodes the fixed part of an OBJECT ARRAY DUMP
 // (2*id+8 bytes) into s.
 func (r *Reader) objectArrayHeader(b []byte, s *SubRecord) {
-	if r.idSize == 4 {
-		b = b[:16]
-		s.ID, s.StackTrace, s.Length, s.ClassID = uint64(binary.BigEndian.Uint32(b)), binary.BigEndian.Uint32(b[4:]), binary.BigEndian.Uint32(b[8:]), uint64(binary.BigEndian.Uint32(b[12:]))
-		return
-	}
-	b = b[:24]
-	s.ID, s.StackTrace, s.Length, s.ClassID = binary.BigEndian.Uint64(b), binary.BigEndian.Uint32(b[8:]), binary.BigEndian.Uint32(b[12:]), binary.BigEndian.Uint64(b[16:])
+	s.ID, s.StackTrace, s.Length, s.ClassID = objectArrayFixed(b, r.idSize)
 }
 
 // primitiveArrayHeader decodes the fixed part of a PRIMITIVE ARRAY DUMP or
 // NODATA (id+9 bytes) into s; the element type is not checked.
 func (r *Reader) primitiveArrayHeader(b []byte, s *SubRecord) {
-	if r.idSize == 4 {
+	s.ID, s.StackTrace, s.Length, s.ElemType = primitiveArrayFixed(b, r.idSize)
+}
+
+// instanceFixed decodes the fixed part of an INSTANCE DUMP, b after its
+// tag byte, in a file of id-byte IDs: object ID, stack trace serial, class
+// ID, and the size of the field data that follows. The three fixed parts
+// are decoded with constant offsets for each ID size: they run for every
+// object, twice.
+func instanceFixed(b []byte, id int) (obj uint64, trace uint32, class uint64, size uint32) {
+	if id == 4 {
+		b = b[:16]
+		return uint64(binary.BigEndian.Uint32(b)), binary.BigEndian.Uint32(b[4:]), uint64(binary.BigEndian.Uint32(b[8:])), binary.BigEndian.Uint32(b[12:])
+	}
+	b = b[:24]
+	return binary.BigEndian.Uint64(b), binary.BigEndian.Uint32(b[8:]), binary.BigEndian.Uint64(b[12:]), binary.BigEndian.Uint32(b[20:])
+}
+
+// objectArrayFixed decodes the fixed part of an OBJECT ARRAY DUMP, b
+// after its tag byte: array ID, stack trace serial, length, class ID.
+func objectArrayFixed(b []byte, id int) (obj uint64, trace, length uint32, class uint64) {
+	if id == 4 {
+		b = b[:16]
+		return uint64(binary.BigEndian.Uint32(b)), binary.BigEndian.Uint32(b[4:]), binary.BigEndian.Uint32(b[8:]), uint64(binary.BigEndian.Uint32(b[12:]))
+	}
+	b = b[:24]
+	return binary.BigEndian.Uint64(b), binary.BigEndian.Uint32(b[8:]), binary.BigEndian.Uint32(b[12:]), binary.BigEndian.Uint64(b[16:])
+}
+
+// primitiveArrayFixed decodes the fixed part of a PRIMITIVE ARRAY DUMP or
+// NODATA, b after its tag byte: array ID, stack trace serial, length,
+// element type (not checked).
+func primitiveArrayFixed(b []byte, id int) (obj uint64, trace, length uint32, t BasicType) {
+	if id == 4 {
 		b = b[:13]
-		s.ID, s.StackTrace, s.Length, s.ElemType = uint64(binary.BigEndian.Uint32(b)), binary.BigEndian.Uint32(b[4:]), binary.BigEndian.Uint32(b[8:]), BasicType(b[12])
-		return
+		return uint64(binary.BigEndian.Uint32(b)), binary.BigEndian.Uint32(b[4:]), binary.BigEndian.Uint32(b[8:]), BasicType(b[12])
 	}
 	b = b[:17]
-	s.ID, s.StackTrace, s.Length, s.ElemType = binary.BigEndian.Uint64(b), binary.BigEndian.Uint32(b[8:]), binary.BigEndian.Uint32(b[12:]), BasicType(b[16])
+	return binary.BigEndian.Uint64(b), binary.BigEndian.Uint32(b[8:]), binary.BigEndian.Uint32(b[12:]), BasicType(b[16])
 }
 
 // appendIDs appends the big-endian IDs of size id in b to ids.

@@ -1,0 +1,99 @@
+package hprof
+
+// ObjectHead is the fixed part of an object sub-record, as SkimObjects reads
+// it: what a reader that learns where the objects are needs, without their
+// contents.
+type ObjectHead struct {
+	Offset int64 // file offset of the sub-tag byte
+	ID     uint64
+	// ClassID is the class of an instance or of an object array; 0 for a
+	// primitive array.
+	ClassID uint64
+	// StackTrace is the stack trace serial.
+	StackTrace uint32
+	// Length is the size in bytes of an instance's field data, or the
+	// element count of an array.
+	Length uint32
+	Tag    SubTag // SubInstanceDump, SubObjectArrayDump or SubPrimitiveArrayDump
+	// ElemType is the element type of a primitive array.
+	ElemType BasicType
+}
+
+// SkimObjects reads the object sub-records (INSTANCE DUMP, OBJECT ARRAY
+// DUMP, PRIMITIVE ARRAY DUMP) that come next in the current heap dump
+// record into heads, their fixed parts only, skipping their contents, and
+// returns how many it read: at most len(heads), and none that starts at
+// file offset until or after it (until <= 0: no such bound). It stops
+// early at any other sub-record, at the record's end, at one that is not
+// whole in the Reader's buffer and at one that NextSub would reject; so it
+// may return 0 with sub-records left, and NextSub then reads the next one,
+// or reports what is wrong with it. The sub-records it reads are the ones
+// NextSub would read, with the same checks; it does their work in one
+// loop rather than a call each, for a reader that visits millions of
+// objects and needs only their IDs, classes and sizes.
+func (r *Reader) SkimObjects(heads []ObjectHead, until int64) int {
+	off := r.Offset()
+	if !r.inRecord || !r.rec.Tag.IsHeapDump() || off >= r.recEnd {
+		return 0
+	}
+	b := r.in.Buffered()
+	if rest := r.recEnd - off; int64(len(b)) > rest {
+		b = b[:rest]
+	}
+	stop := len(b) // the sub-records read start before b[stop]
+	if until > 0 && until-off < int64(stop) {
+		stop = int(max(until-off, 0))
+	}
+	n, p := skim(b, stop, heads, off, r.idSize)
+	r.in.Discard(p)
+	return n
+}
+
+// skim reads into heads the object sub-records of b, a file's bytes from
+// offset off on, with IDs of id bytes, that start before b[stop]; it
+// returns how many it read and the bytes they take. Its checks are
+// fastSub's.
+func skim(b []byte, stop int, heads []ObjectHead, off int64, id int) (n, p int) {
+	fixed := 2*id + 9 // the longest fixed part, tag included
+	for n < len(heads) && p < stop {
+		c := b[p:]
+		if len(c) < fixed {
+			break
+		}
+		h := &heads[n]
+		switch SubTag(c[0]) {
+		case SubInstanceDump:
+			obj, trace, class, size := instanceFixed(c[1:], id)
+			if uint64(size) > uint64(len(c)-fixed) {
+				return n, p
+			}
+			h.ID, h.ClassID, h.Length, h.StackTrace = obj, class, size, trace
+			h.Tag, h.Offset = SubInstanceDump, off+int64(p)
+			p += fixed + int(size)
+		case SubObjectArrayDump:
+			obj, trace, length, class := objectArrayFixed(c[1:], id)
+			if uint64(length)*uint64(id) > uint64(len(c)-fixed) {
+				return n, p
+			}
+			h.ID, h.ClassID, h.Length, h.StackTrace = obj, class, length, trace
+			h.Tag, h.Offset = SubObjectArrayDump, off+int64(p)
+			p += fixed + int(length)*id
+		case SubPrimitiveArrayDump:
+			obj, trace, length, t := primitiveArrayFixed(c[1:], id)
+			if !t.Valid() || t == Object {
+				return n, p
+			}
+			size := uint64(length) * uint64(t.Size(id))
+			if size > uint64(len(c)-id-10) {
+				return n, p
+			}
+			h.ID, h.ClassID, h.Length, h.ElemType, h.StackTrace = obj, 0, length, t, trace
+			h.Tag, h.Offset = SubPrimitiveArrayDump, off+int64(p)
+			p += id + 10 + int(size)
+		default:
+			return n, p
+		}
+		n++
+	}
+	return n, p
+}

@@ -1,0 +1,212 @@
+package hprof_test
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/heapcrunch/heapcrunch/hprof"
+	"github.com/heapcrunch/heapcrunch/internal/fuzzseed"
+	"github.com/heapcrunch/heapcrunch/internal/testutil"
+)
+
+// objEvent describes a sub-record read by NextSub as headEvent describes
+// an object read by SkimObjects: tag, offset, IDs, stack trace, the data
+// size of an instance or the length and element type of an array.
+func objEvent(s *hprof.SubRecord) string {
+	switch s.Tag {
+	case hprof.SubInstanceDump:
+		return fmt.Sprintf("  %s@%d id=%x class=%x trace=%d len=%d", s.Tag, s.Offset, s.ID, s.ClassID, s.StackTrace, len(s.Data))
+	case hprof.SubObjectArrayDump:
+		if len(s.Elements) != int(s.Length) {
+			return fmt.Sprintf("  %s@%d: %d elements, length %d", s.Tag, s.Offset, len(s.Elements), s.Length)
+		}
+		return fmt.Sprintf("  %s@%d id=%x class=%x trace=%d len=%d", s.Tag, s.Offset, s.ID, s.ClassID, s.StackTrace, s.Length)
+	case hprof.SubPrimitiveArrayDump:
+		return fmt.Sprintf("  %s@%d id=%x class=0 trace=%d len=%d %s", s.Tag, s.Offset, s.ID, s.StackTrace, s.Length, s.ElemType)
+	}
+	return subEvent(s)
+}
+
+func headEvent(h *hprof.ObjectHead) string {
+	if h.Tag == hprof.SubPrimitiveArrayDump {
+		return fmt.Sprintf("  %s@%d id=%x class=%x trace=%d len=%d %s", h.Tag, h.Offset, h.ID, h.ClassID, h.StackTrace, h.Length, h.ElemType)
+	}
+	return fmt.Sprintf("  %s@%d id=%x class=%x trace=%d len=%d", h.Tag, h.Offset, h.ID, h.ClassID, h.StackTrace, h.Length)
+}
+
+// walkObjects reads data with Next and NextSub only, or with SkimObjects
+// first at every sub-record, batch objects at a time at most, bounded by
+// until(offset) (the bound for a skim from offset on; 0 for none), and
+// NextSub where it reads none. inPlace reads data with NewReaderBytes.
+func walkObjects(t *testing.T, data []byte, inPlace bool, batch int, until func(int64) int64) []string {
+	var r *hprof.Reader
+	var err error
+	if inPlace {
+		r, err = hprof.NewReaderBytes(data)
+	} else {
+		r, err = hprof.NewReader(bytes.NewReader(data))
+	}
+	if err != nil {
+		return []string{errEvent(err)}
+	}
+	var ev []string
+	var s hprof.SubRecord
+	heads := make([]hprof.ObjectHead, batch)
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			return ev
+		}
+		if err != nil {
+			return append(ev, errEvent(err))
+		}
+		ev = append(ev, recEvent(rec))
+		if !rec.Tag.IsHeapDump() {
+			if batch > 0 && r.SkimObjects(heads, 0) != 0 {
+				t.Fatalf("SkimObjects read objects in a %s record", rec.Tag)
+			}
+			continue
+		}
+		for {
+			if batch > 0 {
+				from := r.Offset()
+				bound := until(from)
+				n := r.SkimObjects(heads, bound)
+				for i := range heads[:n] {
+					h := &heads[i]
+					if bound > 0 && h.Offset >= bound {
+						t.Fatalf("SkimObjects from %d read an object at %d, past its bound %d", from, h.Offset, bound)
+					}
+					ev = append(ev, headEvent(h))
+				}
+				if n > 0 {
+					continue
+				}
+			}
+			s = hprof.SubRecord{} // no fields left from another sub-record
+			err := r.NextSub(&s)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return append(ev, errEvent(err))
+			}
+			ev = append(ev, objEvent(&s))
+		}
+	}
+}
+
+// skimDumps are the dumps the SkimObjects tests read: hand-built ones with
+// both ID sizes, the fixtures with 4-byte, 8-byte and uncompressed IDs,
+// and the corpus dumps under 64 MiB.
+func skimDumps(t *testing.T) map[string][]byte {
+	dumps := testutil.SmallDumps(t, "sample.hprof.gz", "sample32.hprof.gz", "sample-nocoops.hprof.gz")
+	dumps["handbuilt4"] = fuzzseed.HandBuilt(4, hprof.Version102)
+	dumps["handbuilt8"] = fuzzseed.HandBuilt(8, hprof.Version103)
+	return dumps
+}
+
+// TestSkimObjectsMatchesNextSub: SkimObjects reads the objects NextSub
+// reads, the same fields of each, in batches of any size, bounded or not,
+// from a buffered stream (where objects cross the buffer's end) or in
+// place; it reads none of the other sub-records; and where it stops,
+// NextSub goes on with the same sub-record.
+func TestSkimObjectsMatchesNextSub(t *testing.T) {
+	for name, data := range skimDumps(t) {
+		want := strings.Join(walkObjects(t, data, false, 0, nil), "\n")
+		objects := strings.Count(want, "INSTANCE DUMP@") + strings.Count(want, "ARRAY DUMP@")
+		if objects == 0 {
+			t.Fatalf("%s: no objects read", name)
+		}
+		for _, inPlace := range []bool{false, true} {
+			for _, c := range []struct {
+				batch int
+				bound int64
+			}{{1, 0}, {7, 100}, {256, 0}, {256, 4096}} {
+				until := func(off int64) int64 {
+					if c.bound == 0 {
+						return 0
+					}
+					return off + c.bound
+				}
+				got := strings.Join(walkObjects(t, data, inPlace, c.batch, until), "\n")
+				if got != want {
+					t.Fatalf("%s, in place %v, batch %d, bound %d: %s", name, inPlace, c.batch, c.bound, firstDiff(strings.Split(got, "\n"), strings.Split(want, "\n")))
+				}
+			}
+		}
+	}
+}
+
+// TestSkimObjectsBadInput: on a dump cut anywhere or with a primitive
+// array of a bad element type, SkimObjects reads the objects before the
+// damage and stops there, and NextSub reports the error it would have
+// reported alone.
+func TestSkimObjectsBadInput(t *testing.T) {
+	for _, id := range []int{4, 8} {
+		data := fuzzseed.HandBuilt(id, hprof.Version102)
+		bad := map[string][]byte{}
+		for cut := 0; cut < len(data); cut += 3 {
+			bad[fmt.Sprintf("cut at %d", cut)] = data[:cut]
+		}
+		// Every primitive array given each element type that NextSub
+		// refuses: object (2), 3 and 12.
+		arrays := 0
+		for _, s := range walkObjects(t, data, false, 0, nil) {
+			var off int64
+			if _, err := fmt.Sscanf(s, "  PRIMITIVE ARRAY DUMP@%d", &off); err != nil {
+				continue
+			}
+			arrays++
+			for _, typ := range []byte{2, 3, 12} {
+				b := bytes.Clone(data)
+				b[off+int64(id)+9] = typ // after tag, ID, stack trace and length
+				bad[fmt.Sprintf("array at %d of type %d", off, typ)] = b
+			}
+		}
+		if arrays == 0 {
+			t.Fatalf("ID size %d: no primitive array to damage", id)
+		}
+		for name, b := range bad {
+			want := walkObjects(t, b, false, 0, nil)
+			for _, inPlace := range []bool{false, true} {
+				got := walkObjects(t, b, inPlace, 256, func(int64) int64 { return 0 })
+				if strings.Join(got, "\n") != strings.Join(want, "\n") {
+					t.Fatalf("ID size %d, %s, in place %v: %s", id, name, inPlace, firstDiff(got, want))
+				}
+			}
+		}
+	}
+}
+
+// TestSkimObjectsOutsideHeapDump: before the first record, SkimObjects
+// reads nothing and leaves the Reader where it was.
+func TestSkimObjectsOutsideHeapDump(t *testing.T) {
+	r, err := hprof.NewReaderBytes(fuzzseed.HandBuilt(4, hprof.Version102))
+	if err != nil {
+		t.Fatal(err)
+	}
+	off := r.Offset()
+	if n := r.SkimObjects(make([]hprof.ObjectHead, 8), 0); n != 0 || r.Offset() != off {
+		t.Fatalf("SkimObjects before any record read %d objects, moved from %d to %d", n, off, r.Offset())
+	}
+}
+
+// firstDiff describes where got, what SkimObjects and NextSub read, first
+// differs from want, what NextSub read alone.
+func firstDiff(got, want []string) string {
+	i := 0
+	for i < len(got) && i < len(want) && got[i] == want[i] {
+		i++
+	}
+	at := func(ev []string) string {
+		if i < len(ev) {
+			return ev[i]
+		}
+		return "(the end)"
+	}
+	return fmt.Sprintf("event %d: SkimObjects and NextSub read\n%s\nNextSub alone\n%s", i, at(got), at(want))
+}
