@@ -83,19 +83,27 @@ func newRankIndex(s *idSeq, words uint64) (x *rankIndex, dups int) {
 }
 
 // setBits sets the bit of each ID of s. It walks the deltas itself, as
-// idSeq.each does, without a call per ID: it runs once per object.
+// idSeq.each does, without a call per ID: it runs once per object. The
+// one-byte deltas, nearly all, are decoded in place, with the index's
+// fields in local variables.
 func (x *rankIndex) setBits(s *idSeq) {
+	words, min, shift := x.words, x.min, x.shift
 	for _, c := range s.chunks {
 		id, d := c.base, c.delta
-		for len(d) > 0 {
-			z, n := shortDelta(d)
-			if n == 0 {
-				z, n = protowire.ConsumeVarint(d)
+		for i := 0; i < len(d); {
+			z := uint64(d[i])
+			if z < 0x80 {
+				i++
+			} else {
+				var n int
+				if z, n = shortDelta(d[i:]); n == 0 {
+					z, n = protowire.ConsumeVarint(d[i:])
+				}
+				i += n
 			}
-			d = d[n:]
 			id += uint64(protowire.DecodeZigZag(z))
-			k := (id - x.min) >> x.shift
-			x.words[k/64].bits |= 1 << (k % 64)
+			k := (id - min) >> shift
+			words[k/64].bits |= 1 << (k % 64)
 		}
 	}
 }
