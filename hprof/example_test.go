@@ -3,6 +3,7 @@ package hprof_test
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"log"
 
 	"github.com/heapcrunch/heapcrunch/hprof"
@@ -106,4 +107,66 @@ func Example() {
 	//   INSTANCE DUMP 0x2000 of class 0x1000: 00 00 00 03 00 00 00 04
 	//   ROOT JAVA FRAME 0x2000
 	// HEAP DUMP END
+}
+
+// ExampleReader_SkimObjects counts the objects of each class in a heap
+// dump, reading the objects a batch at a time and anything else (here a
+// CLASS DUMP and a root) with NextSub.
+func ExampleReader_SkimObjects() {
+	var buf bytes.Buffer
+	w, err := hprof.NewWriter(&buf, hprof.Header{Version: hprof.Version102, IDSize: 4})
+	if err != nil {
+		log.Fatal(err)
+	}
+	w.BeginHeapDump(hprof.TagHeapDumpSegment, 0)
+	w.WriteSub(&hprof.SubRecord{Tag: hprof.SubClassDump, Class: hprof.ClassDump{ID: 0x100, InstanceSize: 4, Fields: []hprof.Field{{Name: 1, Type: hprof.Int}}}})
+	for id := uint64(0x200); id < 0x230; id += 0x10 {
+		w.WriteSub(&hprof.SubRecord{Tag: hprof.SubInstanceDump, ID: id, ClassID: 0x100, Data: []byte{0, 0, 0, 7}})
+	}
+	w.WriteSub(&hprof.SubRecord{Tag: hprof.SubPrimitiveArrayDump, ID: 0x300, ElemType: hprof.Byte, Length: 5, Data: make([]byte, 5)})
+	w.WriteSub(&hprof.SubRecord{Tag: hprof.SubRootStickyClass, ID: 0x100})
+	w.EndHeapDump()
+	if err := w.Flush(); err != nil {
+		log.Fatal(err)
+	}
+
+	r, err := hprof.NewReaderBytes(buf.Bytes())
+	if err != nil {
+		log.Fatal(err)
+	}
+	heads := make([]hprof.ObjectHead, 256)
+	var s hprof.SubRecord
+	instances := map[uint64]int{}
+	for rec, err := range r.Records() {
+		if err != nil {
+			log.Fatal(err)
+		}
+		if !rec.Tag.IsHeapDump() {
+			continue
+		}
+		for {
+			if n := r.SkimObjects(heads, 0); n > 0 {
+				for _, h := range heads[:n] {
+					if h.Tag == hprof.SubInstanceDump {
+						instances[h.ClassID]++
+					} else {
+						fmt.Printf("%s 0x%x: %d elements of %s\n", h.Tag, h.ID, h.Length, h.ElemType)
+					}
+				}
+				continue
+			}
+			if err := r.NextSub(&s); err == io.EOF {
+				break
+			} else if err != nil {
+				log.Fatal(err)
+			}
+			fmt.Printf("%s 0x%x\n", s.Tag, s.ID)
+		}
+	}
+	fmt.Println("instances of class 0x100:", instances[0x100])
+	// Output:
+	// CLASS DUMP 0x100
+	// PRIMITIVE ARRAY DUMP 0x300: 5 elements of byte
+	// ROOT STICKY CLASS 0x100
+	// instances of class 0x100: 3
 }

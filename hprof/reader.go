@@ -18,7 +18,9 @@ const readBufSize = 1 << 20
 // Reader reads an HPROF file sequentially: Next moves to each top-level
 // record, Body returns a record's bytes, and NextSub walks the sub-records of
 // a HEAP DUMP or HEAP DUMP SEGMENT; Records and SubRecords do the same as
-// iterators. Slices a Reader returns are valid only until its next call.
+// iterators, and SkimObjects reads the fixed parts of objects in batches
+// for a reader that needs no more of them. Slices a Reader returns are
+// valid only until its next call.
 type Reader struct {
 	// ArrayData asks NextSub to return the elements of primitive arrays in
 	// SubRecord.Data; by default they are skipped, which is faster.
