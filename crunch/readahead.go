@@ -142,8 +142,9 @@ type reader struct {
 func (rd *reader) run(p *pipe[aheadBatch], b *aheadBatch) {
 	rd.pipe, rd.b = p, b
 	rd.b.reserve()
-	rd.b.err = rd.readAll()
-	if !rd.stop {
+	err := rd.readAll()
+	if !rd.stop { // else the writer has stopped, and send left no batch
+		rd.b.err = err
 		p.last(rd.b)
 	}
 }

@@ -3,6 +3,7 @@ package crunch
 import (
 	"bytes"
 	"io"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -117,5 +118,37 @@ func checkUnknownIDs(t *testing.T, out []byte, want888, want999, want666, want77
 	}
 	if len(arr) != 4 || arr[0] != want999 || arr[1] != want888 || arr[2] != want666 || arrClass != want777 {
 		t.Errorf("the array: elements %v, class %d; want [%d %d %d ...], %d", arr, arrClass, want999, want888, want666, want777)
+	}
+}
+
+// TestWriterStopsFirst: with pass 2 on two goroutines, when the writer
+// fails on an early object (an instance of a class with no CLASS DUMP)
+// while the reader has many batches still to send, crunch reports the
+// writer's error; the reader, finding the writer stopped, ends without
+// a batch to hand over (it crashed on one before).
+func TestWriterStopsFirst(t *testing.T) {
+	defer onOneGoroutine(false)()
+	var buf bytes.Buffer
+	w, err := hprof.NewWriter(&buf, hprof.Header{Version: hprof.Version102, IDSize: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.BeginHeapDump(hprof.TagHeapDumpSegment, 0)
+	w.WriteSub(&hprof.SubRecord{Tag: hprof.SubClassDump, ID: 0x100, Class: hprof.ClassDump{ID: 0x100, InstanceSize: 4,
+		Fields: []hprof.Field{{Name: 1, Type: hprof.Int}}}})
+	w.WriteSub(&hprof.SubRecord{Tag: hprof.SubInstanceDump, ID: 0x200, ClassID: 0x999, Data: make([]byte, 4)})
+	n := 12 * batchItems // a dozen batches after it, more than the pipe holds
+	for i := range n {
+		w.WriteSub(&hprof.SubRecord{Tag: hprof.SubInstanceDump, ID: uint64(0x1000 + 8*i), ClassID: 0x100, Data: make([]byte, 4)})
+	}
+	w.EndHeapDump()
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		_, err := Crunch(bytes.NewReader(buf.Bytes()), io.Discard, Options{})
+		if err == nil || !strings.Contains(err.Error(), "instance of class 0x999, which has no CLASS DUMP") {
+			t.Fatalf("error %v, want the instance of class 0x999 with no CLASS DUMP", err)
+		}
 	}
 }
