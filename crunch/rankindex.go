@@ -87,7 +87,7 @@ func newRankIndex(s *idSeq, words uint64) (x *rankIndex, dups int) {
 // one-byte deltas, nearly all, are decoded in place, with the index's
 // fields in local variables.
 func (x *rankIndex) setBits(s *idSeq) {
-	words, min, shift := x.words, x.min, x.shift
+	words, lo, shift := x.words, x.min, x.shift
 	for _, c := range s.chunks {
 		id, d := c.base, c.delta
 		for i := 0; i < len(d); {
@@ -102,7 +102,7 @@ func (x *rankIndex) setBits(s *idSeq) {
 				i += n
 			}
 			id += uint64(protowire.DecodeZigZag(z))
-			k := (id - min) >> shift
+			k := (id - lo) >> shift
 			words[k/64].bits |= 1 << (k % 64)
 		}
 	}

@@ -117,7 +117,8 @@ func (sg *segment) read(r *hprof.Reader, limit int, until int64, drop map[uint32
 // skimBatch is how many objects segment.read skims at a time.
 const skimBatch = 256
 
-// objects records the objects of heads, as subRecord would one by one.
+// objects records the objects of heads and counts them (sg.subs), as
+// subRecord and read did one by one.
 func (sg *segment) objects(heads []hprof.ObjectHead, drop map[uint32]bool) error {
 	run, dropped := &sg.objs, sg.heap.dropped(drop)
 	if dropped {

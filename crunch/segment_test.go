@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/heapcrunch/heapcrunch/hprof"
 	"github.com/heapcrunch/heapcrunch/internal/fuzzseed"
 	"github.com/heapcrunch/heapcrunch/internal/testutil"
 )
@@ -263,6 +264,102 @@ func testProgress(t *testing.T) {
 		}
 		if !passes[1] || !passes[2] {
 			t.Errorf("%s: progress of passes %v, want 1 and 2", name, passes)
+		}
+	}
+}
+
+// segmentState describes what a segment learned, for comparing two
+// readings: sub-records counted, IDs kept and dropped (deltas, facts,
+// ascending runs), the address layout, the first object array, the class
+// dumps and needs, the heaps, and the error.
+func segmentState(sg *segment) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "subs %d heap %+v err %v\n", sg.subs, sg.heap, sg.err)
+	for _, r := range []*idRun{&sg.objs, &sg.drops} {
+		f := r.idFacts
+		fmt.Fprintf(&b, "ids %x first %d n %d %#x-%#x lo %#x hi %#x or %#x runs %v over %v\n", r.delta, r.firstLen, f.n, f.first, f.last, f.lo, f.hi, f.or, f.runs.spans, f.runs.over)
+	}
+	fmt.Fprintf(&b, "addrs %+v array1 %+v\nneeds %v heaps %v\n", sg.addrs, sg.array1, sg.needs, sg.heaps)
+	for _, c := range sg.classes {
+		fmt.Fprintf(&b, "class %#x at %d sub %d\n", c.dump.ID, c.offset, c.sub)
+	}
+	return b.String()
+}
+
+// TestSegmentReadOneByOne: segment.read, which skims the objects in
+// batches, learns what subRecord learns from the sub-records read one by
+// one with NextSub, on the fixtures and the corpus dumps, whole and cut
+// short, with no heap dropped and with the zygote and image heaps dropped
+// (the Android dump has them), in one reading of each record and in
+// pieces of a few sub-records or bytes.
+func TestSegmentReadOneByOne(t *testing.T) {
+	dumps := testutil.SmallDumps(t, "sample.hprof.gz", "sample32.hprof.gz", "sample-align16.hprof.gz")
+	for name, data := range dumps {
+		for _, d := range [][]byte{data, data[:len(data)*2/3]} {
+			for _, drop := range []map[uint32]bool{nil, {'Z': true, 'I': true}} {
+				for _, piece := range []struct {
+					limit int
+					bytes int64
+				}{{0, 0}, {7, 0}, {0, 5000}} {
+					checkSegmentRead(t, fmt.Sprintf("%s (%d bytes), drop %v, pieces %+v", name, len(d), drop, piece), d, drop, piece.limit, piece.bytes)
+				}
+			}
+		}
+	}
+}
+
+// checkSegmentRead reads the heap dump records of data with segment.read,
+// limit sub-records or about bytes bytes at a time (0: no bound), and
+// one by one, and compares what the two segments learned, piece by piece.
+func checkSegmentRead(t *testing.T, name string, data []byte, drop map[uint32]bool, limit int, bytes int64) {
+	t.Helper()
+	skimmed, err := hprof.NewReaderBytes(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	single, _ := hprof.NewReaderBytes(data)
+	var a, b segment
+	heap := heapTracker{}
+	for rec, err := range skimmed.Records() {
+		if err != nil {
+			return
+		}
+		if _, err := single.Next(); err != nil {
+			t.Fatalf("%s: the second reader: %v", name, err)
+		}
+		if !rec.Tag.IsHeapDump() {
+			continue
+		}
+		for more := true; more; {
+			a.reset()
+			b.reset()
+			a.heap, b.heap = heap, heap
+			until := int64(0)
+			if bytes > 0 {
+				until = skimmed.Offset() + bytes
+			}
+			more = a.read(skimmed, limit, until, drop)
+			for n := 0; (limit <= 0 || n < limit) && (until <= 0 || single.Offset() < until); n++ {
+				err := single.NextSub(&b.sub)
+				if err == io.EOF {
+					break
+				}
+				if err == nil {
+					err = b.subRecord(&b.sub, drop)
+				}
+				if err != nil {
+					b.err = err
+					break
+				}
+				b.subs++
+			}
+			if got, want := segmentState(&a), segmentState(&b); got != want {
+				t.Fatalf("%s: segment.read learned\n%s\none by one\n%s", name, got, want)
+			}
+			if a.err != nil {
+				return
+			}
+			heap = a.heap
 		}
 	}
 }

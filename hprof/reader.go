@@ -391,7 +391,8 @@ func (r *Reader) fastSub(s *SubRecord, off int64) bool {
 }
 
 // The fixed parts of the object sub-records, after their tag byte: the one
-// place their layouts are read, by NextSub's readers and by fastSub.
+// place their layouts are read, by NextSub's readers, by fastSub and by
+// SkimObjects.
 
 // instanceHeader decodes the fixed part of an INSTANCE DUMP (2*id+8 bytes)
 // into s and returns the size of its field data.

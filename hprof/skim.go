@@ -15,7 +15,7 @@ type ObjectHead struct {
 	// element count of an array.
 	Length uint32
 	Tag    SubTag // SubInstanceDump, SubObjectArrayDump or SubPrimitiveArrayDump
-	// ElemType is the element type of a primitive array.
+	// ElemType is the element type of a primitive array; 0 for others.
 	ElemType BasicType
 }
 
@@ -24,10 +24,12 @@ type ObjectHead struct {
 // record into heads, their fixed parts only, skipping their contents, and
 // returns how many it read: at most len(heads), and none that starts at
 // file offset until or after it (until <= 0: no such bound). It stops
-// early at any other sub-record, at the record's end, at one that is not
-// whole in the Reader's buffer and at one that NextSub would reject; so it
-// may return 0 with sub-records left, and NextSub then reads the next one,
-// or reports what is wrong with it. The sub-records it reads are the ones
+// early at any other sub-record, at the record's end, at one that NextSub
+// would reject, and where fewer bytes are buffered than the next object
+// takes, or than the longest fixed part (2*IDSize+9 bytes, so also before
+// a short primitive array at the buffer's or the record's end); so it may
+// return 0 with sub-records left, and NextSub then reads the next one, or
+// reports what is wrong with it. The sub-records it reads are the ones
 // NextSub would read, with the same checks; it does their work in one
 // loop rather than a call each, for a reader that visits millions of
 // objects and needs only their IDs, classes and sizes.
@@ -68,7 +70,7 @@ func skim(b []byte, stop int, heads []ObjectHead, off int64, id int) (n, p int) 
 				return n, p
 			}
 			h.ID, h.ClassID, h.Length, h.StackTrace = obj, class, size, trace
-			h.Tag, h.Offset = SubInstanceDump, off+int64(p)
+			h.Tag, h.ElemType, h.Offset = SubInstanceDump, 0, off+int64(p)
 			p += fixed + int(size)
 		case SubObjectArrayDump:
 			obj, trace, length, class := objectArrayFixed(c[1:], id)
@@ -76,7 +78,7 @@ func skim(b []byte, stop int, heads []ObjectHead, off int64, id int) (n, p int) 
 				return n, p
 			}
 			h.ID, h.ClassID, h.Length, h.StackTrace = obj, class, length, trace
-			h.Tag, h.Offset = SubObjectArrayDump, off+int64(p)
+			h.Tag, h.ElemType, h.Offset = SubObjectArrayDump, 0, off+int64(p)
 			p += fixed + int(length)*id
 		case SubPrimitiveArrayDump:
 			obj, trace, length, t := primitiveArrayFixed(c[1:], id)

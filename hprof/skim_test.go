@@ -2,6 +2,7 @@ package hprof_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"strings"
@@ -31,6 +32,9 @@ func objEvent(s *hprof.SubRecord) string {
 }
 
 func headEvent(h *hprof.ObjectHead) string {
+	if h.Tag != hprof.SubPrimitiveArrayDump && h.ElemType != 0 {
+		return fmt.Sprintf("  %s@%d: element type %d", h.Tag, h.Offset, h.ElemType)
+	}
 	if h.Tag == hprof.SubPrimitiveArrayDump {
 		return fmt.Sprintf("  %s@%d id=%x class=%x trace=%d len=%d %s", h.Tag, h.Offset, h.ID, h.ClassID, h.StackTrace, h.Length, h.ElemType)
 	}
@@ -170,6 +174,60 @@ func TestSkimObjectsBadInput(t *testing.T) {
 		if arrays == 0 {
 			t.Fatalf("ID size %d: no primitive array to damage", id)
 		}
+		// Sizes and lengths whose bytes overflow 32 bits or run past the
+		// record, in every object; each heap dump record made to end inside
+		// each of its objects, after a byte of it and before its last.
+		put := func(name string, at int64, v uint32) {
+			b := bytes.Clone(data)
+			binary.BigEndian.PutUint32(b[at:], v)
+			bad[name] = b
+		}
+		objects, records := 0, 0
+		events := walkObjects(t, data, false, 0, nil)
+		var record int64 // the offset of the heap dump record
+		for k, e := range events {
+			var tag string
+			var off, length int64
+			if n, _ := fmt.Sscanf(strings.TrimSpace(e), "HEAP DUMP SEGMENT@%d+%d", &off, &length); n == 2 {
+				records, record = records+1, off
+				continue
+			}
+			if i := strings.Index(e, "@"); i > 0 {
+				tag = strings.TrimSpace(e[:i])
+				fmt.Sscanf(e[i+1:], "%d", &off)
+			}
+			var next int64 // where the next sub-record or record starts
+			if k+1 < len(events) {
+				if i := strings.Index(events[k+1], "@"); i > 0 {
+					fmt.Sscanf(events[k+1][i+1:], "%d", &next)
+				}
+			}
+			if next > off+1 && record > 0 {
+				for _, end := range []int64{off + 1, next - 1} {
+					name := fmt.Sprintf("record at %d ending at %d, in the %s at %d", record, end, tag, off)
+					put(name, record+5, uint32(end-record-9))
+					// The file cut where the object ends, a byte after the
+					// record: all that is buffered is the record and that byte.
+					bad[name+", cut after it"] = bad[name][:next]
+				}
+			}
+			var at int64 // the size or length field
+			switch tag {
+			case "INSTANCE DUMP":
+				at = off + 2*int64(id) + 5
+			case "OBJECT ARRAY DUMP", "PRIMITIVE ARRAY DUMP":
+				at = off + int64(id) + 5
+			default:
+				continue
+			}
+			objects++
+			for _, v := range []uint32{0x20000001, 0x40000001, 0x80000000, 0xfffffff0, 0xffffffff} {
+				put(fmt.Sprintf("%s at %d of size or length %#x", tag, off, v), at, v)
+			}
+		}
+		if objects == 0 || records == 0 {
+			t.Fatalf("ID size %d: %d objects and %d heap dump segments to damage", id, objects, records)
+		}
 		for name, b := range bad {
 			want := walkObjects(t, b, false, 0, nil)
 			for _, inPlace := range []bool{false, true} {
@@ -182,16 +240,35 @@ func TestSkimObjectsBadInput(t *testing.T) {
 	}
 }
 
-// TestSkimObjectsOutsideHeapDump: before the first record, SkimObjects
-// reads nothing and leaves the Reader where it was.
+// TestSkimObjectsOutsideHeapDump: before the first record, and in a
+// STRING record whose body reads as an INSTANCE DUMP, SkimObjects reads
+// nothing and leaves the Reader where it was.
 func TestSkimObjectsOutsideHeapDump(t *testing.T) {
-	r, err := hprof.NewReaderBytes(fuzzseed.HandBuilt(4, hprof.Version102))
+	var buf bytes.Buffer
+	w, err := hprof.NewWriter(&buf, hprof.Header{Version: hprof.Version102, IDSize: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
+	// ID 0x21000000, then a text whose bytes 9 to 12 give a size of 0.
+	w.WriteRecord(hprof.TagString, 0, w.Encoder().AppendString(nil, 0x21000000, []byte("abcdefghi\x00\x00\x00\x00xyz")))
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := hprof.NewReaderBytes(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	heads := make([]hprof.ObjectHead, 8)
 	off := r.Offset()
-	if n := r.SkimObjects(make([]hprof.ObjectHead, 8), 0); n != 0 || r.Offset() != off {
+	if n := r.SkimObjects(heads, 0); n != 0 || r.Offset() != off {
 		t.Fatalf("SkimObjects before any record read %d objects, moved from %d to %d", n, off, r.Offset())
+	}
+	if _, err := r.Next(); err != nil {
+		t.Fatal(err)
+	}
+	off = r.Offset()
+	if n := r.SkimObjects(heads, 0); n != 0 || r.Offset() != off {
+		t.Fatalf("SkimObjects in a STRING record read %d objects, moved from %d to %d", n, off, r.Offset())
 	}
 }
 
