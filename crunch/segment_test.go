@@ -291,11 +291,12 @@ func segmentState(sg *segment) string {
 // one with NextSub, on the fixtures and the corpus dumps, whole and cut
 // short, with no heap dropped and with the zygote and image heaps dropped
 // (the Android dump has them), in one reading of each record and in
-// pieces of a few sub-records or bytes.
+// pieces of a few sub-records or bytes; and with an object of ID 0 (null)
+// inside a batch, an error after the objects before it.
 func TestSegmentReadOneByOne(t *testing.T) {
 	dumps := testutil.SmallDumps(t, "sample.hprof.gz", "sample32.hprof.gz", "sample-align16.hprof.gz")
 	for name, data := range dumps {
-		for _, d := range [][]byte{data, data[:len(data)*2/3]} {
+		for _, d := range [][]byte{data, data[:len(data)*2/3], withNullObject(t, data, 1000)} {
 			for _, drop := range []map[uint32]bool{nil, {'Z': true, 'I': true}} {
 				for _, piece := range []struct {
 					limit int
@@ -362,4 +363,37 @@ func checkSegmentRead(t *testing.T, name string, data []byte, drop map[uint32]bo
 			heap = a.heap
 		}
 	}
+}
+
+// withNullObject returns a copy of data whose object sub-record of index
+// nth (instances and arrays, from 0) has ID 0.
+func withNullObject(t *testing.T, data []byte, nth int) []byte {
+	t.Helper()
+	r, err := hprof.NewReaderBytes(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s hprof.SubRecord
+	objects := 0
+	for rec, err := range r.Records() {
+		if err != nil {
+			break
+		}
+		if !rec.Tag.IsHeapDump() {
+			continue
+		}
+		for r.NextSub(&s) == nil {
+			switch s.Tag {
+			case hprof.SubInstanceDump, hprof.SubObjectArrayDump, hprof.SubPrimitiveArrayDump:
+				if objects == nth {
+					b := bytes.Clone(data)
+					clear(b[s.Offset+1 : s.Offset+1+int64(r.IDSize())])
+					return b
+				}
+				objects++
+			}
+		}
+	}
+	t.Fatalf("%d objects, none of index %d", objects, nth)
+	return nil
 }
