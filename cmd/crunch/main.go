@@ -39,7 +39,9 @@ symbolic link is followed and the file it points to replaced (the link
 stays). A FIFO or a character device (/dev/null) is written in place and
 needs no --force, since nothing is overwritten; a block device needs
 --force. - is standard output, refused when it is a terminal. The output
-is never the input, also through links.
+is never the input, also through links or redirections (< in.hprof,
+> in.hprof), even with --force. A new file's permissions follow the
+umask; a replaced one keeps its own.
 
 Cores: the second pass runs on two goroutines only where that pays: more
 than one core for Go (GOMAXPROCS), 262,144 objects or more, and a cache

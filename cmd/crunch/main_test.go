@@ -256,6 +256,34 @@ func TestOutputRules(t *testing.T) {
 			t.Fatalf("%v: input changed", args)
 		}
 	}
+	// The input as standard input, standard output or both, redirected
+	// from or to it by a shell: refused with --force too.
+	for _, c := range []struct {
+		stdin, stdout string
+		args          []string
+		mention       string
+	}{
+		{"in.hprof", "", []string{"-f", "-", "in.hprof"}, "output in.hprof is the input file standard input"},
+		{"in.hprof", "", []string{"-f", "-", "/dev/stdin"}, "output /dev/stdin is the input file standard input"},
+		{"", "in.hprof", []string{"in.hprof", "-"}, "standard output is the input file in.hprof"},
+		{"", "in.hprof", []string{"-f", "link.hprof", "/dev/stdout"}, "standard output is the input file link.hprof"},
+		{"in.hprof", "in.hprof", []string{"-", "-"}, "standard output is the input file standard input"},
+	} {
+		r := d.RunRedirected(t, c.stdin, c.stdout, crunchBin, c.args...)
+		clitest.ExpectFail(t, d, r, 2, "crunch", before, c.mention)
+		if !bytes.Equal(d.Read(t, "in.hprof"), small) {
+			t.Fatalf("< %s > %s crunch %v: input changed", c.stdin, c.stdout, c.args)
+		}
+	}
+	// Standard input or output that is a file, but not the other end.
+	clitest.ExpectOK(t, d.RunRedirected(t, "in.hprof", "", crunchBin, "-f", "-", "out.bmd"))
+	isBMD(t, d.Read(t, "out.bmd"))
+	clitest.ExpectOK(t, d.RunRedirected(t, "in.hprof", "out2.bmd", crunchBin, "-", "-"))
+	isBMD(t, d.Read(t, "out2.bmd"))
+	if err := os.Remove(filepath.Join(d.Path, "out2.bmd")); err != nil {
+		t.Fatal(err)
+	}
+
 	r = d.Run(t, nil, crunchBin, "--force", "in.hprof", "out.bmd")
 	clitest.ExpectOK(t, r)
 	isBMD(t, d.Read(t, "out.bmd"))

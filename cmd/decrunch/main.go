@@ -40,7 +40,10 @@ written to a temporary file beside it and renamed over it only when
 complete; a symbolic link is followed and the file it points to replaced
 (the link stays). A FIFO or a character device (/dev/null) is written in
 place and needs no --force, since nothing is overwritten; a block device
-needs --force. The output is never the input, also through links.
+needs --force. The output is never a file decrunch reads (the BMD, a name
+source, the mapping), also through links or redirections, even with
+--force. A new file's permissions follow the umask; a replaced one keeps
+its own.
 
 Name sources: --apk takes an APK (classes*.dex inside), --dex a DEX file,
 --jar a JAR, AAR, .jmod, .class file or folder of .class files. A source
@@ -334,13 +337,26 @@ func run(c *cli.Context) error {
 	return nil
 }
 
+// inputs returns every file decrunch reads: the BMD and the name sources
+// and mapping, none of which the output may replace.
+func inputs(c *cli.Context, inName string) []string {
+	in := []string{inName}
+	for _, flag := range []string{"apk", "dex", "jar", "strings"} {
+		in = append(in, c.StringSlice(flag)...)
+	}
+	if m := c.String("mapping"); m != "" {
+		in = append(in, m)
+	}
+	return in
+}
+
 // checkOutput refuses an output that cannot be written, before the name
 // sources are read, which takes a while.
 func checkOutput(c *cli.Context, inName, outName string) error {
 	if cliutil.IsStdout(outName) && cliutil.IsTerminal(os.Stdout) {
 		return cliutil.Usagef("standard output is a terminal; decrunch writes a binary HPROF file: give -o OUTPUT.hprof or redirect (decrunch %s > OUTPUT.hprof)", inName)
 	}
-	if err := cliutil.CheckOutput(outName, c.Bool("force"), inName); err != nil {
+	if err := cliutil.CheckOutput(outName, c.Bool("force"), inputs(c, inName)...); err != nil {
 		return err
 	}
 	if k := compress.ForName(strings.ToLower(outName)); k != compress.None && !c.Bool("quiet") {
@@ -410,7 +426,7 @@ func readHeader(inName string, src io.ReadSeeker, damage error) (meta bmd.Metada
 // something to keep: with --salvage, nothing is written when nothing of
 // the heap came before the damage.
 func convert(c *cli.Context, inName, outName string, src io.ReadSeeker, opt decrunch.Options) (*decrunch.Stats, error) {
-	out, err := cliutil.CreateOutput(outName, c.Bool("force"), inName)
+	out, err := cliutil.CreateOutput(outName, c.Bool("force"), inputs(c, inName)...)
 	if err != nil {
 		return nil, err
 	}

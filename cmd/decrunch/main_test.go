@@ -370,6 +370,51 @@ func TestOutputRules(t *testing.T) {
 			t.Fatalf("%v: input changed", args)
 		}
 	}
+	// Nor any other file it reads, with --force too: a name source, the
+	// mapping, the BMD as standard input, standard output redirected to
+	// the BMD.
+	jar, err := os.ReadFile(filepath.Join(testutil.Root(), "apkstrings", "testdata", "hello.jar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sources := map[string][]byte{
+		"app.apk":     zipBytes(t, "classes.dex", []byte("dex\n035\x00")),
+		"classes.dex": []byte("dex\n035\x00"),
+		"lib.jar":     jar,
+		"names.txt":   []byte("com.example.Main\n"),
+		"mapping.txt": []byte("com.example.Main -> a:\n"),
+	}
+	for name, data := range sources {
+		d.Write(t, name, data)
+	}
+	before = d.Files(t)
+	for _, c := range []struct {
+		stdin, stdout string
+		args          []string
+		mention       string
+	}{
+		{"", "", []string{"-f", "in.bmd", "--apk", "app.apk", "-o", "app.apk"}, "output app.apk is the input file; refusing"},
+		{"", "", []string{"-f", "in.bmd", "--dex", "classes.dex", "-o", "./classes.dex"}, "output ./classes.dex is the input file classes.dex"},
+		{"", "", []string{"-f", "in.bmd", "--jar", "lib.jar", "-o", "lib.jar"}, "is the input file"},
+		{"", "", []string{"-f", "in.bmd", "--strings", "names.txt", "-o", "names.txt"}, "is the input file"},
+		{"", "", []string{"-f", "in.bmd", "--mapping", "mapping.txt", "-o", "mapping.txt"}, "is the input file"},
+		{"in.bmd", "", []string{"-f", "-", "-o", "in.bmd"}, "output in.bmd is the input file standard input"},
+		{"", "in.bmd", []string{"in.bmd"}, "standard output is the input file in.bmd"},
+		{"", "mapping.txt", []string{"in.bmd", "--mapping", "mapping.txt", "-o", "-"}, "standard output is the input file mapping.txt"},
+	} {
+		r := d.RunRedirected(t, c.stdin, c.stdout, decrunchBin, c.args...)
+		clitest.ExpectFail(t, d, r, 2, "decrunch", before, c.mention)
+		if !bytes.Equal(d.Read(t, "in.bmd"), good) {
+			t.Fatalf("decrunch %v: input changed", c.args)
+		}
+		for name, data := range sources {
+			if !bytes.Equal(d.Read(t, name), data) {
+				t.Fatalf("decrunch %v: %s changed", c.args, name)
+			}
+		}
+	}
+	clitest.ExpectOK(t, d.RunRedirected(t, "in.bmd", "", decrunchBin, "-f", "-", "-o", "out.hprof"))
+	isHPROF(t, d.Read(t, "out.hprof"))
 	clitest.ExpectOK(t, d.Run(t, nil, decrunchBin, "--force", "in.bmd", "-o", "out.hprof"))
 	isHPROF(t, d.Read(t, "out.hprof"))
 }

@@ -142,8 +142,18 @@ func (d *Dir) Run(t testing.TB, in []byte, bin string, args ...string) Result {
 	defer cancel()
 	cmd := d.Command(ctx, bin, args...)
 	cmd.Stdin = bytes.NewReader(in)
+	return run(t, cmd)
+}
+
+// run runs cmd, its standard output into the result unless it was set,
+// and returns what it did.
+func run(t testing.TB, cmd *exec.Cmd) Result {
+	t.Helper()
 	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if cmd.Stdout == nil {
+		cmd.Stdout = &stdout
+	}
+	cmd.Stderr = &stderr
 	err := cmd.Run()
 	r := Result{Stdout: stdout.String(), Stderr: stderr.String()}
 	var ee *exec.ExitError
@@ -152,10 +162,38 @@ func (d *Dir) Run(t testing.TB, in []byte, bin string, args ...string) Result {
 	case errors.As(err, &ee) && ee.ExitCode() >= 0:
 		r.Code = ee.ExitCode()
 	default:
-		t.Fatalf("%s %v: %v\nstderr: %s", filepath.Base(bin), args, err, r.Stderr)
+		t.Fatalf("%s %v: %v\nstderr: %s", filepath.Base(cmd.Path), cmd.Args[1:], err, r.Stderr)
 	}
 	NoPanic(t, r)
 	return r
+}
+
+// RunRedirected runs bin as Run does, with standard input read from the
+// file stdin of the work folder and standard output appended to its file
+// stdout, as a shell's "< stdin >> stdout" does ("" for either: as Run).
+func (d *Dir) RunRedirected(t testing.TB, stdin, stdout string, bin string, args ...string) Result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := d.Command(ctx, bin, args...)
+	cmd.Stdin = bytes.NewReader(nil)
+	if stdin != "" {
+		f, err := os.Open(filepath.Join(d.Path, stdin))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		cmd.Stdin = f
+	}
+	if stdout != "" {
+		f, err := os.OpenFile(filepath.Join(d.Path, stdout), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		cmd.Stdout = f
+	}
+	return run(t, cmd)
 }
 
 // NoPanic fails the test if the command printed a Go panic or goroutine

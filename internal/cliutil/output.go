@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"unicode/utf8"
 
 	"golang.org/x/term"
 )
@@ -176,9 +177,11 @@ func unwrapPath(err error) error {
 }
 
 // CheckOutput reports, before any work is done, what CreateOutput would
-// refuse: a terminal as standard output, writing over one of inputs, onto a
-// folder or a socket, or over an existing regular file (or block device)
-// without force.
+// refuse: a terminal as standard output, writing over one of inputs (by
+// name, through links, or as standard output redirected to one; "-" is
+// standard input, redirected from a file), even with force; onto a folder
+// or a socket, or over an existing regular file (or block device) without
+// force.
 func CheckOutput(dest string, force bool, inputs ...string) error {
 	_, err := checkOutput(dest, force, inputs)
 	return err
@@ -189,22 +192,27 @@ func checkOutput(dest string, force bool, inputs []string) (outputTarget, error)
 		if IsTerminal(os.Stdout) {
 			return outputTarget{}, Usagef("standard output is a terminal; binary output is not written to a terminal: give an output file or redirect standard output")
 		}
+		// A shell's "> in.hprof" or ">> in.hprof" makes standard output
+		// an input file.
+		if fi, err := os.Stdout.Stat(); err == nil && fi.Mode().IsRegular() {
+			if in, ok := sameInput(fi, inputs); ok {
+				return outputTarget{}, Usagef("standard output is the input file %s; refusing to write over it", inputName(in))
+			}
+		}
 		return outputTarget{}, nil
 	}
 	t, err := resolveOutput(dest)
 	if err != nil || t.info == nil {
 		return t, err
 	}
-	for _, in := range inputs {
-		if in == "-" {
-			continue
-		}
-		if ist, err := os.Stat(in); err == nil && os.SameFile(t.info, ist) {
-			if t.link {
-				return t, Usagef("output %s is the input file %s (through a symbolic link); refusing to overwrite it", dest, in)
-			}
+	if in, ok := sameInput(t.info, inputs); ok {
+		switch {
+		case t.link:
+			return t, Usagef("output %s is the input file %s (through a symbolic link); refusing to overwrite it", dest, inputName(in))
+		case in == dest:
 			return t, Usagef("output %s is the input file; refusing to overwrite it", dest)
 		}
+		return t, Usagef("output %s is the input file %s; refusing to overwrite it", dest, inputName(in))
 	}
 	m := t.info.Mode()
 	switch {
@@ -226,6 +234,35 @@ func checkOutput(dest string, force bool, inputs []string) (outputTarget, error)
 		return t, Usagef("output %s exists; use --force to overwrite it", dest)
 	}
 	return t, nil
+}
+
+// sameInput returns the one of inputs that is the file fi, and whether
+// there is one: "-" is standard input, when it is a regular file (a
+// shell's "< in.hprof").
+func sameInput(fi fs.FileInfo, inputs []string) (string, bool) {
+	for _, in := range inputs {
+		var ist fs.FileInfo
+		var err error
+		if in == "-" {
+			if ist, err = os.Stdin.Stat(); err == nil && !ist.Mode().IsRegular() {
+				continue
+			}
+		} else {
+			ist, err = os.Stat(in)
+		}
+		if err == nil && os.SameFile(fi, ist) {
+			return in, true
+		}
+	}
+	return "", false
+}
+
+// inputName is how messages call input in: "standard input" or its name.
+func inputName(in string) string {
+	if in == "-" {
+		return "standard input"
+	}
+	return in
 }
 
 // CreateOutput opens dest for writing, as Output describes. It refuses what
@@ -254,7 +291,13 @@ func CreateOutput(dest string, force bool, inputs ...string) (*Output, error) {
 		return o, nil
 	}
 	o.path = t.path
-	f, stop, err := createTemp(t.dir, "."+filepath.Base(t.path)+".tmp-*", o, func(f *os.File) func() {
+	// A new file gets what the umask leaves of 0666, as a shell's
+	// redirection gives; a replaced one keeps its permissions.
+	perm := os.FileMode(0o666)
+	if t.info != nil {
+		perm = 0o600
+	}
+	f, stop, err := createTemp(t.dir, tempPrefix(t.path), perm, o, func(f *os.File) func() {
 		o.f, o.tmp = f, f.Name()
 		return o.Abort
 	})
@@ -264,12 +307,26 @@ func CreateOutput(dest string, force bool, inputs ...string) (*Output, error) {
 	o.mu.Lock() // a signal's handler may be calling Abort already
 	o.stop = stop
 	o.mu.Unlock()
-	perm := os.FileMode(0o644)
 	if t.info != nil {
-		perm = t.info.Mode().Perm() // a replaced file keeps its permissions
+		f.Chmod(t.info.Mode().Perm())
 	}
-	f.Chmod(perm)
 	return o, nil
+}
+
+// tempPrefix returns the start of the name of the temporary file that
+// becomes path: ".NAME.tmp-", before a number of up to 10 digits, with NAME
+// cut to 200 bytes (on a UTF-8 boundary), so that the name stays within
+// the 255 bytes that file systems allow when path's own name does.
+func tempPrefix(path string) string {
+	name := filepath.Base(path)
+	if len(name) > 200 {
+		n := 200
+		for n > 0 && !utf8.RuneStart(name[n]) {
+			n--
+		}
+		name = name[:n]
+	}
+	return "." + name + ".tmp-"
 }
 
 // createError explains why no file could be made in dir.

@@ -3,8 +3,12 @@ package cliutil
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"math/rand/v2"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -164,20 +168,37 @@ func registerLocked(o *Output, f func()) (cancel func()) {
 // handler is at work; the process is about to exit.
 var errSignalled = errors.New("ended by a signal")
 
-// createTemp makes a temporary file (os.CreateTemp) and registers the
-// cleanup that cleanup(f) returns, with nothing in between that the signal
-// handler could see: a signal cannot leave the file behind unregistered.
-// o, when not nil, is registered for the handler's message too.
-func createTemp(dir, pattern string, o *Output, cleanup func(f *os.File) func()) (f *os.File, cancel func(), err error) {
+// createTemp makes a temporary file (openTemp) and registers the cleanup
+// that cleanup(f) returns, with nothing in between that the signal handler
+// could see: a signal cannot leave the file behind unregistered. o, when
+// not nil, is registered for the handler's message too.
+func createTemp(dir, prefix string, perm os.FileMode, o *Output, cleanup func(f *os.File) func()) (f *os.File, cancel func(), err error) {
 	installHandler()
 	interrupt.Lock()
 	defer interrupt.Unlock()
 	if interrupt.started.Load() {
 		return nil, nil, errSignalled
 	}
-	f, err = os.CreateTemp(dir, pattern)
+	f, err = openTemp(dir, prefix, perm)
 	if err != nil {
 		return nil, nil, err
 	}
 	return f, registerLocked(o, cleanup(f)), nil
+}
+
+// openTemp creates a new file in dir (os.TempDir() if ""), named prefix
+// and a random number, as os.CreateTemp does, but with permissions perm
+// less the umask, where os.CreateTemp gives 0600 whatever the umask.
+func openTemp(dir, prefix string, perm os.FileMode) (*os.File, error) {
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	for try := 0; ; try++ {
+		name := filepath.Join(dir, prefix+strconv.FormatUint(uint64(rand.Uint32()), 10))
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)
+		if errors.Is(err, fs.ErrExist) && try < 10000 {
+			continue
+		}
+		return f, err
+	}
 }

@@ -54,7 +54,7 @@ func seekableInput(name string, partial bool) (f io.ReadSeeker, size int64, kind
 		// bytes already read by the detection are in dec, spooled below.
 	}
 	var remove func()
-	tmp, cancel, err := createTemp("", "heapcrunch-spool-*", nil, func(f *os.File) func() {
+	tmp, cancel, err := createTemp("", "heapcrunch-spool-", 0o600, nil, func(f *os.File) func() {
 		remove = func() { f.Close(); os.Remove(f.Name()) }
 		return remove
 	})

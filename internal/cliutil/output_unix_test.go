@@ -1,0 +1,85 @@
+//go:build unix
+
+package cliutil
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"unicode/utf8"
+)
+
+// TestOutputPermissions: a new output gets what the umask leaves of 0666,
+// as a shell's redirection would give it; a replaced one keeps its
+// permissions, whatever the umask.
+func TestOutputPermissions(t *testing.T) {
+	old := syscall.Umask(0o022)
+	defer syscall.Umask(old)
+	d := t.TempDir()
+	write := func(path string, force bool) fs.FileMode {
+		t.Helper()
+		o, err := CreateOutput(path, force)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.Write([]byte("data"))
+		if err := o.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Mode().Perm()
+	}
+	for _, c := range []struct {
+		umask int
+		want  fs.FileMode
+	}{{0o077, 0o600}, {0o022, 0o644}, {0o002, 0o664}, {0o027, 0o640}} {
+		syscall.Umask(c.umask)
+		if got := write(filepath.Join(d, fmt.Sprintf("new-%03o.bmd", c.umask)), false); got != c.want {
+			t.Errorf("umask %03o: new output has mode %v, want %v", c.umask, got, c.want)
+		}
+	}
+	kept := filepath.Join(d, "kept.bmd")
+	if err := os.WriteFile(kept, []byte("old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(kept, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	syscall.Umask(0o077)
+	if got := write(kept, true); got != 0o640 {
+		t.Errorf("replaced output has mode %v, want its old 0640", got)
+	}
+}
+
+// TestOutputLongName: an output whose name is as long as file names may be
+// (255 bytes) can be written: its temporary file's name is cut to fit.
+func TestOutputLongName(t *testing.T) {
+	d := t.TempDir()
+	for _, name := range []string{
+		strings.Repeat("a", 251) + ".bmd",
+		"x" + strings.Repeat("é", 120) + strings.Repeat("b", 10) + ".bmd", // 255 bytes; byte 200 is inside an é
+	} {
+		path := filepath.Join(d, name)
+		o, err := CreateOutput(path, false)
+		if err != nil {
+			t.Fatalf("%d-byte name: %v", len(name), err)
+		}
+		if base := filepath.Base(o.tmp); len(base) > 255 || !strings.HasPrefix(base, ".") || !strings.Contains(base, ".tmp-") || !utf8.ValidString(base) {
+			t.Errorf("temporary file %q (%d bytes)", base, len(base))
+		}
+		o.Write([]byte("data"))
+		if err := o.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		if b, err := os.ReadFile(path); err != nil || string(b) != "data" {
+			t.Fatalf("%d-byte name: read back %q, %v", len(name), b, err)
+		}
+	}
+}
