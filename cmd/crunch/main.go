@@ -264,7 +264,7 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 // printStats prints st, with the real sizes of the output: bmdBytes of BMD
 // (the whole file, header included) and written bytes after compression.
 func printStats(w io.Writer, st *crunch.Stats, bmdBytes, written int64, kind compress.Kind) {
-	fmt.Fprintf(w, "input:  %s, %d-byte IDs, %d bytes\n", st.HPROFHeader.Version, st.HPROFHeader.IDSize, st.InBytes)
+	fmt.Fprintf(w, "input:  %s, %d-byte IDs, %d bytes\n", cliutil.Printable(st.HPROFHeader.Version), st.HPROFHeader.IDSize, st.InBytes)
 	keys := make([]string, 0, len(st.InRecords))
 	for k := range st.InRecords {
 		keys = append(keys, k)

@@ -908,3 +908,24 @@ func TestLabels(t *testing.T) {
 		clitest.ExpectFail(t, d, r, 2, "crunch", before, "--label")
 	}
 }
+
+// TestStatsPrintable: --stats prints the dump's HPROF version quoted when
+// it holds control characters, which a crafted dump could use to drive
+// the terminal.
+func TestStatsPrintable(t *testing.T) {
+	fixtures(t)
+	d := clitest.NewDir(t)
+	evil := bytes.Replace(small, []byte("JAVA PROFILE 1.0.2\x00"), []byte("JAVA PROFILE 1.0.2\x1b[2J\x00"), 1)
+	if bytes.Equal(evil, small) {
+		t.Fatal("the fixture's header is not JAVA PROFILE 1.0.2")
+	}
+	d.Write(t, "evil.hprof", evil)
+	r := d.Run(t, nil, crunchBin, "--stats", "evil.hprof", "out.bmd")
+	clitest.ExpectOK(t, r)
+	if strings.Contains(r.Stderr, "\x1b") {
+		t.Errorf("--stats printed an escape character: %q", clitest.Head(r.Stderr))
+	}
+	if want := `input:  "JAVA PROFILE 1.0.2\x1b[2J", 8-byte IDs`; !strings.Contains(r.Stderr, want) {
+		t.Errorf("--stats output lacks %s:\n%s", want, clitest.Head(r.Stderr))
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"os"
 	"slices"
@@ -214,6 +215,14 @@ func checkSource(flag, path string) error {
 		return cliutil.Usagef("--%s %s: is a folder; for a folder of .class files use --jar %s", flag, path, path)
 	case st.IsDir():
 		return fmt.Errorf("--%s %s: is a directory", flag, path)
+	case !st.Mode().IsRegular() && (flag == "apk" || flag == "dex" || flag == "jar"):
+		// Zip archives and DEX files are read at offsets their ends give:
+		// a pipe's bytes cannot be.
+		what := "a device"
+		if st.Mode()&fs.ModeNamedPipe != 0 {
+			what = "a pipe"
+		}
+		return cliutil.Usagef("--%s %s: is %s, not a file: give the file itself (only --strings and --mapping read a pipe)", flag, path, what)
 	case st.Mode().IsRegular() && st.Size() == 0:
 		// A pipe (--strings <(...)) has no size: only a regular file is
 		// known to be empty.
@@ -512,16 +521,16 @@ func info(inName string, w io.Writer) error {
 	defer dec.Close()
 	br := bufio.NewReaderSize(dec, 64<<10)
 	head, _ := br.Peek(64)
-	fmt.Fprintf(w, "file: %s\n", inName)
-	if kind != compress.None {
-		fmt.Fprintf(w, "compression: %s\n", kind)
-	}
 	r, v1, err := decrunch.OpenSource(br, head)
-	if err != nil {
+	if err != nil { // nothing printed: a failure writes only its message
 		if what := cliutil.Sniff(head); errors.Is(err, bmd.ErrNotBMD) && what != "" && what != "a BMD file" {
 			err = fmt.Errorf("not a BMD file: it is %s", what)
 		}
 		return fmt.Errorf("%s: %w", inName, err)
+	}
+	fmt.Fprintf(w, "file: %s\n", inName)
+	if kind != compress.None {
+		fmt.Fprintf(w, "compression: %s\n", kind)
 	}
 	m := r.Metadata()
 	if v1 {
@@ -534,9 +543,9 @@ func info(inName string, w io.Writer) error {
 }
 
 func printMeta(w io.Writer, m *bmd.Metadata) {
-	line := func(k, v string) {
+	line := func(k, v string) { // v from the file: forged, it could hold escape sequences
 		if v != "" {
-			fmt.Fprintf(w, "%s: %s\n", k, v)
+			fmt.Fprintf(w, "%s: %s\n", k, cliutil.Printable(v))
 		}
 	}
 	line("hprof_version", m.HPROFVersion)

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -237,6 +239,35 @@ func TestBadNameSource(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestNameSourcePipe: an APK, DEX file or JAR given as a pipe (a named
+// one here; a shell's <(...) is one too) or a device is a usage error that
+// says so, where it was called damaged; --strings reads a pipe.
+func TestNameSourcePipe(t *testing.T) {
+	fixtures(t)
+	d := clitest.NewDir(t)
+	d.Write(t, "in.bmd", good)
+	if err := syscall.Mkfifo(filepath.Join(d.Path, "fifo"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	before := d.Files(t)
+	for _, flag := range []string{"apk", "dex", "jar"} {
+		r := d.Run(t, nil, decrunchBin, "in.bmd", "--"+flag, "fifo", "-o", "out.hprof")
+		clitest.ExpectFail(t, d, r, 2, "decrunch", before, "--"+flag+" fifo: is a pipe, not a file", "give the file itself")
+		r = d.Run(t, nil, decrunchBin, "in.bmd", "--"+flag, "/dev/zero", "-o", "out.hprof")
+		clitest.ExpectFail(t, d, r, 2, "decrunch", before, "--"+flag+" /dev/zero: is a device, not a file")
+	}
+	// --strings from a pipe: a writer feeds the FIFO while decrunch reads.
+	go func() {
+		f, err := os.OpenFile(filepath.Join(d.Path, "fifo"), os.O_WRONLY, 0)
+		if err == nil {
+			f.WriteString("com.example.Main\n")
+			f.Close()
+		}
+	}()
+	clitest.ExpectOK(t, d.Run(t, nil, decrunchBin, "in.bmd", "--strings", "fifo", "-o", "out.hprof"))
+	isHPROF(t, d.Read(t, "out.hprof"))
 }
 
 // TestUsage: calling the command wrongly exits with 2, a one-line message
@@ -846,4 +877,44 @@ func TestOutputLimit(t *testing.T) {
 	clitest.ExpectFail(t, d, r, 2, "decrunch", before, "--max-output", "lots")
 	d.Write(t, "in.bmd", bigBMD)
 	clitest.ExpectOK(t, d.Run(t, nil, decrunchBin, "in.bmd", "-o", "in.hprof"))
+}
+
+// TestInfo: --info prints the metadata and writes no file; text from the
+// file that could drive a terminal (escape sequences in a forged header)
+// is printed quoted; a file that is not a BMD gets only the message.
+func TestInfo(t *testing.T) {
+	fixtures(t)
+	d := clitest.NewDir(t)
+	d.Write(t, "in.bmd", good)
+	src := testutil.ReadAll(t, testutil.Fixture("sample.hprof.gz"))
+	evil := "heapcrunch \x1b]0;PWNED\a\x1b[2J\x9b"
+	d.Write(t, "evil.bmd", crunchBytes(t, src, crunch.Options{Tool: evil, Labels: []string{"app=com.example"}}))
+	d.Write(t, "not.bmd", []byte("JAVA PROFILE 1.0.2\x00 an HPROF file"))
+	before := d.Files(t)
+
+	r := d.Run(t, nil, decrunchBin, "--info", "in.bmd")
+	clitest.ExpectOK(t, r)
+	for _, want := range []string{"file: in.bmd\n", "format: BMD version 2\n", "hprof_version: JAVA PROFILE 1.0.2\n", "id_size: 8\n", "objects: "} {
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("--info output lacks %q:\n%s", want, r.Stdout)
+		}
+	}
+
+	r = d.Run(t, nil, decrunchBin, "--info", "evil.bmd")
+	clitest.ExpectOK(t, r)
+	if strings.ContainsAny(r.Stdout, "\x1b\a") || strings.Contains(r.Stdout, "\x9b") {
+		t.Errorf("--info printed control characters from the file: %q", r.Stdout)
+	}
+	if want := "tool: " + strconv.Quote(evil) + "\n"; !strings.Contains(r.Stdout, want) {
+		t.Errorf("--info output lacks %q:\n%s", want, r.Stdout)
+	}
+	if !strings.Contains(r.Stdout, "label: app=com.example\n") {
+		t.Errorf("--info output lacks the label:\n%s", r.Stdout)
+	}
+
+	r = d.Run(t, nil, decrunchBin, "--info", "not.bmd")
+	clitest.ExpectFail(t, d, r, 1, "decrunch", before, "not.bmd", "not a BMD file")
+	if after := d.Files(t); !slices.Equal(after, before) {
+		t.Errorf("files after --info: %v, want %v", after, before)
+	}
 }

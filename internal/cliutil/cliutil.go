@@ -10,7 +10,10 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
@@ -167,6 +170,22 @@ func (p *Progress) Done() {
 	if p.on {
 		fmt.Fprintf(os.Stderr, "\r%s\r", strings.Repeat(" ", 60))
 	}
+}
+
+// Printable returns s as it is if it holds only printable characters and
+// spaces, else quoted as a Go string ("\x1b[2J"): text from an input file
+// printed on a terminal must not carry escape sequences to it (nor bytes
+// that are not UTF-8, which some terminals read as C1 controls).
+func Printable(s string) string {
+	if !utf8.ValidString(s) {
+		return strconv.Quote(s)
+	}
+	for _, r := range s {
+		if r != ' ' && !unicode.IsPrint(r) {
+			return strconv.Quote(s)
+		}
+	}
+	return s
 }
 
 // Plural returns "1 argument", "2 arguments" and the like.

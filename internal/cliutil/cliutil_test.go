@@ -318,3 +318,55 @@ func TestOutputWriteback(t *testing.T) {
 	}
 	null.Commit()
 }
+
+// TestParseSize: decimal sizes with units are read to whole bytes; what
+// is not a size, or rounds to no byte, or is past 4 EiB, is refused with a
+// message that says which.
+func TestParseSize(t *testing.T) {
+	for s, want := range map[string]int64{
+		"0": 0, "4096": 4096, "100G": 100e9, "100GB": 100e9, "1.5GiB": 3 << 29, " 2 kib ": 2048,
+		"1.1K": 1100, "0.5": 1, "7b": 7, "4611686018427387904": 1 << 62, "4EiB": -1,
+	} {
+		got, err := ParseSize(s)
+		if want < 0 {
+			if err == nil {
+				t.Errorf("ParseSize(%q) = %d, want an error", s, got)
+			}
+			continue
+		}
+		if err != nil || got != want {
+			t.Errorf("ParseSize(%q) = %d, %v; want %d", s, got, err, want)
+		}
+	}
+	for s, mention := range map[string]string{
+		"NaN": "not a number", "Inf": "not a number", "-1": "not a number", "1e3": "not a number",
+		"0x10": "not a number", "1.2.3": "not a number", ".": "not a number", "": "not a number",
+		"lots": "not a number", "G": "not a number", "0.4": "less than one byte", "1e-9": "not a number",
+		"0.0001K": "less than one byte", "9223372036854775807": "too large", "5000000T": "too large",
+	} {
+		if _, err := ParseSize(s); err == nil || !strings.Contains(err.Error(), mention) {
+			t.Errorf("ParseSize(%q): error %v, want one saying %q", s, err, mention)
+		}
+	}
+}
+
+// TestPrintable: text with only printable characters and spaces is kept;
+// any control character or byte that is not UTF-8 makes it quoted.
+func TestPrintable(t *testing.T) {
+	for s, want := range map[string]string{
+		"":                       "",
+		"JAVA PROFILE 1.0.2":     "JAVA PROFILE 1.0.2",
+		"heapcrunch 0.1.0 (été)": "heapcrunch 0.1.0 (été)",
+		"a\x1b[2J":               `"a\x1b[2J"`,
+		"title\x1b]0;x\a":        `"title\x1b]0;x\a"`,
+		"tab\there":              `"tab\there"`,
+		"line\n":                 `"line\n"`,
+		"c1 \u009b2J":            `"c1 \u009b2J"`,
+		"bad \x9b2J":             `"bad \x9b2J"`,
+		"bidi \u202egnp.exe":     `"bidi \u202egnp.exe"`,
+	} {
+		if got := Printable(s); got != want {
+			t.Errorf("Printable(%q) = %s, want %s", s, got, want)
+		}
+	}
+}

@@ -7,9 +7,15 @@ import (
 	"strings"
 )
 
-// ParseSize reads a size in bytes: a number, optionally followed by K, M,
-// G or T (powers of 1000) or KiB, MiB, GiB or TiB (powers of 1024), in any
-// case, with an optional B (100G, 100GB, 1.5GiB, 4096).
+// maxSize is the largest size ParseSize takes: 4 EiB, a limit no file
+// reaches.
+const maxSize = 1 << 62
+
+// ParseSize reads a size in bytes: a decimal number, optionally followed by
+// K, M, G or T (powers of 1000) or KiB, MiB, GiB or TiB (powers of 1024),
+// in any case, with an optional B (100G, 100GB, 1.5GiB, 4096). The size is
+// rounded to a whole number of bytes; one that rounds to 0 is refused
+// unless it is 0 (which callers take for "no limit").
 func ParseSize(s string) (int64, error) {
 	t := strings.TrimSpace(s)
 	u := strings.ToUpper(t)
@@ -24,11 +30,24 @@ func ParseSize(s string) (int64, error) {
 			break
 		}
 	}
-	v, err := strconv.ParseFloat(strings.TrimSpace(t), 64)
-	if err != nil || v < 0 || math.IsInf(v, 0) || v*mult > math.MaxInt64/2 {
+	t = strings.TrimSpace(t)
+	// Digits with at most one point: ParseFloat alone would also take
+	// NaN, Inf, exponents and hexadecimal.
+	if t == "" || t == "." || strings.Count(t, ".") > 1 || strings.TrimLeft(t, "0123456789.") != "" {
 		return 0, fmt.Errorf("size %q is not a number of bytes (such as 4096, 100G or 1.5GiB)", s)
 	}
-	return int64(v * mult), nil
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil {
+		return 0, fmt.Errorf("size %q is not a number of bytes (such as 4096, 100G or 1.5GiB)", s)
+	}
+	n := math.Round(v * mult)
+	switch {
+	case n > maxSize:
+		return 0, fmt.Errorf("size %q is too large (at most %d bytes, 4 EiB)", s, int64(maxSize))
+	case n == 0 && v != 0:
+		return 0, fmt.Errorf("size %q is less than one byte", s)
+	}
+	return int64(n), nil
 }
 
 // FormatSize writes a size in bytes for people: 6,085 bytes, 4.0 GiB.
