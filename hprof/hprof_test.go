@@ -389,8 +389,8 @@ func TestTruncatedEverywhere(t *testing.T) {
 		case fe.Offset < rec.start || fe.Offset > cut:
 			t.Fatalf("cut at %d in the record at %d: error at offset %d", cut, rec.start, fe.Offset)
 		case !rec.heap && cut >= rec.start+9:
-			want := fmt.Sprintf("needs %d more bytes", rec.end-cut)
-			if fe.Offset != rec.start || !strings.Contains(fe.Msg, want) {
+			want := needsMoreText(rec.end - cut)
+			if fe.Offset != rec.start || !strings.HasSuffix(fe.Msg, want) {
 				t.Fatalf("cut at %d in the record at %d..%d: %v, want %q at offset %d", cut, rec.start, rec.end, err, want, rec.start)
 			}
 		}
@@ -398,8 +398,8 @@ func TestTruncatedEverywhere(t *testing.T) {
 		// the record and says what it lacks.
 		if cut >= rec.start+9 {
 			err := skipAll(src[:cut])
-			want := fmt.Sprintf("needs %d more bytes", rec.end-cut)
-			if !errors.As(err, &fe) || fe.Offset != rec.start || !strings.Contains(fe.Msg, want) {
+			want := needsMoreText(rec.end - cut)
+			if !errors.As(err, &fe) || fe.Offset != rec.start || !strings.HasSuffix(fe.Msg, want) {
 				t.Fatalf("cut at %d, skipping the record at %d..%d: %v, want %q at offset %d", cut, rec.start, rec.end, err, want, rec.start)
 			}
 		}
@@ -721,4 +721,12 @@ func TestHeapDumpAroundTopLevelRecord(t *testing.T) {
 			}
 		})
 	}
+}
+
+// needsMoreText is the end of the message for a record cut n bytes short.
+func needsMoreText(n int64) string {
+	if n == 1 {
+		return "needs 1 more byte"
+	}
+	return fmt.Sprintf("needs %d more bytes", n)
 }

@@ -96,7 +96,7 @@ func (r *Reader) readHeader() error {
 			Msg: fmt.Sprintf("version string is not NUL-terminated within %d bytes", MaxVersionLen+1), Err: ErrNotHPROF}
 	}
 	if len(b) < nul+1+12 {
-		return &FormatError{Offset: int64(len(b)), Tag: -1, Record: "header", Msg: fmt.Sprintf("truncated: needs %d more bytes", nul+13-len(b)), Err: io.ErrUnexpectedEOF}
+		return &FormatError{Offset: int64(len(b)), Tag: -1, Record: "header", Msg: "truncated: " + needsMore(nul+13-len(b)), Err: io.ErrUnexpectedEOF}
 	}
 	r.hdr.Version = string(b[:nul])
 	p := nul + 1
@@ -129,7 +129,16 @@ func (r *Reader) truncated(off int64, record string, tag int, need int64) error 
 	}
 	have := r.in.ReadOffset() - r.Offset()
 	return &FormatError{Offset: off, Record: record, Tag: tag,
-		Msg: fmt.Sprintf("truncated: needs %d more bytes", need-have), Err: io.ErrUnexpectedEOF}
+		Msg: "truncated: " + needsMore(need-have), Err: io.ErrUnexpectedEOF}
+}
+
+// needsMore says how many bytes a cut record lacks: "needs 1 more byte",
+// "needs 12 more bytes".
+func needsMore[N int | int64](n N) string {
+	if n == 1 {
+		return "needs 1 more byte"
+	}
+	return fmt.Sprintf("needs %d more bytes", n)
 }
 
 // Next skips what is left of the current record and reads the header of the

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"sort"
 	"strings"
@@ -143,6 +144,9 @@ func run(c *cli.Context) error {
 	if kind != byName && byName != compress.None {
 		warn(c, "%s: written %s as --compress %s asks, although its name says %s", outName, compressedText(kind), c.String("compress"), byName)
 	}
+	if other := otherCompression(outName); other != "" && !c.IsSet("compress") {
+		warn(c, "%s: written uncompressed, although its name says %s: crunch compresses with zstd (.zst) or gzip (.gz)", outName, other)
+	}
 	src, size, _, cleanup, err := cliutil.SeekableInput(inName)
 	if err != nil {
 		return err
@@ -172,6 +176,22 @@ func run(c *cli.Context) error {
 		printStats(os.Stderr, st, bmdBytes, out.Written(), kind)
 	}
 	return nil
+}
+
+// otherCompression returns the compression an output name asks for that
+// crunch does not write (out.bmd.xz: "xz"), or "".
+func otherCompression(name string) string {
+	switch strings.ToLower(filepath.Ext(name)) {
+	case ".bz2":
+		return "bzip2"
+	case ".xz":
+		return "xz"
+	case ".lz4":
+		return "lz4"
+	case ".br":
+		return "brotli"
+	}
+	return ""
 }
 
 // warn prints a warning, unless --quiet.

@@ -209,6 +209,8 @@ func TestUsage(t *testing.T) {
 		{[]string{"--no-such-flag", "in.hprof", "out.bmd"}, []string{"no-such-flag"}},
 		{[]string{"in.hprof", "out.bmd", "--no-such-flag"}, []string{"no-such-flag"}},
 		{[]string{"--compress", "xz", "in.hprof", "out.bmd"}, []string{"xz"}},
+		{[]string{"--compress", "", "in.hprof", "out.bmd"}, []string{`unknown compression ""`}},
+		{[]string{"in.hprof", ""}, []string{"output name is empty"}},
 		{[]string{"--profile", "nope", "in.hprof", "out.bmd"}, []string{"nope"}},
 		{[]string{"--drop-heap", "nope", "in.hprof", "out.bmd"}, []string{"nope"}},
 		{[]string{"--format", "v3", "in.hprof", "out.bmd"}, []string{"v3"}},
@@ -851,6 +853,8 @@ func TestWarnings(t *testing.T) {
 		{"--preserve-class of a class not in the dump", []string{"--preserve-class", "NoSuchClass", "in.hprof", "out.bmd"}, "crunch: warning: --preserve-class NoSuchClass: "},
 		{"--hash-platform-names with --keep-strings", []string{"--keep-strings", "--hash-platform-names", "in.hprof", "out.bmd"}, "crunch: warning: --hash-platform-names has no effect with --keep-strings"},
 		{"--compress against the name", []string{"--compress", "none", "in.hprof", "out.bmd.zst"}, "crunch: warning: out.bmd.zst: written uncompressed as --compress none asks"},
+		{"a name of a compression crunch does not write", []string{"in.hprof", "out.bmd.XZ"}, "crunch: warning: out.bmd.XZ: written uncompressed, although its name says xz"},
+		{"--compress in capitals against the name", []string{"--compress", "ZSTD", "in.hprof", "out.bmd.gz"}, "crunch: warning: out.bmd.gz: written with zstd as --compress ZSTD asks"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			for _, quiet := range []bool{false, true} {

@@ -84,6 +84,9 @@ type outputTarget struct {
 func resolveOutput(dest string) (outputTarget, error) {
 	var t outputTarget
 	base := filepath.Base(dest)
+	if dest == "" {
+		return t, Usagef("output name is empty; give a file name")
+	}
 	if strings.HasSuffix(dest, "/") || base == "." || base == ".." {
 		return t, Usagef("output %s names a directory; give a file name", dest)
 	}

@@ -107,10 +107,10 @@ func ForName(name string) Kind {
 	return None
 }
 
-// Parse turns a --compress flag value into a Kind.
+// Parse turns a --compress flag value, in any case, into a Kind.
 func Parse(s string) (Kind, error) {
-	switch s {
-	case "", "none":
+	switch strings.ToLower(s) {
+	case "none":
 		return None, nil
 	case "zstd", "zst":
 		return Zstd, nil
