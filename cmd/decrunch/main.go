@@ -288,6 +288,9 @@ func run(c *cli.Context) error {
 		return err
 	}
 	if c.Bool("info") {
+		if c.IsSet("output") {
+			return cliutil.Usagef("--info prints the metadata and writes no file: leave out -o %s", outName)
+		}
 		return info(inName, os.Stdout)
 	}
 	if err := checkOutput(c, inName, outName); err != nil {

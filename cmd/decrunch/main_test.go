@@ -914,6 +914,8 @@ func TestInfo(t *testing.T) {
 
 	r = d.Run(t, nil, decrunchBin, "--info", "not.bmd")
 	clitest.ExpectFail(t, d, r, 1, "decrunch", before, "not.bmd", "not a BMD file")
+	r = d.Run(t, nil, decrunchBin, "--info", "in.bmd", "-o", "out.hprof")
+	clitest.ExpectFail(t, d, r, 2, "decrunch", before, "--info prints the metadata and writes no file: leave out -o out.hprof")
 	if after := d.Files(t); !slices.Equal(after, before) {
 		t.Errorf("files after --info: %v, want %v", after, before)
 	}

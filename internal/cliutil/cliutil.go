@@ -111,6 +111,8 @@ func CheckInput(name string) error {
 		return fmt.Errorf("%s: %w", name, unwrapPath(err))
 	case st.IsDir():
 		return fmt.Errorf("%s: is a directory", name)
+	case st.Mode()&fs.ModeSocket != 0:
+		return fmt.Errorf("%s: is a socket, not a file: send the dump through a pipe or give a file", name)
 	}
 	return nil
 }

@@ -370,3 +370,38 @@ func TestPrintable(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckInput: a missing input, a folder or a socket is refused with a
+// message that names it and says what it is; a file, a FIFO, a device and
+// standard input are taken.
+func TestCheckInput(t *testing.T) {
+	d := t.TempDir()
+	os.WriteFile(filepath.Join(d, "in.hprof"), []byte("x"), 0o644)
+	os.Mkdir(filepath.Join(d, "sub"), 0o755)
+	if err := syscall.Mkfifo(filepath.Join(d, "fifo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("unix", filepath.Join(d, "sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	for name, want := range map[string]string{
+		"in.hprof": "", "fifo": "", "/dev/null": "", "-": "",
+		"missing": "missing: no such file", "sub": "sub: is a directory", "sock": "sock: is a socket, not a file",
+	} {
+		if name != "-" && !filepath.IsAbs(name) {
+			name = filepath.Join(d, name)
+			if want != "" {
+				want = filepath.Join(d, want)
+			}
+		}
+		err := CheckInput(name)
+		switch {
+		case want == "" && err != nil:
+			t.Errorf("CheckInput(%s): %v", name, err)
+		case want != "" && (err == nil || !strings.HasPrefix(err.Error(), want)):
+			t.Errorf("CheckInput(%s): %v, want %q", name, err, want)
+		}
+	}
+}
