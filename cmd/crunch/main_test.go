@@ -497,6 +497,35 @@ func TestSignals(t *testing.T) {
 	}
 }
 
+// TestSpoolUnnamed: the spool file (here, of a gzip dump) has no name once
+// written, so that SIGKILL, which no handler sees, leaves no copy of the
+// dump behind; only the temporary output it was writing stays.
+func TestSpoolUnnamed(t *testing.T) {
+	fixtures(t)
+	d := clitest.NewDir(t)
+	if err := os.Symlink(bigGz(t), filepath.Join(d.Path, "big.hprof.gz")); err != nil {
+		t.Fatal(err)
+	}
+	cmd := d.Command(t.Context(), crunchBin, "big.hprof.gz", "out.bmd")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	var werr error
+	go func() { werr = cmd.Wait(); close(exited) }()
+	if !clitest.WaitFor(t, "the temporary output exists", func() bool { return d.HasTemp(".out.bmd.tmp-") }, exited) {
+		t.Fatalf("crunch ended (%v) before it wrote its output", werr)
+	}
+	if d.HasTemp("heapcrunch-spool-") {
+		t.Error("the spool file still has a name while crunch writes its output")
+	}
+	cmd.Process.Kill()
+	<-exited
+	if d.HasTemp("heapcrunch-spool-") {
+		t.Error("SIGKILL left the spool file behind")
+	}
+}
+
 // TestBrokenPipe: when the reader of standard output or of a FIFO goes
 // away, crunch says so, removes its spool file and exits with 141.
 func TestBrokenPipe(t *testing.T) {

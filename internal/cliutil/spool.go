@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 
 	"github.com/heapcrunch/heapcrunch/internal/compress"
 )
@@ -13,7 +14,8 @@ import (
 // standard input for "-") as a seekable file, for tools that read their
 // input twice. A plain regular file is used as it is; standard input,
 // pipes, FIFOs, devices and compressed files are spooled to a temporary
-// file, which cleanup removes (as does a termination signal).
+// file, which cleanup removes (as does a termination signal while it is
+// written; once written, it has no name but on Windows).
 func SeekableInput(name string) (f io.ReadSeeker, size int64, kind compress.Kind, cleanup func(), err error) {
 	f, size, kind, cleanup, _, err = seekableInput(name, false)
 	return f, size, kind, cleanup, err
@@ -86,6 +88,13 @@ func seekableInput(name string, partial bool) (f io.ReadSeeker, size int64, kind
 	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
 		clean()
 		return nil, 0, kind, nil, nil, err
+	}
+	// The copy is read through tmp alone from now on: its name goes at
+	// once, so that not even SIGKILL (or a phone's low-memory killer) can
+	// leave a copy of the dump behind. Windows cannot remove an open file:
+	// there clean does it.
+	if runtime.GOOS != "windows" {
+		os.Remove(tmp.Name())
 	}
 	return tmp, n, kind, clean, damage, nil
 }
