@@ -497,6 +497,37 @@ func TestSignals(t *testing.T) {
 	}
 }
 
+// TestStdinFile: standard input redirected from a dump file is read in
+// place, like the file itself, with no copy: crunch needs no TMPDIR then,
+// and writes the same BMD.
+func TestStdinFile(t *testing.T) {
+	fixtures(t)
+	d := clitest.NewDir(t)
+	d.Write(t, "in.hprof", full)
+	clitest.ExpectOK(t, d.Run(t, nil, crunchBin, "in.hprof", "want.bmd"))
+	stdin, err := os.Open(filepath.Join(d.Path, "in.hprof"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	cmd := d.Command(t.Context(), crunchBin, "-", "got.bmd")
+	cmd.Env = append(cmd.Env, "TMPDIR="+filepath.Join(d.Path, "no-such-folder")) // the last one counts
+	cmd.Stdin = stdin
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("crunch - got.bmd < in.hprof: %v\n%s", err, out)
+	}
+	if !bytes.Equal(d.Read(t, "got.bmd"), d.Read(t, "want.bmd")) {
+		t.Fatal("crunch of standard input redirected from the dump differs from crunch of the dump")
+	}
+	// From a pipe it needs its copy, and says where it could not make it.
+	cmd = d.Command(t.Context(), crunchBin, "-", "pipe.bmd")
+	cmd.Env = append(cmd.Env, "TMPDIR="+filepath.Join(d.Path, "no-such-folder"))
+	cmd.Stdin = bytes.NewReader(full)
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "cannot make a temporary copy") {
+		t.Fatalf("crunch - pipe.bmd with no TMPDIR: %v\n%s", err, out)
+	}
+}
+
 // TestSpoolUnnamed: the spool file (here, of a gzip dump) has no name once
 // written, so that SIGKILL, which no handler sees, leaves no copy of the
 // dump behind; only the temporary output it was writing stays.

@@ -12,8 +12,9 @@ import (
 
 // SeekableInput returns the decompressed content of the named input (or of
 // standard input for "-") as a seekable file, for tools that read their
-// input twice. A plain regular file is used as it is; standard input,
-// pipes, FIFOs, devices and compressed files are spooled to a temporary
+// input twice. A plain regular file is used as it is, also as standard
+// input read from its start ("< dump.hprof"); other standard input, pipes,
+// FIFOs, devices and compressed files are spooled to a temporary
 // file, which cleanup removes (as does a termination signal while it is
 // written; once written, it has no name but on Windows).
 func SeekableInput(name string) (f io.ReadSeeker, size int64, kind compress.Kind, cleanup func(), err error) {
@@ -30,16 +31,36 @@ func SeekableInputPartial(name string) (f io.ReadSeeker, size int64, kind compre
 }
 
 func seekableInput(name string, partial bool) (f io.ReadSeeker, size int64, kind compress.Kind, cleanup func(), damage, err error) {
+	if name == "-" && stdinIsFile() {
+		// "< dump.hprof": read in place, as the file itself.
+		return seekableFile(name, os.Stdin, partial)
+	}
 	in, err := OpenInput(name)
 	if err != nil {
 		return nil, 0, "", nil, nil, err
 	}
+	return seekableFile(name, in, partial)
+}
+
+// stdinIsFile reports whether standard input is a regular file read from
+// its start (a shell's "< dump.hprof"), which can be read twice.
+func stdinIsFile() bool {
+	st, err := os.Stdin.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		return false
+	}
+	off, err := os.Stdin.Seek(0, io.SeekCurrent)
+	return err == nil && off == 0
+}
+
+// seekableFile is seekableInput of the opened input in.
+func seekableFile(name string, in io.ReadCloser, partial bool) (f io.ReadSeeker, size int64, kind compress.Kind, cleanup func(), damage, err error) {
 	dec, kind, err := compress.NewReader(in)
 	if err != nil {
 		in.Close()
 		return nil, 0, kind, nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
-	if file, ok := in.(*os.File); ok && kind == compress.None && name != "-" {
+	if file, ok := in.(*os.File); ok && kind == compress.None {
 		st, err := file.Stat()
 		if err != nil {
 			file.Close()
