@@ -137,13 +137,15 @@ func TestForNameAndParse(t *testing.T) {
 			t.Errorf("ForName(%q) = %s, want %s", name, got, want)
 		}
 	}
-	for s, want := range map[string]Kind{"": None, "none": None, "zstd": Zstd, "zst": Zstd, "gzip": Gzip, "gz": Gzip} {
+	for s, want := range map[string]Kind{"none": None, "zstd": Zstd, "zst": Zstd, "gzip": Gzip, "gz": Gzip, "ZSTD": Zstd, "Gzip": Gzip, "NONE": None} {
 		if got, err := Parse(s); err != nil || got != want {
 			t.Errorf("Parse(%q) = %s, %v", s, got, err)
 		}
 	}
-	if _, err := Parse("xz"); err == nil {
-		t.Error("Parse(xz): no error")
+	for _, s := range []string{"xz", "", " zstd"} {
+		if _, err := Parse(s); err == nil {
+			t.Errorf("Parse(%q): no error", s)
+		}
 	}
 	if _, err := NewWriter(io.Discard, Bzip2); err == nil {
 		t.Error("NewWriter(bzip2): no error")
