@@ -273,7 +273,10 @@ func (r *reader) readEntry(a *zipArchive, e *zip.File, name string, buf []byte) 
 	}
 	buf, err = readAllLimit(rc, buf[:0], maxEntrySize)
 	if err != nil {
-		return buf[:0], &FormatError{Path: r.path, Entry: name, Offset: int64(len(buf)), Msg: "reading entry: " + err.Error()}
+		// The offset would be within the entry's uncompressed content,
+		// which the user cannot look up: say how far the reading went.
+		return buf[:0], &FormatError{Path: r.path, Entry: name, Offset: -1,
+			Msg: fmt.Sprintf("damaged entry: %v, after %d bytes of its content", err, len(buf))}
 	}
 	return buf, nil
 }

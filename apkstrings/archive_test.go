@@ -118,13 +118,13 @@ func TestReadAPKCorruptEntry(t *testing.T) {
 		data []byte
 		want string
 	}{
-		"crc":  {patchCentral(t, z, 16, 0xDEADBEEF), "checksum error"},
+		"crc":  {patchCentral(t, z, 16, 0xDEADBEEF), "damaged entry: zip: checksum error, after "},
 		"huge": {patchCentral(t, z, 24, 0xFFFFFFF0), "entry of 4294967280 bytes is larger than the 512 MiB limit"},
 	} {
 		_, err := ReadAPK(writeTemp(t, "app.apk", c.data), func(string) {})
 		fe := asFormatError(t, err)
-		if fe.Entry != "classes.dex" || !strings.Contains(fe.Error(), c.want) {
-			t.Errorf("%s: %v, want an error in classes.dex saying %q", name, fe, c.want)
+		if fe.Entry != "classes.dex" || !strings.Contains(fe.Error(), c.want) || fe.Offset != -1 {
+			t.Errorf("%s: %v (offset %d), want an error in classes.dex saying %q, with no offset (one within the entry's content means nothing to a user)", name, fe, fe.Offset, c.want)
 		}
 	}
 }
