@@ -41,7 +41,7 @@ stays). A FIFO or a character device (/dev/null) is written in place and
 needs no --force, since nothing is overwritten; a block device needs
 --force. - is standard output, refused when it is a terminal. The output
 is never the input, also through links or redirections (< in.hprof,
-> in.hprof), even with --force. A new file's permissions follow the
+>> in.hprof), even with --force. A new file's permissions follow the
 umask; a replaced one keeps its own.
 
 Cores: the second pass runs on two goroutines only where that pays: more
@@ -144,8 +144,8 @@ func run(c *cli.Context) error {
 	if kind != byName && byName != compress.None {
 		warn(c, "%s: written %s as --compress %s asks, although its name says %s", outName, compressedText(kind), c.String("compress"), byName)
 	}
-	if other := otherCompression(outName); other != "" && !c.IsSet("compress") {
-		warn(c, "%s: written uncompressed, although its name says %s: crunch compresses with zstd (.zst) or gzip (.gz)", outName, other)
+	if other := otherCompression(outName); other != "" {
+		warn(c, "%s: written %s, although its name says %s: crunch compresses with zstd (.zst) or gzip (.gz)", outName, compressedText(kind), other)
 	}
 	src, size, _, cleanup, err := cliutil.SeekableInput(inName)
 	if err != nil {

@@ -914,6 +914,7 @@ func TestWarnings(t *testing.T) {
 		{"--hash-platform-names with --keep-strings", []string{"--keep-strings", "--hash-platform-names", "in.hprof", "out.bmd"}, "crunch: warning: --hash-platform-names has no effect with --keep-strings"},
 		{"--compress against the name", []string{"--compress", "none", "in.hprof", "out.bmd.zst"}, "crunch: warning: out.bmd.zst: written uncompressed as --compress none asks"},
 		{"a name of a compression crunch does not write", []string{"in.hprof", "out.bmd.XZ"}, "crunch: warning: out.bmd.XZ: written uncompressed, although its name says xz"},
+		{"--compress against a name crunch does not write", []string{"--compress", "gzip", "in.hprof", "out.bmd.bz2"}, "crunch: warning: out.bmd.bz2: written with gzip, although its name says bzip2"},
 		{"--compress in capitals against the name", []string{"--compress", "ZSTD", "in.hprof", "out.bmd.gz"}, "crunch: warning: out.bmd.gz: written with zstd as --compress ZSTD asks"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -219,8 +219,11 @@ func checkSource(flag, path string) error {
 		// Zip archives and DEX files are read at offsets their ends give:
 		// a pipe's bytes cannot be.
 		what := "a device"
-		if st.Mode()&fs.ModeNamedPipe != 0 {
+		switch {
+		case st.Mode()&fs.ModeNamedPipe != 0:
 			what = "a pipe"
+		case st.Mode()&fs.ModeSocket != 0:
+			what = "a socket"
 		}
 		return cliutil.Usagef("--%s %s: is %s, not a file: give the file itself (only --strings and --mapping read a pipe)", flag, path, what)
 	case st.Mode().IsRegular() && st.Size() == 0:
@@ -305,8 +308,9 @@ func run(c *cli.Context) error {
 		return err
 	}
 	// Decrunch reads its input twice (the names first): a compressed input
-	// or standard input is decompressed to a temporary file. With
-	// --salvage, what decompresses before damage is kept.
+	// or standard input that is not a plain file is decompressed to a
+	// temporary file. With --salvage, what decompresses before damage is
+	// kept.
 	src, size, kind, cleanup, damage, err := cliutil.SeekableInputPartial(inName)
 	if err != nil {
 		return err

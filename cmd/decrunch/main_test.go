@@ -241,35 +241,6 @@ func TestBadNameSource(t *testing.T) {
 	}
 }
 
-// TestNameSourcePipe: an APK, DEX file or JAR given as a pipe (a named
-// one here; a shell's <(...) is one too) or a device is a usage error that
-// says so, where it was called damaged; --strings reads a pipe.
-func TestNameSourcePipe(t *testing.T) {
-	fixtures(t)
-	d := clitest.NewDir(t)
-	d.Write(t, "in.bmd", good)
-	if err := syscall.Mkfifo(filepath.Join(d.Path, "fifo"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	before := d.Files(t)
-	for _, flag := range []string{"apk", "dex", "jar"} {
-		r := d.Run(t, nil, decrunchBin, "in.bmd", "--"+flag, "fifo", "-o", "out.hprof")
-		clitest.ExpectFail(t, d, r, 2, "decrunch", before, "--"+flag+" fifo: is a pipe, not a file", "give the file itself")
-		r = d.Run(t, nil, decrunchBin, "in.bmd", "--"+flag, "/dev/zero", "-o", "out.hprof")
-		clitest.ExpectFail(t, d, r, 2, "decrunch", before, "--"+flag+" /dev/zero: is a device, not a file")
-	}
-	// --strings from a pipe: a writer feeds the FIFO while decrunch reads.
-	go func() {
-		f, err := os.OpenFile(filepath.Join(d.Path, "fifo"), os.O_WRONLY, 0)
-		if err == nil {
-			f.WriteString("com.example.Main\n")
-			f.Close()
-		}
-	}()
-	clitest.ExpectOK(t, d.Run(t, nil, decrunchBin, "in.bmd", "--strings", "fifo", "-o", "out.hprof"))
-	isHPROF(t, d.Read(t, "out.hprof"))
-}
-
 // TestUsage: calling the command wrongly exits with 2, a one-line message
 // that says what is wrong and what to do, and writes nothing.
 func TestUsage(t *testing.T) {
@@ -446,6 +417,15 @@ func TestOutputRules(t *testing.T) {
 	}
 	clitest.ExpectOK(t, d.RunRedirected(t, "in.bmd", "", decrunchBin, "-f", "-", "-o", "out.hprof"))
 	isHPROF(t, d.Read(t, "out.hprof"))
+	// A device read and written is not overwritten: allowed, as before.
+	clitest.ExpectOK(t, d.Run(t, nil, decrunchBin, "in.bmd", "--mapping", "/dev/null", "--strings", "/dev/null", "-o", "/dev/null"))
+	// A folder is refused as a folder, not as an input.
+	if err := os.Mkdir(filepath.Join(d.Path, "jdir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	before = d.Files(t)
+	r = d.Run(t, nil, decrunchBin, "in.bmd", "--jar", "jdir", "-o", "jdir")
+	clitest.ExpectFail(t, d, r, 2, "decrunch", before, "output jdir is a directory")
 	clitest.ExpectOK(t, d.Run(t, nil, decrunchBin, "--force", "in.bmd", "-o", "out.hprof"))
 	isHPROF(t, d.Read(t, "out.hprof"))
 }

@@ -174,8 +174,8 @@ func (p *Progress) Done() {
 	}
 }
 
-// Printable returns s as it is if it holds only printable characters and
-// spaces, else quoted as a Go string ("\x1b[2J"): text from an input file
+// Printable returns s as it is if it holds only printable characters,
+// spaces and joiners, else quoted as a Go string ("\x1b[2J"): text from an input file
 // printed on a terminal must not carry escape sequences to it (nor bytes
 // that are not UTF-8, which some terminals read as C1 controls).
 func Printable(s string) string {
@@ -183,7 +183,10 @@ func Printable(s string) string {
 		return strconv.Quote(s)
 	}
 	for _, r := range s {
-		if r != ' ' && !unicode.IsPrint(r) {
+		// Spaces of every script (a no-break space) and the joiners of
+		// emoji sequences and Persian or Indic text are text too; other
+		// format characters (bidirectional overrides) are not.
+		if !unicode.IsPrint(r) && !unicode.Is(unicode.Zs, r) && r != '\u200c' && r != '\u200d' {
 			return strconv.Quote(s)
 		}
 	}

@@ -2,7 +2,9 @@ package cliutil
 
 import (
 	"bytes"
+	"compress/gzip"
 	"errors"
+	"io"
 	"io/fs"
 	"net"
 	"os"
@@ -326,6 +328,7 @@ func TestParseSize(t *testing.T) {
 	for s, want := range map[string]int64{
 		"0": 0, "4096": 4096, "100G": 100e9, "100GB": 100e9, "1.5GiB": 3 << 29, " 2 kib ": 2048,
 		"1.1K": 1100, "0.5": 1, "7b": 7, "4611686018427387904": 1 << 62, "4EiB": -1,
+		"9007199254740993": 9007199254740993, "4611686018427387905": -1, "4194304TiB": 1 << 62, "4194305TiB": -1,
 	} {
 		got, err := ParseSize(s)
 		if want < 0 {
@@ -343,6 +346,7 @@ func TestParseSize(t *testing.T) {
 		"0x10": "not a number", "1.2.3": "not a number", ".": "not a number", "": "not a number",
 		"lots": "not a number", "G": "not a number", "0.4": "less than one byte", "1e-9": "not a number",
 		"0.0001K": "less than one byte", "9223372036854775807": "too large", "5000000T": "too large",
+		strings.Repeat("9", 400): "too large", strings.Repeat("9", 400) + ".5": "too large",
 	} {
 		if _, err := ParseSize(s); err == nil || !strings.Contains(err.Error(), mention) {
 			t.Errorf("ParseSize(%q): error %v, want one saying %q", s, err, mention)
@@ -354,16 +358,21 @@ func TestParseSize(t *testing.T) {
 // any control character or byte that is not UTF-8 makes it quoted.
 func TestPrintable(t *testing.T) {
 	for s, want := range map[string]string{
-		"":                       "",
-		"JAVA PROFILE 1.0.2":     "JAVA PROFILE 1.0.2",
-		"heapcrunch 0.1.0 (été)": "heapcrunch 0.1.0 (été)",
-		"a\x1b[2J":               `"a\x1b[2J"`,
-		"title\x1b]0;x\a":        `"title\x1b]0;x\a"`,
-		"tab\there":              `"tab\there"`,
-		"line\n":                 `"line\n"`,
-		"c1 \u009b2J":            `"c1 \u009b2J"`,
-		"bad \x9b2J":             `"bad \x9b2J"`,
-		"bidi \u202egnp.exe":     `"bidi \u202egnp.exe"`,
+		"":                         "",
+		"JAVA PROFILE 1.0.2":       "JAVA PROFILE 1.0.2",
+		"heapcrunch 0.1.0 (été)":   "heapcrunch 0.1.0 (été)",
+		"a\x1b[2J":                 `"a\x1b[2J"`,
+		"title\x1b]0;x\a":          `"title\x1b]0;x\a"`,
+		"tab\there":                `"tab\there"`,
+		"line\n":                   `"line\n"`,
+		"c1 \u009b2J":              `"c1 \u009b2J"`,
+		"bad \x9b2J":               `"bad \x9b2J"`,
+		"bidi \u202egnp.exe":       `"bidi \u202egnp.exe"`,
+		"isolate \u2066x\u2069":    `"isolate \u2066x\u2069"`,
+		"nbsp\u00a0and\u3000cjk 堆": "nbsp\u00a0and\u3000cjk 堆",
+		"family 👩\u200d👧":          "family 👩\u200d👧",
+		"می\u200cخواهم":            "می\u200cخواهم",
+		"line\u2028sep":            `"line\u2028sep"`,
 	} {
 		if got := Printable(s); got != want {
 			t.Errorf("Printable(%q) = %s, want %s", s, got, want)
@@ -403,5 +412,48 @@ func TestCheckInput(t *testing.T) {
 		case want != "" && (err == nil || !strings.HasPrefix(err.Error(), want)):
 			t.Errorf("CheckInput(%s): %v, want %q", name, err, want)
 		}
+	}
+}
+
+// TestSeekableInputStdin: standard input redirected from a file gives its
+// content, read in place when plain (the file itself) and through a spool
+// when compressed, and is never closed: a closed descriptor 0 would be the
+// next file the command opens.
+func TestSeekableInputStdin(t *testing.T) {
+	d := t.TempDir()
+	data := bytes.Repeat([]byte("JAVA PROFILE 1.0.2\x00 and the rest "), 1000)
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(data)
+	zw.Close()
+	for name, content := range map[string][]byte{"plain": data, "gzip": gz.Bytes()} {
+		p := filepath.Join(d, name)
+		if err := os.WriteFile(p, content, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		old := os.Stdin
+		os.Stdin = f
+		src, size, _, cleanup, err := SeekableInput("-")
+		if err != nil {
+			os.Stdin = old
+			t.Fatalf("%s: %v", name, err)
+		}
+		got, err := io.ReadAll(src)
+		if err != nil || !bytes.Equal(got, data) || size != int64(len(data)) {
+			t.Errorf("%s: read %d bytes (size %d), %v; want the %d bytes", name, len(got), size, err, len(data))
+		}
+		if sf, ok := src.(*os.File); name == "plain" && (!ok || sf != f) {
+			t.Errorf("plain: standard input not read in place (%T)", src)
+		}
+		cleanup()
+		os.Stdin = old
+		if _, err := f.Stat(); err != nil {
+			t.Errorf("%s: standard input closed: %v", name, err)
+		}
+		f.Close()
 	}
 }

@@ -208,7 +208,12 @@ func checkOutput(dest string, force bool, inputs []string) (outputTarget, error)
 	if err != nil || t.info == nil {
 		return t, err
 	}
-	if in, ok := sameInput(t.info, inputs); ok {
+	// A file that would be overwritten: a character device or a FIFO is
+	// written in place, overwriting nothing (--mapping /dev/null -o
+	// /dev/null), and a folder is refused below as one.
+	m := t.info.Mode()
+	overwritten := m.IsRegular() || m&fs.ModeDevice != 0 && m&fs.ModeCharDevice == 0
+	if in, ok := sameInput(t.info, inputs); ok && overwritten {
 		switch {
 		case t.link:
 			return t, Usagef("output %s is the input file %s (through a symbolic link); refusing to overwrite it", dest, inputName(in))
@@ -217,7 +222,6 @@ func checkOutput(dest string, force bool, inputs []string) (outputTarget, error)
 		}
 		return t, Usagef("output %s is the input file %s; refusing to overwrite it", dest, inputName(in))
 	}
-	m := t.info.Mode()
 	switch {
 	case m.IsDir():
 		return t, Usagef("output %s is a directory; give a file name", dest)

@@ -32,8 +32,10 @@ func SeekableInputPartial(name string) (f io.ReadSeeker, size int64, kind compre
 
 func seekableInput(name string, partial bool) (f io.ReadSeeker, size int64, kind compress.Kind, cleanup func(), damage, err error) {
 	if name == "-" && stdinIsFile() {
-		// "< dump.hprof": read in place, as the file itself.
-		return seekableFile(name, os.Stdin, partial)
+		// "< dump.hprof": read in place, as the file itself. Closing
+		// it is left to the process's end: a closed descriptor 0 would be
+		// the next file opened.
+		return seekableFile(name, stdinFile{os.Stdin}, partial)
 	}
 	in, err := OpenInput(name)
 	if err != nil {
@@ -41,6 +43,11 @@ func seekableInput(name string, partial bool) (f io.ReadSeeker, size int64, kind
 	}
 	return seekableFile(name, in, partial)
 }
+
+// stdinFile is standard input as an input file whose Close does nothing.
+type stdinFile struct{ *os.File }
+
+func (stdinFile) Close() error { return nil }
 
 // stdinIsFile reports whether standard input is a regular file read from
 // its start (a shell's "< dump.hprof"), which can be read twice.
@@ -60,18 +67,22 @@ func seekableFile(name string, in io.ReadCloser, partial bool) (f io.ReadSeeker,
 		in.Close()
 		return nil, 0, kind, nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
-	if file, ok := in.(*os.File); ok && kind == compress.None {
+	file, ok := in.(*os.File)
+	if sf, isStdin := in.(stdinFile); isStdin {
+		file, ok = sf.File, true
+	}
+	if ok && kind == compress.None {
 		st, err := file.Stat()
 		if err != nil {
-			file.Close()
+			in.Close()
 			return nil, 0, kind, nil, nil, fmt.Errorf("%s: %w", name, unwrapPath(err))
 		}
 		if st.Mode().IsRegular() {
 			if _, err := file.Seek(0, io.SeekStart); err != nil {
-				file.Close()
+				in.Close()
 				return nil, 0, kind, nil, nil, fmt.Errorf("%s: %w", name, unwrapPath(err))
 			}
-			return file, st.Size(), kind, func() { file.Close() }, nil, nil
+			return file, st.Size(), kind, func() { in.Close() }, nil, nil
 		}
 		// A pipe (<(zcat dump.gz)) or a device cannot be read twice: the
 		// bytes already read by the detection are in dec, spooled below.
