@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -483,7 +484,11 @@ func TestSignals(t *testing.T) {
 				exited := make(chan struct{})
 				var werr error
 				go func() { werr = cmd.Wait(); close(exited) }()
-				if !clitest.WaitFor(t, phase.wait+" exists", func() bool { return d.HasTemp(phase.wait) }, exited) {
+				has := func() bool { return d.HasTemp(phase.wait) }
+				if phase.wait == "heapcrunch-spool-" {
+					has = func() bool { return d.HasSpool(cmd.Process.Pid) } // no name on Linux
+				}
+				if !clitest.WaitFor(t, phase.wait+" exists", has, exited) {
 					t.Fatalf("crunch ended (%v) before %s existed: stderr %q", werr, phase.wait, stderr.String())
 				}
 				cmd.Process.Signal(sig.sig)
@@ -530,7 +535,8 @@ func TestStdinFile(t *testing.T) {
 
 // TestSpoolUnnamed: the spool file (here, of a gzip dump) has no name once
 // written, so that SIGKILL, which no handler sees, leaves no copy of the
-// dump behind; only the temporary output it was writing stays.
+// dump behind; only the temporary output it was writing stays. On Linux
+// it has none from the start: SIGKILL while it is written leaves nothing.
 func TestSpoolUnnamed(t *testing.T) {
 	fixtures(t)
 	d := clitest.NewDir(t)
@@ -554,6 +560,34 @@ func TestSpoolUnnamed(t *testing.T) {
 	<-exited
 	if d.HasTemp("heapcrunch-spool-") {
 		t.Error("SIGKILL left the spool file behind")
+	}
+	if runtime.GOOS != "linux" {
+		return // elsewhere the spool has a name while it is written
+	}
+	// On Linux it never has one: SIGKILL while standard input is copied
+	// leaves nothing either.
+	cmd = d.Command(t.Context(), crunchBin, "-", "stdin.bmd")
+	pw, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited = make(chan struct{})
+	go func() { werr = cmd.Wait(); close(exited) }()
+	go pw.Write(full[:len(full)/2]) // and keep the pipe open
+	if !clitest.WaitFor(t, "the spool file is open", func() bool { return d.HasSpool(cmd.Process.Pid) }, exited) {
+		t.Fatalf("crunch ended (%v) before it made its spool file", werr)
+	}
+	if d.HasTemp("heapcrunch-spool-") {
+		t.Error("the spool file has a name while standard input is copied")
+	}
+	cmd.Process.Kill()
+	<-exited
+	pw.Close()
+	if d.HasTemp("heapcrunch-spool-") {
+		t.Error("SIGKILL while spooling left the spool file behind")
 	}
 }
 

@@ -583,7 +583,7 @@ func TestSignals(t *testing.T) {
 			if _, err := pw.Write(bigBMD[:len(bigBMD)/2]); err != nil { // and keep the pipe open
 				t.Fatalf("writing decrunch's input: %v (stderr %q)", err, stderr.String())
 			}
-			if !clitest.WaitFor(t, "the spool file exists", func() bool { return d.HasTemp("heapcrunch-spool-") }, exited) {
+			if !clitest.WaitFor(t, "the spool file exists", func() bool { return d.HasSpool(cmd.Process.Pid) }, exited) {
 				t.Fatalf("decrunch ended (%v) before it made its spool file: stderr %q", werr, stderr.String())
 			}
 			cmd.Process.Signal(sig.sig)

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -308,6 +309,24 @@ func (d *Dir) HasTemp(part string) bool {
 			if strings.Contains(e.Name(), part) {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// HasSpool reports whether the process pid has a spool file
+// (heapcrunch-spool-…) in the work folder's TMPDIR, by its name or, where
+// it has none (Linux), open (/proc/PID/fd).
+func (d *Dir) HasSpool(pid int) bool {
+	const part = "heapcrunch-spool-"
+	if d.HasTemp(part) {
+		return true
+	}
+	fds := "/proc/" + strconv.Itoa(pid) + "/fd"
+	ents, _ := os.ReadDir(fds)
+	for _, e := range ents {
+		if l, err := os.Readlink(filepath.Join(fds, e.Name())); err == nil && strings.HasPrefix(l, d.Tmp+string(filepath.Separator)+part) {
+			return true
 		}
 	}
 	return false

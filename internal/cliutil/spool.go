@@ -15,8 +15,9 @@ import (
 // input twice. A plain regular file is used as it is, also as standard
 // input read from its start ("< dump.hprof"); other standard input, pipes,
 // FIFOs, devices and compressed files are spooled to a temporary
-// file, which cleanup removes (as does a termination signal while it is
-// written; once written, it has no name but on Windows).
+// file, which has no name once made on Linux and Android and once written
+// on other systems but Windows, where cleanup removes it (as does a
+// termination signal).
 func SeekableInput(name string) (f io.ReadSeeker, size int64, kind compress.Kind, cleanup func(), err error) {
 	f, size, kind, cleanup, _, err = seekableInput(name, false)
 	return f, size, kind, cleanup, err
@@ -97,6 +98,12 @@ func seekableFile(name string, in io.ReadCloser, partial bool) (f io.ReadSeeker,
 		in.Close()
 		return nil, 0, kind, nil, nil, fmt.Errorf("%s: cannot make a temporary copy to read it twice (set TMPDIR to a folder with room): %w", name, err)
 	}
+	if unnamedSpool {
+		// Read and written through tmp alone: with no name, not even
+		// SIGKILL or a phone's low-memory killer can leave this copy of
+		// the dump behind.
+		os.Remove(tmp.Name())
+	}
 	clean := func() { cancel(); remove() }
 	sw := &spoolWriter{f: tmp}
 	n, err := io.Copy(sw, dec)
@@ -121,15 +128,18 @@ func seekableFile(name string, in io.ReadCloser, partial bool) (f io.ReadSeeker,
 		clean()
 		return nil, 0, kind, nil, nil, err
 	}
-	// The copy is read through tmp alone from now on: its name goes at
-	// once, so that not even SIGKILL (or a phone's low-memory killer) can
-	// leave a copy of the dump behind. Windows cannot remove an open file:
-	// there clean does it.
+	// Elsewhere the name goes once the copy is written (Windows cannot
+	// remove an open file: there clean does it).
 	if runtime.GOOS != "windows" {
 		os.Remove(tmp.Name())
 	}
 	return tmp, n, kind, clean, damage, nil
 }
+
+// unnamedSpool says whether a spool file loses its name as soon as it is
+// made: on Linux and Android, where tests see it through /proc (other
+// systems remove it once written, Windows at the end).
+var unnamedSpool = runtime.GOOS == "linux" || runtime.GOOS == "android"
 
 // spoolWriter keeps the error of writing the spool file, to tell it from
 // an error reading the input.
