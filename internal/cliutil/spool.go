@@ -1,6 +1,7 @@
 package cliutil
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -114,9 +115,13 @@ func seekableFile(name string, in io.ReadCloser, partial bool) (f io.ReadSeeker,
 		return nil, 0, kind, nil, nil, fmt.Errorf("%s: cannot make a temporary copy to read it twice: writing %s: %v (set TMPDIR to a folder with room)", name, filepath.Dir(tmp.Name()), unwrapPath(sw.err))
 	}
 	if err != nil {
-		if kind == compress.None {
+		switch {
+		case kind == compress.None:
 			damage = fmt.Errorf("%s: reading at offset %d: %w", name, n, err)
-		} else {
+		case errors.Is(err, compress.ErrTrailingData):
+			// All of it decompressed: what follows is not gzip.
+			damage = fmt.Errorf("%s: %w", name, err)
+		default:
 			damage = fmt.Errorf("%s: truncated or damaged %s data after %d uncompressed bytes: %w", name, kind, n, err)
 		}
 		if !partial {

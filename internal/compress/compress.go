@@ -7,6 +7,7 @@ import (
 	"bufio"
 	"compress/bzip2"
 	"compress/gzip"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -79,7 +80,8 @@ func NewReader(r io.Reader) (io.ReadCloser, Kind, error) {
 		if err != nil {
 			return nil, k, fmt.Errorf("gzip: %w", err)
 		}
-		return z, k, nil
+		z.Multistream(false)
+		return &gzipMembers{z: z, br: br}, k, nil
 	case Bzip2:
 		return io.NopCloser(bzip2.NewReader(br)), k, nil
 	case Zstd:
@@ -94,6 +96,64 @@ func NewReader(r io.Reader) (io.ReadCloser, Kind, error) {
 	}
 	return io.NopCloser(br), None, nil
 }
+
+// gzipMembers reads the members of a gzip file one after the other, as
+// gzip.Reader does by itself, but tells bytes after the last member that
+// are not one (trailing garbage, zero padding) from a member cut short:
+// gzip.Reader calls both an unexpected EOF or a bad header.
+type gzipMembers struct {
+	z   *gzip.Reader
+	br  *bufio.Reader
+	out int64 // bytes decompressed
+	err error
+}
+
+// ErrTrailingData is the error of bytes after the end of a compressed
+// stream that are not part of it.
+var ErrTrailingData = errors.New("trailing data after the end of the gzip data")
+
+func (g *gzipMembers) Read(p []byte) (int, error) {
+	for g.err == nil {
+		n, err := g.z.Read(p)
+		g.out += int64(n)
+		if err != io.EOF {
+			return n, err
+		}
+		// A member ended: another starts with the gzip magic, or the
+		// file ends here.
+		head, perr := g.br.Peek(2)
+		switch {
+		case len(head) == 0 && perr == io.EOF:
+			g.err = io.EOF
+		case len(head) == 2 && head[0] == 0x1f && head[1] == 0x8b:
+			if rerr := g.z.Reset(g.br); rerr != nil {
+				g.err = rerr
+			} else {
+				g.z.Multistream(false)
+			}
+		case perr != nil && perr != io.EOF:
+			g.err = perr
+		default:
+			rest, _ := io.Copy(io.Discard, io.LimitReader(g.br, 1<<20))
+			more := ""
+			if rest == 1<<20 {
+				more = " or more"
+			}
+			what := fmt.Sprintf("%d bytes%s that are", rest, more)
+			if rest == 1 {
+				what = "1 byte that is"
+			}
+			g.err = fmt.Errorf("%w: %s not gzip, after %d decompressed bytes", ErrTrailingData, what, g.out)
+		}
+		if n > 0 {
+			return n, nil
+		}
+	}
+	return 0, g.err
+}
+
+// Close releases the decompressor; it does not close the underlying reader.
+func (g *gzipMembers) Close() error { return g.z.Close() }
 
 // ForName returns the compression that an output file name asks for by its
 // extension: .zst or .zstd for zstd, .gz for gzip, else None.

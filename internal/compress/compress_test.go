@@ -2,10 +2,13 @@ package compress
 
 import (
 	"bytes"
+	"compress/gzip"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
 	"runtime/metrics"
+	"strings"
 	"testing"
 )
 
@@ -167,6 +170,8 @@ func FuzzNewReader(f *testing.F) {
 	plain := []byte("JAVA PROFILE 1.0.2\x00\x00\x00\x00\x04")
 	f.Add(plain)
 	f.Add(compressed(f, Gzip, plain))
+	f.Add(append(compressed(f, Gzip, plain), compressed(f, Gzip, plain)...))
+	f.Add(append(compressed(f, Gzip, plain), "junk"...))
 	f.Add(compressed(f, Zstd, plain))
 	f.Add(compressed(f, Zstd, bytes.Repeat(plain, 100)))
 	f.Add(bzip2Hello)
@@ -183,10 +188,25 @@ func FuzzNewReader(f *testing.F) {
 		}
 		// A few MB at most: decompression bombs are the decoder's
 		// business, here only panics and memory matter.
-		n, err := io.Copy(io.Discard, io.LimitReader(r, 64<<20))
+		var got bytes.Buffer
+		n, err := io.Copy(&got, io.LimitReader(r, 64<<20))
 		r.Close()
 		if k == None && (err != nil || n != int64(len(data))) {
 			t.Fatalf("plain input: %d of %d bytes, %v", n, len(data), err)
+		}
+		// Member by member, gzip reads what the standard library's
+		// multistream reader reads, and fails where it fails (naming
+		// trailing data as such).
+		if k == Gzip {
+			zr, zerr := gzip.NewReader(bytes.NewReader(data))
+			if zerr != nil {
+				t.Fatalf("NewReader took a gzip stream that gzip.NewReader refuses: %v", zerr)
+			}
+			var want bytes.Buffer
+			_, werr := io.Copy(&want, io.LimitReader(zr, 64<<20))
+			if !bytes.Equal(got.Bytes(), want.Bytes()) || (err == nil) != (werr == nil) {
+				t.Fatalf("gzip: read %d bytes, error %v; gzip.Reader %d bytes, error %v", got.Len(), err, want.Len(), werr)
+			}
 		}
 		if got := totalAlloc() - before; got > 256<<20 {
 			t.Fatalf("%s input of %d bytes allocated %d bytes", k, len(data), got)
@@ -214,6 +234,56 @@ func TestZstdWindowLimit(t *testing.T) {
 		}
 		if (err == nil) != c.ok {
 			t.Errorf("window byte %#x: err %v", c.window, err)
+		}
+	}
+}
+
+// TestGzipMembers: members one after the other read as one stream; bytes
+// after the last member that are not gzip are ErrTrailingData, which says
+// how many, where a member cut short is still an unexpected EOF.
+func TestGzipMembers(t *testing.T) {
+	member := func(s string) []byte {
+		var b bytes.Buffer
+		zw := gzip.NewWriter(&b)
+		zw.Write([]byte(s))
+		zw.Close()
+		return b.Bytes()
+	}
+	one, two := member("JAVA PROFILE 1.0.2\x00first"), member(" and second")
+	cat := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
+	for name, c := range map[string]struct {
+		in   []byte
+		want string // the content read before the error
+		err  string // "" for none
+	}{
+		"one member":        {one, "JAVA PROFILE 1.0.2\x00first", ""},
+		"two members":       {cat(one, two), "JAVA PROFILE 1.0.2\x00first and second", ""},
+		"garbage":           {cat(one, []byte("not gzip!")), "JAVA PROFILE 1.0.2\x00first", "trailing data after the end of the gzip data: 9 bytes that are not gzip, after 24 decompressed bytes"},
+		"zero padding":      {cat(one, two, make([]byte, 512)), "JAVA PROFILE 1.0.2\x00first and second", ": 512 bytes that are not gzip, after 35 decompressed bytes"},
+		"one byte":          {cat(one, []byte{0x1f}), "JAVA PROFILE 1.0.2\x00first", ": 1 byte that is not gzip, after 24 decompressed bytes"},
+		"second member cut": {cat(one, two[:len(two)-5]), "", "unexpected EOF"},
+		"second header cut": {cat(one, two[:6]), "", "unexpected EOF"},
+	} {
+		r, k, err := NewReader(bytes.NewReader(c.in))
+		if err != nil || k != Gzip {
+			t.Fatalf("%s: %v, %s", name, err, k)
+		}
+		got, err := io.ReadAll(r)
+		r.Close()
+		switch {
+		case c.err == "" && err != nil:
+			t.Errorf("%s: %v", name, err)
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("%s: error %v, want one saying %q", name, err, c.err)
+		case strings.HasPrefix(c.err, "trailing") || strings.HasPrefix(c.err, ":"):
+			if !errors.Is(err, ErrTrailingData) {
+				t.Errorf("%s: %v is not ErrTrailingData", name, err)
+			}
+		case strings.Contains(c.err, "unexpected EOF") && errors.Is(err, ErrTrailingData):
+			t.Errorf("%s: a cut member reported as trailing data: %v", name, err)
+		}
+		if c.want != "" && string(got) != c.want {
+			t.Errorf("%s: read %q, want %q", name, got, c.want)
 		}
 	}
 }
