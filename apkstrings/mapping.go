@@ -210,6 +210,9 @@ func simpleName(name string) string {
 	return name
 }
 
+// Classes returns how many classes the mapping names.
+func (m *Mapping) Classes() int { return len(m.classes) }
+
 // Class returns the original name of an obfuscated class. The name may be
 // dotted ("a.b") or slashed ("a/b"), and may be an array class ("a.b[]",
 // "a/b[][]", "[La/b;", "[La.b;") or a descriptor ("La/b;"); the answer is

@@ -144,3 +144,22 @@ func TestMappingCRLFAndBOM(t *testing.T) {
 		t.Errorf("Class = %q, %v", got, ok)
 	}
 }
+
+// TestMappingClasses: Classes counts the classes a mapping names, members
+// and comments aside.
+func TestMappingClasses(t *testing.T) {
+	for text, want := range map[string]int{
+		"":                            0,
+		"# compiler: R8\n# x\n":       0,
+		"a.B -> c:\n    int f -> g\n": 1,
+		"a.B -> c:\nd.E -> f:\n":      2,
+	} {
+		m, err := ParseMapping(strings.NewReader(text))
+		if err != nil {
+			t.Fatalf("%q: %v", text, err)
+		}
+		if got := m.Classes(); got != want {
+			t.Errorf("%q: %d classes, want %d", text, got, want)
+		}
+	}
+}

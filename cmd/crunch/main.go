@@ -215,6 +215,11 @@ func options(c *cli.Context) (crunch.Options, error) {
 	if len(opt.Labels) > bmd.MaxLabels {
 		return opt, cliutil.Usagef("--label: %d labels (at most %d)", len(opt.Labels), bmd.MaxLabels)
 	}
+	for _, k := range opt.PreserveClasses {
+		if strings.TrimSpace(k) == "" {
+			return opt, cliutil.Usagef("--preserve-class: an empty class name (give one such as com.example.Session)")
+		}
+	}
 	if opt.Profile != "" && opt.Profile != "leak" {
 		return opt, cliutil.Usagef("unknown --profile %q (the only profile is leak)", opt.Profile)
 	}

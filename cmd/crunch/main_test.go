@@ -211,6 +211,8 @@ func TestUsage(t *testing.T) {
 		{[]string{"in.hprof", "out.bmd", "--no-such-flag"}, []string{"no-such-flag"}},
 		{[]string{"--compress", "xz", "in.hprof", "out.bmd"}, []string{"xz"}},
 		{[]string{"--compress", "", "in.hprof", "out.bmd"}, []string{`unknown compression ""`}},
+		{[]string{"--preserve-class", "", "in.hprof", "out.bmd"}, []string{"--preserve-class: an empty class name"}},
+		{[]string{"--preserve-class", " ", "in.hprof", "out.bmd"}, []string{"--preserve-class: an empty class name"}},
 		{[]string{"in.hprof", ""}, []string{"output name is empty"}},
 		{[]string{"--profile", "nope", "in.hprof", "out.bmd"}, []string{"nope"}},
 		{[]string{"--drop-heap", "nope", "in.hprof", "out.bmd"}, []string{"nope"}},

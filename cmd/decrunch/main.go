@@ -405,6 +405,9 @@ func options(c *cli.Context, names *decrunch.NameTable) (decrunch.Options, int64
 		if err != nil {
 			return opt, 0, sourceError("mapping", p, err)
 		}
+		if m.Classes() == 0 && !c.Bool("quiet") {
+			fmt.Fprintf(os.Stderr, "decrunch: warning: --mapping %s: no class mapping found in it (lines such as \"com.example.Main -> a:\"): nothing renamed\n", p)
+		}
 		opt.Mapping = m
 	}
 	return opt, maxOut, nil

@@ -350,6 +350,22 @@ func TestNameSourceKinds(t *testing.T) {
 			t.Errorf("stdout: %q", clitest.Head(r.Stdout))
 		}
 	})
+	t.Run("mapping of comments only", func(t *testing.T) {
+		d := clitest.NewDir(t)
+		d.Write(t, "in.bmd", good)
+		d.Write(t, "mapping.txt", []byte("# compiler: R8\n# pg_map_id: 1\n"))
+		d.Write(t, "real.txt", []byte("# compiler: R8\ncom.example.Main -> a:\n"))
+		r := d.Run(t, nil, decrunchBin, "in.bmd", "--mapping", "mapping.txt", "-o", "out.hprof")
+		clitest.ExpectOK(t, r)
+		if w := "decrunch: warning: --mapping mapping.txt: no class mapping found in it"; !strings.HasPrefix(r.Stderr, w) {
+			t.Errorf("stderr %q, want %q", r.Stderr, w)
+		}
+		r = d.Run(t, nil, decrunchBin, "-f", "in.bmd", "--mapping", "real.txt", "-o", "out.hprof")
+		clitest.ExpectOK(t, r)
+		if strings.Contains(r.Stderr, "no class mapping") {
+			t.Errorf("warning for a mapping with a class: %q", r.Stderr)
+		}
+	})
 }
 
 // TestOutputRules: an existing output is kept unless --force; the input is
