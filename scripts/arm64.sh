@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The tests of the packages that run on the device, built for arm64 and run
 # under qemu-aarch64 (user mode): the code a phone runs, on the fixtures and
-# the shared corpus. 9 minutes here (qemu runs them 5 to 20 times
+# the shared corpus. 4 to 9 minutes here (qemu runs them 5 to 20 times
 # slower), which is why CI runs only cmd/crunch's TestDeviceRun (the arm64
 # crunch on real dumps, its BMD byte-identical to the host's).
 #
