@@ -36,23 +36,23 @@ func ParseSize(s string) (int64, error) {
 	if t == "" || t == "." || strings.Count(t, ".") > 1 || strings.TrimLeft(t, "0123456789.") != "" {
 		return 0, fmt.Errorf("size %q is not a number of bytes (such as 4096, 100G or 1.5GiB)", s)
 	}
-	tooLarge := fmt.Errorf("size %q is too large (at most %d bytes, 4 EiB)", s, int64(maxSize))
+	tooLarge := func() error { return fmt.Errorf("size %q is too large (at most %d bytes, 4 EiB)", s, int64(maxSize)) }
 	if !strings.Contains(t, ".") {
 		// A whole number, exactly: float64 would round past 2^53.
 		n, err := strconv.ParseUint(t, 10, 64)
-		if err != nil || n > maxSize || n > maxSize/uint64(mult) {
-			return 0, tooLarge // only digits: ParseUint fails by range alone
+		if err != nil || n > maxSize/uint64(mult) {
+			return 0, tooLarge() // only digits: ParseUint fails by range alone
 		}
 		return int64(n * uint64(mult)), nil
 	}
 	v, err := strconv.ParseFloat(t, 64)
 	if err != nil {
-		return 0, tooLarge // digits and a point: by range alone
+		return 0, tooLarge() // digits and a point: by range alone
 	}
 	n := math.Round(v * mult)
 	switch {
 	case n > maxSize:
-		return 0, tooLarge
+		return 0, tooLarge()
 	case n == 0 && v != 0:
 		return 0, fmt.Errorf("size %q is less than one byte", s)
 	}

@@ -37,19 +37,14 @@ func seekableInput(name string, partial bool) (f io.ReadSeeker, size int64, kind
 		// "< dump.hprof": read in place, as the file itself. Closing
 		// it is left to the process's end: a closed descriptor 0 would be
 		// the next file opened.
-		return seekableFile(name, stdinFile{os.Stdin}, partial)
+		return seekableFile(name, os.Stdin, func() {}, partial)
 	}
 	in, err := OpenInput(name)
 	if err != nil {
 		return nil, 0, "", nil, nil, err
 	}
-	return seekableFile(name, in, partial)
+	return seekableFile(name, in, func() { in.Close() }, partial)
 }
-
-// stdinFile is standard input as an input file whose Close does nothing.
-type stdinFile struct{ *os.File }
-
-func (stdinFile) Close() error { return nil }
 
 // stdinIsFile reports whether standard input is a regular file read from
 // its start (a shell's "< dump.hprof"), which can be read twice.
@@ -62,29 +57,26 @@ func stdinIsFile() bool {
 	return err == nil && off == 0
 }
 
-// seekableFile is seekableInput of the opened input in.
-func seekableFile(name string, in io.ReadCloser, partial bool) (f io.ReadSeeker, size int64, kind compress.Kind, cleanup func(), damage, err error) {
+// seekableFile is seekableInput of the opened input in, which closeIn
+// closes.
+func seekableFile(name string, in io.Reader, closeIn func(), partial bool) (f io.ReadSeeker, size int64, kind compress.Kind, cleanup func(), damage, err error) {
 	dec, kind, err := compress.NewReader(in)
 	if err != nil {
-		in.Close()
+		closeIn()
 		return nil, 0, kind, nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
-	file, ok := in.(*os.File)
-	if sf, isStdin := in.(stdinFile); isStdin {
-		file, ok = sf.File, true
-	}
-	if ok && kind == compress.None {
+	if file, ok := in.(*os.File); ok && kind == compress.None {
 		st, err := file.Stat()
 		if err != nil {
-			in.Close()
+			closeIn()
 			return nil, 0, kind, nil, nil, fmt.Errorf("%s: %w", name, unwrapPath(err))
 		}
 		if st.Mode().IsRegular() {
 			if _, err := file.Seek(0, io.SeekStart); err != nil {
-				in.Close()
+				closeIn()
 				return nil, 0, kind, nil, nil, fmt.Errorf("%s: %w", name, unwrapPath(err))
 			}
-			return file, st.Size(), kind, func() { in.Close() }, nil, nil
+			return file, st.Size(), kind, closeIn, nil, nil
 		}
 		// A pipe (<(zcat dump.gz)) or a device cannot be read twice: the
 		// bytes already read by the detection are in dec, spooled below.
@@ -96,7 +88,7 @@ func seekableFile(name string, in io.ReadCloser, partial bool) (f io.ReadSeeker,
 	})
 	if err != nil {
 		dec.Close()
-		in.Close()
+		closeIn()
 		return nil, 0, kind, nil, nil, fmt.Errorf("%s: cannot make a temporary copy to read it twice (set TMPDIR to a folder with room): %w", name, err)
 	}
 	if unnamedSpool {
@@ -109,7 +101,7 @@ func seekableFile(name string, in io.ReadCloser, partial bool) (f io.ReadSeeker,
 	sw := &spoolWriter{f: tmp}
 	n, err := io.Copy(sw, dec)
 	dec.Close()
-	in.Close()
+	closeIn()
 	if sw.err != nil {
 		clean()
 		return nil, 0, kind, nil, nil, fmt.Errorf("%s: cannot make a temporary copy to read it twice: writing %s: %v (set TMPDIR to a folder with room)", name, filepath.Dir(tmp.Name()), unwrapPath(sw.err))
@@ -135,7 +127,7 @@ func seekableFile(name string, in io.ReadCloser, partial bool) (f io.ReadSeeker,
 	}
 	// Elsewhere the name goes once the copy is written (Windows cannot
 	// remove an open file: there clean does it).
-	if runtime.GOOS != "windows" {
+	if !unnamedSpool && runtime.GOOS != "windows" {
 		os.Remove(tmp.Name())
 	}
 	return tmp, n, kind, clean, damage, nil

@@ -125,7 +125,7 @@ func (g *gzipMembers) Read(p []byte) (int, error) {
 		switch {
 		case len(head) == 0 && perr == io.EOF:
 			g.err = io.EOF
-		case len(head) == 2 && head[0] == 0x1f && head[1] == 0x8b:
+		case Sniff(head) == Gzip:
 			if rerr := g.z.Reset(g.br); rerr != nil {
 				g.err = rerr
 			} else {
