@@ -1273,6 +1273,7 @@ func TestReaderErrors(t *testing.T) {
 		{"no id size", rtRawHeader([]byte{0x68, 1}), "identifier size 0", 2, bmd.ErrNotBMD},
 		{"id size 5", rtRawHeader(bad(bmd.Metadata{IDSize: 5, Blocks: true})), "identifier size 5", 2, bmd.ErrNotBMD},
 		{"alignment 4", rtRawHeader(bad(bmd.Metadata{IDSize: 4, Alignment: 4, Blocks: true})), "alignment 4 in metadata", 2, bmd.ErrNotBMD},
+		{"alignment 8", rtRawHeader(bad(bmd.Metadata{IDSize: 4, Alignment: 8, Blocks: true})), "alignment 8 in metadata", 2, bmd.ErrNotBMD}, // 8 is written as absent (spec §3)
 		{"alignment 12", rtRawHeader(bad(bmd.Metadata{IDSize: 4, Alignment: 12, Blocks: true})), "alignment 12 in metadata", 2, bmd.ErrNotBMD},
 		{"alignment 512", rtRawHeader(bad(bmd.Metadata{IDSize: 4, Alignment: 512, Blocks: true})), "alignment 512 in metadata", 2, bmd.ErrNotBMD},
 		{"HPROF version", rtRawHeader(bad(bmd.Metadata{HPROFVersion: "HELLO", IDSize: 4, Blocks: true})), `HPROF version "HELLO"`, 2, bmd.ErrNotBMD},
@@ -2297,6 +2298,7 @@ func TestWriterErrors(t *testing.T) {
 	}{
 		{bmd.Metadata{}, "identifier size 0"},
 		{bmd.Metadata{IDSize: 2}, "identifier size 2"},
+		{bmd.Metadata{IDSize: 4, Alignment: 8}, "alignment 8"}, // absent, 0, stands for 8
 		{bmd.Metadata{IDSize: 4, Alignment: 24}, "alignment 24"},
 		{bmd.Metadata{IDSize: 4, Alignment: 512}, "alignment 512"},
 		{bmd.Metadata{IDSize: 4, HPROFVersion: "JAVA PROFILE"}, `HPROF version "JAVA PROFILE"`},

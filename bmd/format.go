@@ -94,8 +94,9 @@ type Metadata struct {
 	// every class dump among the other heap records; without it, class
 	// dumps go where their CLASS records are.
 	ClassesPlaced bool
-	// Alignment is the largest power of two, 8 to 256, that divides
-	// every object ID of the original dump (0: 8); UncompressedRefs says
+	// Alignment is the largest power of two, 16 to 256, that divides
+	// every object ID of the original dump (0 for 8, which is not
+	// written; readers refuse 8 and any other value); UncompressedRefs says
 	// that no two object arrays of the dump, in file order, overlap when
 	// references take 8 bytes (only set for 8-byte IDs). Object IDs are
 	// addresses in HotSpot dumps, and Eclipse MAT infers the object
@@ -175,8 +176,10 @@ func (m *Metadata) check() error {
 	if m.IDSize != 4 && m.IDSize != 8 {
 		return fmt.Errorf("identifier size %d in metadata (must be 4 or 8)", m.IDSize)
 	}
-	if a := m.Alignment; a != 0 && (a < 8 || a > 256 || a&(a-1) != 0) {
-		return fmt.Errorf("alignment %d in metadata (must be a power of two from 8 to 256)", a)
+	// 8, the default, is written as no alignment (0): field 11 holds 16
+	// to 256 (spec/bmd.md §3).
+	if a := m.Alignment; a != 0 && (a < 16 || a > 256 || a&(a-1) != 0) {
+		return fmt.Errorf("alignment %d in metadata (must be a power of two from 16 to 256, or absent for 8)", a)
 	}
 	// The HPROF header text goes into the HPROF file decrunch writes: it
 	// must be one an HPROF reader accepts.

@@ -300,7 +300,7 @@ func TestObjectOutsideHeapDump(t *testing.T) {
 	for key, object := range objects {
 		tag := strings.TrimSpace(key)
 		var b bytes.Buffer
-		w, err := bmd.NewWriter(&b, &bmd.Metadata{IDSize: 4, Alignment: 8, Classes: 1, ClassesPlaced: true})
+		w, err := bmd.NewWriter(&b, &bmd.Metadata{IDSize: 4, Classes: 1, ClassesPlaced: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -329,7 +329,7 @@ func TestObjectOutsideHeapDump(t *testing.T) {
 func TestClassOutsideHeapDump(t *testing.T) {
 	for _, placed := range []bool{true, false} {
 		var b bytes.Buffer
-		w, err := bmd.NewWriter(&b, &bmd.Metadata{IDSize: 4, Alignment: 8, Classes: 1, ClassesPlaced: placed})
+		w, err := bmd.NewWriter(&b, &bmd.Metadata{IDSize: 4, Classes: 1, ClassesPlaced: placed})
 		if err != nil {
 			t.Fatal(err)
 		}
