@@ -2332,6 +2332,67 @@ func TestWriterRefusesRawRecordWithOwnKind(t *testing.T) {
 	}
 }
 
+// TestWriterRefusesInvalidTypes: the writer refuses what the reader
+// refuses (spec/bmd.md §2.7, §5.16): a field, static or constant whose
+// type is not one of the nine HPROF type codes, and a primitive array of
+// objects or of an unknown element type.
+func TestWriterRefusesInvalidTypes(t *testing.T) {
+	newW := func() *bmd.Writer {
+		w, err := bmd.NewWriter(io.Discard, &bmd.Metadata{IDSize: 4, Classes: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return w
+	}
+	for _, typ := range []bmd.Type{0, 1, 3, 12, 255} {
+		for what, c := range map[string]*bmd.Class{
+			"field":    {Index: 1, Fields: []bmd.Field{{Name: 0, Type: typ}}},
+			"static":   {Index: 1, Statics: []bmd.Static{{Name: 0, Type: typ, Kept: true}}},
+			"constant": {Index: 1, Constants: []bmd.Constant{{Index: 1, Type: typ}}},
+		} {
+			if _, err := newW().Class(c); err == nil || !strings.Contains(err.Error(), "invalid") {
+				t.Errorf("a %s of type %d: %v, want an error", what, typ, err)
+			}
+		}
+	}
+	for _, typ := range []bmd.Type{0, bmd.Object, 3, 12, 255} {
+		for _, noData := range []bool{false, true} {
+			if _, err := newW().PrimitiveArray(typ, 1, noData); err == nil || !strings.Contains(err.Error(), "invalid") {
+				t.Errorf("a primitive array of type %d (NODATA %v): %v, want an error", typ, noData, err)
+			}
+		}
+	}
+	// The valid ones are written and read back.
+	var b bytes.Buffer
+	w, _ := bmd.NewWriter(&b, &bmd.Metadata{IDSize: 4, Classes: 1})
+	var fields []bmd.Field
+	for _, typ := range []bmd.Type{bmd.Object, bmd.Boolean, bmd.Char, bmd.Float, bmd.Double, bmd.Byte, bmd.Short, bmd.Int, bmd.Long} {
+		fields = append(fields, bmd.Field{Type: typ})
+		if typ != bmd.Object {
+			if _, err := w.PrimitiveArray(typ, 1, false); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, err := w.Class(&bmd.Class{Index: 1, Fields: fields}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := bmd.NewReader(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := r.Next(); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkWriterLargeRecord writes one object array of 4M elements (about
 // 20 MB): the Writer cuts it into blocks as it goes.
 func BenchmarkWriterLargeRecord(b *testing.B) {

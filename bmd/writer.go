@@ -502,6 +502,9 @@ func (w *Writer) Class(c *Class) (uint64, error) {
 	case !c.Redump && w.lay.defined(c.Index):
 		return 0, w.fail("class %d defined twice", c.Index)
 	}
+	if err := w.checkTypes(c); err != nil {
+		return 0, err
+	}
 	s := w.begin(KindClass)
 	self := c.Index
 	flag := uint64(0)
@@ -538,6 +541,30 @@ func (w *Writer) Class(c *Class) (uint64, error) {
 		w.lay.add(c)
 	}
 	return self, w.end(KindClass, s)
+}
+
+// checkTypes fails on a member of c whose type is not one of the nine
+// type codes, which a reader refuses (spec/bmd.md §2.7).
+func (w *Writer) checkTypes(c *Class) error {
+	bad := func(what string, t Type) error {
+		return w.fail("class %d: %s of invalid type %d", c.Index, what, t)
+	}
+	for _, k := range c.Constants {
+		if !k.Type.Valid() {
+			return bad("a constant", k.Type)
+		}
+	}
+	for _, f := range c.Statics {
+		if !f.Type.Valid() {
+			return bad("a static field", f.Type)
+		}
+	}
+	for _, f := range c.Fields {
+		if !f.Type.Valid() {
+			return bad("an instance field", f.Type)
+		}
+	}
+	return nil
 }
 
 // fieldValue writes the value of a constant or static: a reference for an
@@ -670,8 +697,11 @@ func (w *Writer) ObjectArray(class uint64, elems []uint64) (uint64, error) {
 
 // PrimitiveArray writes a PRIMITIVE ARRAY DUMP (or, with noData, Android's
 // PRIMITIVE ARRAY NODATA) as its element type and length, and returns its
-// object ID.
+// object ID. The type must be a primitive one.
 func (w *Writer) PrimitiveArray(t Type, length uint32, noData bool) (uint64, error) {
+	if !t.Valid() || t == Object { // the reader refuses it (spec/bmd.md §5.16)
+		return 0, w.fail("primitive array of invalid element type %d", t)
+	}
 	k := KindPrimitiveArray
 	if noData {
 		k = KindPrimitiveNoData
