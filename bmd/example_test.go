@@ -486,6 +486,27 @@ func TestSpecExamples(t *testing.T) {
 	}
 }
 
+// TestSpecRootRowsNameTheirKind: each row of §9.12 that shows a ROOT run
+// names, in its call column, the root kind its kind byte is ("JNI GLOBAL
+// root" for 01, "UNKNOWN root" for ff…).
+func TestSpecRootRowsNameTheirKind(t *testing.T) {
+	rows := 0
+	for _, line := range strings.Split(exSection(t, exSpec(t), "### 9.12 "), "\n") {
+		cols := strings.Split(line, "|")
+		if len(cols) < 4 || !strings.HasPrefix(strings.TrimSpace(cols[2]), "`12 ") {
+			continue
+		}
+		b := exHex(t, strings.Trim(strings.TrimSpace(cols[2]), "`"))
+		kind := strings.TrimPrefix(hprof.SubTag(b[1]).String(), "ROOT ")
+		if rows++; !strings.HasPrefix(strings.TrimSpace(cols[1]), kind+" root,") {
+			t.Errorf("§9.12: the row of % x says %q; its kind 0x%02x is %s", b, strings.TrimSpace(cols[1]), b[1], kind)
+		}
+	}
+	if rows != 3 {
+		t.Errorf("§9.12 has %d rows of ROOT runs, want 3", rows)
+	}
+}
+
 // TestSpecFile1IsCrunched: the first file of §9 is what crunch writes for
 // the HPROF dump §9 describes.
 func TestSpecFile1IsCrunched(t *testing.T) {
