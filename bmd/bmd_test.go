@@ -1194,6 +1194,35 @@ func rtClassRec(index uint64, body ...byte) []byte {
 // rtEmptyClass defines class 1 with nothing in it (13 bytes).
 var rtEmptyClass = rtClassRec(4)
 
+// TestReaderTruncates: the values spec/bmd.md §2.1 and §2.7 say the
+// reader truncates rather than refuses, which no Writer writes: a STACK
+// FRAME line keeps its low 32 bits, a constant pool index its low 16, a
+// kept int value its low 32.
+func TestReaderTruncates(t *testing.T) {
+	z := func(v int64) []byte { return rtV(protowire.EncodeZigZag(v)) }
+	stream := rtCat([]byte{0x05, 0, 0, 0, 0}, z(1<<32+5), // STACK FRAME, line 2^32+5
+		rtClassRec(4, rtCat([]byte{0, 0, 0, 0, 0, 0, 0, 0, 1}, rtV(1<<16+3), []byte{0x15}, z(1<<32+7), []byte{0, 0})...),
+		[]byte{0x15, 0x01, 0x00})
+	r, err := bmd.NewReader(bytes.NewReader(rtFrame(rtHeaderOf(bmd.Metadata{IDSize: 4, Classes: 1}), stream)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := r.Next()
+	if err != nil || rec.Line != 5 {
+		t.Fatalf("STACK FRAME line %d, %v; want 5", rec.Line, err)
+	}
+	rec, err = r.Next()
+	if err != nil || len(rec.Def.Constants) != 1 {
+		t.Fatalf("CLASS %+v, %v", rec.Def, err)
+	}
+	if k := rec.Def.Constants[0]; k.Index != 3 || k.Value != 7 {
+		t.Errorf("constant pool index %d value %d; want 3 and 7", k.Index, k.Value)
+	}
+	if rec, err := r.Next(); err != nil || rec.Kind != bmd.KindEnd {
+		t.Errorf("after the CLASS: %v, want END", err)
+	}
+}
+
 // rtErrCase is a stream of records and the error reading it gives.
 type rtErrCase struct {
 	name   string
