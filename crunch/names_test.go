@@ -3,7 +3,10 @@ package crunch
 import (
 	"bytes"
 	"io"
+	"maps"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/heapcrunch/heapcrunch/bmd"
@@ -239,4 +242,49 @@ func factName(text string) bool {
 		}
 	}
 	return false
+}
+
+// TestClearListInSpec: the fixed clear list of spec/bmd.md §7.1 names
+// what KeepInClear keeps: the empty name, the primitive names and the JDK
+// field names, no more and no fewer.
+func TestClearListInSpec(t *testing.T) {
+	spec, err := os.ReadFile("../spec/bmd.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(spec)
+	i := strings.Index(text, "The fixed clear list")
+	j := strings.Index(text[i:], "\n\nEverything else is hashed")
+	if i < 0 || j < 0 {
+		t.Fatal("spec/bmd.md §7.1 has no fixed clear list")
+	}
+	var items []string
+	for _, it := range strings.Split(text[i:i+j], "\n- ")[1:] {
+		items = append(items, strings.Join(strings.Fields(it), " "))
+	}
+	// ticked returns the `names` of the item that starts with prefix.
+	ticked := func(prefix string) map[string]bool {
+		for _, it := range items {
+			if strings.HasPrefix(it, prefix) {
+				set := map[string]bool{}
+				for k, s := range strings.Split(it, "`") {
+					if k%2 == 1 {
+						set[s] = true
+					}
+				}
+				return set
+			}
+		}
+		t.Errorf("§7.1: no item of the fixed clear list starts with %q", prefix)
+		return nil
+	}
+	if !maps.Equal(ticked("the primitive names"), primitiveNames) {
+		t.Errorf("§7.1 lists the primitive names %v; KeepInClear keeps %v", ticked("the primitive names"), primitiveNames)
+	}
+	if !maps.Equal(ticked("the JDK field names"), analyzerFieldNames) {
+		t.Errorf("§7.1 lists the field names %v; KeepInClear keeps %v", ticked("the JDK field names"), analyzerFieldNames)
+	}
+	if KeepInClear(nil) {
+		ticked("the empty name")
+	}
 }
