@@ -1,0 +1,104 @@
+package crunch_test
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/heapcrunch/heapcrunch/bmd"
+	"github.com/heapcrunch/heapcrunch/crunch"
+	"github.com/heapcrunch/heapcrunch/hprof"
+)
+
+// keepDump is an HPROF dump (4-byte IDs) of one app class (class loader
+// 0x9000) named name, with the static fields statics (long, value 1234)
+// and the instance fields fields (long), each named by its own STRING,
+// and an instance of it (every field 5678); and, when array is not "",
+// an array class of that name (no CLASS DUMP needed: its LOAD CLASS).
+func keepDump(t *testing.T, name, array string, statics, fields []string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w := newDumpWriter(t, &buf, 4)
+	enc := w.Encoder()
+	id := uint64(0x100)
+	str := func(s string) uint64 {
+		id += 8
+		must(t, w.WriteRecord(hprof.TagString, 0, enc.AppendString(nil, id, []byte(s))))
+		return id
+	}
+	must(t, w.WriteRecord(hprof.TagLoadClass, 0, enc.AppendLoadClass(nil, hprof.LoadClass{Serial: 1, ClassID: 0x1000, Name: str(name)})))
+	if array != "" {
+		must(t, w.WriteRecord(hprof.TagLoadClass, 0, enc.AppendLoadClass(nil, hprof.LoadClass{Serial: 2, ClassID: 0x1100, Name: str(array)})))
+	}
+	cd := hprof.ClassDump{ID: 0x1000, Loader: 0x9000}
+	var data []byte
+	for _, s := range statics {
+		cd.Statics = append(cd.Statics, hprof.StaticField{Name: str(s), Type: hprof.Long, Value: 1234})
+	}
+	for _, f := range fields {
+		cd.Fields = append(cd.Fields, hprof.Field{Name: str(f), Type: hprof.Long})
+		data = append(data, 0, 0, 0, 0, 0, 0, 0x16, 0x2e)
+	}
+	cd.InstanceSize = uint32(len(data))
+	must(t, w.BeginHeapDump(hprof.TagHeapDumpSegment, 0))
+	must(t, w.WriteSub(&hprof.SubRecord{Tag: hprof.SubClassDump, ID: 0x1000, Class: cd}))
+	must(t, w.WriteSub(&hprof.SubRecord{Tag: hprof.SubInstanceDump, ID: 0x2000, ClassID: 0x1000, Data: data}))
+	must(t, w.EndHeapDump())
+	must(t, w.WriteRecord(hprof.TagHeapDumpEnd, 0, nil))
+	must(t, w.Flush())
+	return buf.Bytes()
+}
+
+// keepRecords crunches dump with opt and returns the records of the BMD
+// file (copied: CLASS records with their definitions).
+func keepRecords(t *testing.T, dump []byte, opt crunch.Options) []bmd.Record {
+	t.Helper()
+	var out bytes.Buffer
+	if _, err := crunch.Crunch(bytes.NewReader(dump), &out, opt); err != nil {
+		t.Fatal(err)
+	}
+	r, err := bmd.NewReader(&out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []bmd.Record
+	for {
+		rec, err := r.Next()
+		if err != nil {
+			break
+		}
+		c := *rec
+		c.Def.Statics = append([]bmd.Static(nil), rec.Def.Statics...)
+		c.Def.Fields = append([]bmd.Field(nil), rec.Def.Fields...)
+		c.Values = append([]uint64(nil), rec.Values...)
+		recs = append(recs, c)
+	}
+	return recs
+}
+
+// TestPlaceholderStaysHashed: a name that is decrunch's placeholder for a
+// name it did not recover is written as a hashed entry of length 0 with
+// the hash it carries, and an array name of one as an ARRAY NAME of it,
+// whatever the options, --keep-strings included (spec/bmd.md §5.2, §7.1).
+func TestPlaceholderStaysHashed(t *testing.T) {
+	const ph = "unknown$9f11ff87b1bddd4f"
+	dump := keepDump(t, ph, ph+"[]", nil, nil)
+	for _, opt := range []crunch.Options{{}, {KeepStrings: true}} {
+		var hashed, arrays, clear int
+		for _, rec := range keepRecords(t, dump, opt) {
+			switch rec.Kind {
+			case bmd.KindHashedString:
+				hashed++
+				if rec.Length != 0 || rec.Hash != 0x9f11ff87b1bddd4f {
+					t.Errorf("%+v: hashed entry of length %d, hash %x", opt, rec.Length, rec.Hash)
+				}
+			case bmd.KindArrayName:
+				arrays++
+			case bmd.KindString:
+				clear++
+			}
+		}
+		if hashed != 1 || arrays != 1 || clear != 0 {
+			t.Errorf("%+v: %d hashed entries, %d array names, %d clear strings; want 1, 1, 0", opt, hashed, arrays, clear)
+		}
+	}
+}
