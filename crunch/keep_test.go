@@ -102,3 +102,29 @@ func TestPlaceholderStaysHashed(t *testing.T) {
 		}
 	}
 }
+
+// TestProfileKeepsStatics: --profile leak keeps the value of a static
+// field the profile lists for its class even where the class declares no
+// instance field of that name (leakcanary.KeyedWeakReference's static
+// heapDumpUptimeMillis), and the instance fields it lists; not the
+// others (spec/bmd.md §7.3).
+func TestProfileKeepsStatics(t *testing.T) {
+	dump := keepDump(t, "leakcanary.KeyedWeakReference", "", []string{"heapDumpUptimeMillis", "other"}, []string{"watchUptimeMillis", "key2"})
+	for _, rec := range keepRecords(t, dump, crunch.Options{Profile: "leak"}) {
+		switch rec.Kind {
+		case bmd.KindClass:
+			s := rec.Def.Statics
+			if len(s) != 2 || !s[0].Kept || s[0].Value != 1234 || s[1].Kept {
+				t.Errorf("statics %+v: want heapDumpUptimeMillis kept (1234), other not", s)
+			}
+			f := rec.Def.Fields
+			if len(f) != 2 || !f[0].Kept || f[1].Kept {
+				t.Errorf("fields %+v: want watchUptimeMillis kept, key2 not", f)
+			}
+		case bmd.KindInstance:
+			if len(rec.Values) != 2 || rec.Values[0] != 5678 {
+				t.Errorf("instance values %v: want watchUptimeMillis 5678", rec.Values)
+			}
+		}
+	}
+}
