@@ -42,6 +42,10 @@ func Decrunch(src io.ReadSeeker, out io.Writer, opt Options) (*Stats, error) {
 	c.w.SegmentSize = opt.SegmentSize
 	c.enc = c.w.Encoder()
 	c.ids = newObjectIDs(&c.meta)
+	c.nameMax = ^uint64(0) >> 3
+	if c.meta.IDSize == 4 {
+		c.nameMax = math.MaxUint32 >> 3
+	}
 	if opt.Mapping != nil {
 		c.rn = newRenamer()
 	}
@@ -95,6 +99,8 @@ type converter struct {
 
 	source     Source // the one being read
 	idOverflow bool
+	overWhat   string // IDOverflowError.What of the first ID too large
+	nameMax    uint64 // the largest string or frame ID that gives a valid HPROF ID
 	time       uint32
 	texts      []string // string ID -> name as written
 	body       []byte
@@ -156,7 +162,7 @@ func OpenSource(r io.Reader, prefix []byte) (src Source, v1 bool, err error) {
 // was too large for the file's ID size, else nil.
 func (c *converter) overflowed() error {
 	if c.idOverflow {
-		return &IDOverflowError{IDSize: c.meta.IDSize}
+		return &IDOverflowError{IDSize: c.meta.IDSize, What: c.overWhat}
 	}
 	return nil
 }
@@ -298,13 +304,13 @@ func (c *converter) rest(rec *bmd.Record) error {
 		return c.stackFrame(rec)
 	case bmd.KindStackTrace:
 		for i, f := range rec.Frames {
-			rec.Frames[i] = frameID(f)
+			rec.Frames[i] = c.frame(f)
 		}
 		c.body = c.enc.AppendStackTrace(c.body[:0], hprof.StackTrace{Serial: rec.Serial, Thread: rec.Thread, Frames: rec.Frames})
-		return c.w.WriteRecord(hprof.TagStackTrace, c.time, c.body)
+		return c.record(hprof.TagStackTrace, c.body)
 	case bmd.KindStartThread:
 		c.body = c.enc.AppendStartThread(c.body[:0], hprof.StartThread{Serial: rec.Serial, Object: c.obj(rec.Object), StackTrace: rec.Trace,
-			Name: str(rec.Name), Group: str(rec.Group), ParentGroup: str(rec.Parent)})
+			Name: c.str(rec.Name), Group: c.str(rec.Group), ParentGroup: c.str(rec.Parent)})
 		return c.record(hprof.TagStartThread, c.body)
 	case bmd.KindRawRecord:
 		return c.w.WriteRecord(hprof.Tag(rec.Tag), c.time, rec.Text)
@@ -319,7 +325,7 @@ func (c *converter) rest(rec *bmd.Record) error {
 	case bmd.KindTrace, bmd.KindEnd, bmd.KindObjectID:
 		return nil // state the reader applies
 	case bmd.KindHeapInfo:
-		c.s = hprof.SubRecord{Tag: hprof.SubHeapDumpInfo, HeapType: rec.HeapType, HeapName: str(rec.Name),
+		c.s = hprof.SubRecord{Tag: hprof.SubHeapDumpInfo, HeapType: rec.HeapType, HeapName: c.str(rec.Name),
 			Elements: c.s.Elements, Data: c.s.Data[:0], Class: c.s.Class}
 		return c.sub(&c.s)
 	case bmd.KindRoot:
@@ -341,11 +347,31 @@ func (c *converter) obj(d uint64) uint64 {
 	return v
 }
 
-func str(d uint64) uint64 {
+// str returns the HPROF ID of string d (0 for none), as obj does for
+// objects: an ID too large for the file's IDs, which would wrap onto
+// another string's, makes the record that holds it an IDOverflowError.
+func (c *converter) str(d uint64) uint64 {
 	if d == 0 {
 		return 0
 	}
+	c.checkName(d, "string")
 	return strID(d)
+}
+
+// frame returns the HPROF ID of stack frame f (0 for none), as str does.
+func (c *converter) frame(f uint64) uint64 {
+	c.checkName(f, "stack frame")
+	return frameID(f)
+}
+
+// checkName notes a string or frame ID too large for the file's IDs.
+func (c *converter) checkName(d uint64, what string) {
+	if d > c.nameMax {
+		if !c.idOverflow {
+			c.overWhat = what
+		}
+		c.idOverflow = true
+	}
 }
 
 // sub writes a heap sub-record, unless an object ID in it was too large.
@@ -414,12 +440,12 @@ func (c *converter) name(rec *bmd.Record) error {
 	if c.rn != nil {
 		c.rn.texts[rec.ID] = c.texts[len(c.texts)-1]
 	}
-	c.body = c.enc.AppendString(c.body[:0], strID(rec.ID), text)
-	return c.w.WriteRecord(hprof.TagString, c.time, c.body)
+	c.body = c.enc.AppendString(c.body[:0], c.str(rec.ID), text)
+	return c.record(hprof.TagString, c.body)
 }
 
 func (c *converter) loadClass(rec *bmd.Record) error {
-	name := str(rec.Name)
+	name := c.str(rec.Name)
 	if c.rn != nil {
 		cls := c.rn.texts[rec.Name]
 		c.rn.classBy[rec.Class], c.rn.serials[rec.Serial] = cls, cls
@@ -434,7 +460,7 @@ func (c *converter) loadClass(rec *bmd.Record) error {
 }
 
 func (c *converter) stackFrame(rec *bmd.Record) error {
-	method := str(rec.Method)
+	method := c.str(rec.Method)
 	if c.rn != nil {
 		orig, ok := c.opt.Mapping.Method(c.rn.serials[rec.ClassSerial], c.rn.texts[rec.Method])
 		var err error
@@ -442,9 +468,9 @@ func (c *converter) stackFrame(rec *bmd.Record) error {
 			return err
 		}
 	}
-	c.body = c.enc.AppendStackFrame(c.body[:0], hprof.StackFrame{ID: frameID(rec.ID), Method: method, Signature: str(rec.Signature),
-		SourceFile: str(rec.Source), Class: rec.ClassSerial, Line: rec.Line})
-	return c.w.WriteRecord(hprof.TagStackFrame, c.time, c.body)
+	c.body = c.enc.AppendStackFrame(c.body[:0], hprof.StackFrame{ID: c.frame(rec.ID), Method: method, Signature: c.str(rec.Signature),
+		SourceFile: c.str(rec.Source), Class: rec.ClassSerial, Line: rec.Line})
+	return c.record(hprof.TagStackFrame, c.body)
 }
 
 // rename returns the HPROF string ID to write for a use of string sid
@@ -457,7 +483,7 @@ func (c *converter) rename(sid uint64, orig string, ok bool, count *uint64) (uin
 	}
 	id, write, changed := c.rn.use(sid, orig, ok)
 	if !changed {
-		return str(sid), nil
+		return c.str(sid), nil
 	}
 	if write {
 		b := c.enc.AppendString(nil, id, []byte(orig))
@@ -480,6 +506,11 @@ func (c *converter) renameMembers(d *bmd.Class, cd *hprof.ClassDump) error {
 	var count *uint64
 	if cd != nil {
 		count = &c.st.RenamedFields
+	} else {
+		// A name ID too large is the CLASS record's, which the second
+		// pass reports.
+		over, what := c.idOverflow, c.overWhat
+		defer func() { c.idOverflow, c.overWhat = over, what }()
 	}
 	for i, f := range d.Statics {
 		orig, ok := c.opt.Mapping.Field(cls, c.rn.texts[f.Name])
@@ -539,11 +570,11 @@ func (c *converter) class(rec *bmd.Record) error {
 	}
 	cd.Statics = cd.Statics[:0]
 	for _, f := range d.Statics {
-		cd.Statics = append(cd.Statics, hprof.StaticField{Name: str(f.Name), Type: hprof.BasicType(f.Type), Value: c.value(f.Type, f.Value)})
+		cd.Statics = append(cd.Statics, hprof.StaticField{Name: c.str(f.Name), Type: hprof.BasicType(f.Type), Value: c.value(f.Type, f.Value)})
 	}
 	cd.Fields = cd.Fields[:0]
 	for _, f := range d.Fields {
-		cd.Fields = append(cd.Fields, hprof.Field{Name: str(f.Name), Type: hprof.BasicType(f.Type)})
+		cd.Fields = append(cd.Fields, hprof.Field{Name: c.str(f.Name), Type: hprof.BasicType(f.Type)})
 	}
 	if err := c.overflowed(); err != nil {
 		return err // neither renamed nor held: salvage writes what is held

@@ -115,12 +115,18 @@ func (e *OutputLimitError) Error() string {
 // IDOverflowError reports a BMD file with an object ID too large for the
 // HPROF IDs of its ID size: a dense ID above what such IDs can express (a
 // file that numbers that many objects is damaged or forged), or a version
-// 1 file's raw ID in a LEGACY record or a root. The record that holds it
-// is not written: salvage keeps what came before it.
+// 1 file's raw ID in a LEGACY record or a root; or a string or stack frame
+// ID too large (s<<3|4, f<<3|2). The record that holds it is not written:
+// salvage keeps what came before it.
 type IDOverflowError struct {
 	IDSize int
+	What   string // "string" or "stack frame"; "" for an object
 }
 
 func (e *IDOverflowError) Error() string {
-	return fmt.Sprintf("decrunch: an object ID too large for %d-byte identifiers (more objects than they can number, or a damaged file)", e.IDSize)
+	what, a := e.What, "a"
+	if what == "" {
+		what, a = "object", "an"
+	}
+	return fmt.Sprintf("decrunch: %s %s ID too large for %d-byte identifiers (more %ss than they can number, or a damaged file)", a, what, e.IDSize, what)
 }

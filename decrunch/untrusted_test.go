@@ -284,6 +284,56 @@ func isOverflow(err error) bool {
 	return errors.As(err, &oe) && oe.IDSize == 4 && err.Error() == "decrunch: an object ID too large for 4-byte identifiers (more objects than they can number, or a damaged file)"
 }
 
+// TestNameAndFrameIDOverflow: a string or frame ID too large for the
+// file's 4-byte IDs (s<<3|4 or f<<3|2 above 2^32-1) is an
+// *IDOverflowError that says which kind of ID, like an object ID: it used
+// to be cut to 32 bits, and string 2^29+1 became string 1 (spec/bmd.md
+// §8.1: no two IDs share a value). 2^29-1 fits.
+func TestNameAndFrameIDOverflow(t *testing.T) {
+	const big = 1<<29 + 1
+	for name, tc := range map[string]struct {
+		body func(w *bmd.Writer)
+		what string
+	}{
+		"LOAD CLASS name":    {func(w *bmd.Writer) { w.LoadClass(1, 5, 0, big) }, "string"},
+		"STACK FRAME method": {func(w *bmd.Writer) { w.StackFrame(big, 0, 0, 1, 0) }, "string"},
+		"STACK FRAME source": {func(w *bmd.Writer) { w.StackFrame(1, 0, big, 1, 0) }, "string"},
+		"STACK TRACE frame":  {func(w *bmd.Writer) { w.StackTrace(1, 1, []uint64{1, big}) }, "stack frame"},
+		"START THREAD group": {func(w *bmd.Writer) { w.StartThread(1, 5, 0, 1, big, 0) }, "string"},
+		"HEAP INFO name":     {func(w *bmd.Writer) { w.HeapDump(true); w.HeapInfo('A', big); w.HeapDumpEnd() }, "string"},
+		"CLASS field name": {func(w *bmd.Writer) {
+			w.HeapDump(true)
+			w.Class(&bmd.Class{Index: 1, Fields: []bmd.Field{{Name: big, Type: bmd.Int}}})
+			w.PlaceClasses(1)
+			w.HeapDumpEnd()
+		}, "string"},
+		"fits": {func(w *bmd.Writer) {
+			w.LoadClass(1, 5, 0, 1<<29-1)
+			w.StackTrace(1, 1, []uint64{1<<29 - 1})
+		}, ""},
+	} {
+		var b bytes.Buffer
+		w, err := bmd.NewWriter(&b, &bmd.Metadata{IDSize: 4, Classes: 1, ClassesPlaced: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.ClearString([]byte("com.example.Secret"))
+		tc.body(w)
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		_, err = Decrunch(bytes.NewReader(b.Bytes()), io.Discard, Options{})
+		var oe *IDOverflowError
+		switch {
+		case tc.what == "" && err != nil:
+			t.Errorf("%s: %v", name, err)
+		case tc.what == "":
+		case !errors.As(err, &oe) || oe.IDSize != 4 || !strings.Contains(err.Error(), "a "+tc.what+" ID too large for 4-byte identifiers"):
+			t.Errorf("%s: error %v, want a %s ID too large for 4-byte identifiers", name, err, tc.what)
+		}
+	}
+}
+
 // TestObjectOutsideHeapDump: an object after the end of the heap dumps
 // (only a faulty or forged file has one) is an error, whichever kind it
 // is, and whichever way the second pass runs.
