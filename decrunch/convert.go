@@ -103,12 +103,13 @@ type converter struct {
 	nameMax    uint64 // the largest string or frame ID that gives a valid HPROF ID
 	time       uint32
 	texts      []string // string ID -> name as written
+	textBytes  int64    // bytes of the texts that the converter made (see name)
 	body       []byte
 	s          hprof.SubRecord
 	inHeap     bool
 	heapSeg    bool
 	unplaced   map[uint64]*hprof.ClassDump // class dumps waiting for PLACE CLASSES, by class index
-	nameBuf    []byte                      // the text of the last array name
+	nameBuf    []byte                      // the text of the last array name or hashed name
 	inst       []byte                      // the field data of an instance whose shape is not remembered (instance)
 	estimate   int64                       // bytes of instance data and array elements (first pass)
 	shapes     []*classShape               // class index -> its shape, if remembered
@@ -404,12 +405,42 @@ func (c *converter) record(tag hprof.Tag, body []byte) error {
 // STRING record is written (for a mapping's class lookups).
 const maxKeptArrayName = 4096
 
+// The bytes of names the converter holds (converter.texts) that are not in
+// the file as such: a STRING shares up to 255 bytes with the previous one,
+// an ARRAY NAME of 5 bytes stands for up to 4 KiB, a placeholder for 9
+// bytes of hashed name is 24. A fixed allowance plus an amount per byte
+// read bounds them: the corpus dumps hold at most 1.4 bytes of names per
+// byte of BMD read (under 0.5 MiB in all), a crafted file of repeated long
+// names hundreds.
+const (
+	maxNameBytes     = 64 << 20
+	nameBytesPerByte = 16
+)
+
+// NamesLimitError reports a BMD file whose names would take far more memory
+// than its size explains (a few bytes of STRING or ARRAY NAME records
+// standing for long texts, over and over): only a crafted file has them.
+// Like an *OutputLimitError, it is not damage that salvage applies to.
+type NamesLimitError struct {
+	Offset int64  // file offset of the name record that crossed the bound
+	Record string // its kind
+	Bytes  int64  // bytes of names held with it
+}
+
+func (e *NamesLimitError) Error() string {
+	return fmt.Sprintf("decrunch: the names up to the %s record at offset %d take %d bytes, implausibly many for a file of that size (a real dump's names take at most a few times its bytes)", e.Record, e.Offset, e.Bytes)
+}
+
 // name writes the STRING record of a clear name, a hashed name (recovered
-// or as its placeholder) or an array name.
+// or as its placeholder) or an array name. It keeps the text for the names
+// made of it (array names, a mapping's lookups): a recovered name as the
+// candidate's own string, shared with the name table however often the
+// file uses it; other texts as copies, which a *NamesLimitError bounds.
 func (c *converter) name(rec *bmd.Record) error {
 	st := c.st
 	st.Strings++
 	var text []byte
+	var kept string // the text to keep, if shared with the name table
 	switch rec.Kind {
 	case bmd.KindString:
 		st.Clear++
@@ -421,20 +452,29 @@ func (c *converter) name(rec *bmd.Record) error {
 	default:
 		if name, ok := lookup(c.opt.Names, rec.Hash, rec.Length); ok {
 			st.Recovered++
-			text = []byte(name)
+			kept = name
+			c.nameBuf = append(c.nameBuf[:0], name...)
 		} else {
 			st.Missing++
-			text = []byte(Placeholder(rec.Hash))
+			c.nameBuf = append(c.nameBuf[:0], Placeholder(rec.Hash)...)
 		}
+		text = c.nameBuf
 	}
 	if c.opt.Rename != nil && rec.Kind != bmd.KindArrayName {
-		text = []byte(c.opt.Rename(string(text)))
+		text, kept = []byte(c.opt.Rename(string(text))), ""
 	}
-	if rec.Kind == bmd.KindArrayName && len(text) > maxKeptArrayName {
+	switch {
+	case rec.Kind == bmd.KindArrayName && len(text) > maxKeptArrayName:
 		// A few bytes of ARRAY NAME can stand for a long text: keep it
 		// only while it is short (an array name is never an element name).
 		c.texts = append(c.texts, "")
-	} else {
+	case kept != "":
+		c.texts = append(c.texts, kept)
+	default:
+		c.textBytes += int64(len(text))
+		if c.textBytes > maxNameBytes+nameBytesPerByte*rec.Offset {
+			return &NamesLimitError{Offset: rec.Offset, Record: rec.Kind.String(), Bytes: c.textBytes}
+		}
 		c.texts = append(c.texts, string(text))
 	}
 	if c.rn != nil {
@@ -651,10 +691,12 @@ func (c *converter) finish(loopErr error, first Source) (*Stats, error) {
 }
 
 // salvageable reports whether err, which ended the reading, leaves an
-// HPROF to salvage: with Options.Salvage, unless the output limit ended it.
+// HPROF to salvage: with Options.Salvage, unless the output limit or the
+// bound on names ended it.
 func salvageable(err error, opt Options) bool {
 	var le *OutputLimitError
-	return opt.Salvage && !errors.As(err, &le)
+	var ne *NamesLimitError
+	return opt.Salvage && !errors.As(err, &le) && !errors.As(err, &ne)
 }
 
 // salvage closes a heap dump cut off by damage: objects written may be

@@ -10,6 +10,7 @@ import (
 
 	"github.com/heapcrunch/heapcrunch/bmd"
 	"github.com/heapcrunch/heapcrunch/hprof"
+	canon "github.com/heapcrunch/heapcrunch/names"
 )
 
 // countingDiscard counts what it is given.
@@ -428,6 +429,70 @@ func TestClassOutsideHeapDump(t *testing.T) {
 		}
 		if classes != want || st.Objects != uint64(classes) {
 			t.Errorf("placed %v: salvage wrote %d class dumps and counts %d objects, want %d", placed, classes, st.Objects, want)
+		}
+	}
+}
+
+// TestNamesBounded: the names decrunch keeps for array names and a
+// mapping's lookups grow with the bytes read, not with the texts a few
+// bytes stand for, with no output limit. A recovered name is kept as the
+// name table's own string however often the file uses it (2,000 uses of a
+// 64 KiB candidate, 128 MiB of names written, allocate little); STRING
+// records of 4 bytes that each share 255 bytes with the previous one, and
+// ARRAY NAME records of 5 bytes that each stand for 3,800 bytes, are
+// refused with a *NamesLimitError once they hold more than the bound,
+// with salvage too.
+func TestNamesBounded(t *testing.T) {
+	long := strings.Repeat("n", 64<<10)
+	table := NewNameTable()
+	table.Source("candidates")(long)
+	recovered := amplifier(t, 0, func(w *bmd.Writer) {
+		for range 2000 {
+			w.HashedString(uint64(len(long)), canon.HashString(long))
+		}
+	})
+	var out countingDiscard
+	before := allocated()
+	st, err := Decrunch(bytes.NewReader(recovered), &out, Options{Names: table})
+	grew := allocated() - before
+	if err != nil || st.Recovered != 2000 {
+		t.Fatalf("recovered names: error %v, %v recovered", err, st)
+	}
+	if out.n < 2000<<16 {
+		t.Errorf("recovered names: %d bytes written, want the 2000 names", out.n)
+	}
+	if bound := uint64(32<<20 + 64*len(recovered)); grew > bound {
+		t.Errorf("recovered names: allocated %d bytes for a %d-byte file (bound %d)", grew, len(recovered), bound)
+	}
+
+	cases := []struct {
+		name string
+		file []byte
+	}{
+		{"strings sharing 255 bytes", amplifier(t, 0, func(w *bmd.Writer) {
+			s := bytes.Repeat([]byte("y"), bmd.MaxSharedPrefix)
+			for range 400_000 {
+				w.ClearString(s)
+			}
+		})},
+		{"array names of 3,800 bytes", amplifier(t, 0, func(w *bmd.Writer) {
+			id, _ := w.ClearString(bytes.Repeat([]byte("x"), 3540))
+			for range 100_000 {
+				w.ArrayName(id, 255, true)
+			}
+		})},
+	}
+	for _, c := range cases {
+		for _, salvage := range []bool{false, true} {
+			_, err := Decrunch(bytes.NewReader(c.file), io.Discard, Options{Salvage: salvage})
+			var ne *NamesLimitError
+			if !errors.As(err, &ne) {
+				t.Errorf("%s (%d bytes), salvage %v: error %v, want a *NamesLimitError", c.name, len(c.file), salvage, err)
+				continue
+			}
+			if ne.Bytes > maxNameBytes+nameBytesPerByte*ne.Offset+maxKeptArrayName {
+				t.Errorf("%s: %v: more than the bound", c.name, err)
+			}
 		}
 	}
 }
