@@ -113,6 +113,7 @@ type converter struct {
 	inst       []byte                      // the field data of an instance whose shape is not remembered (instance)
 	estimate   int64                       // bytes of instance data and array elements (first pass)
 	shapes     []*classShape               // class index -> its shape, if remembered
+	shapeLen   int                         // fields of the shapes remembered
 	scratch    classShape                  // a shape not remembered
 }
 
@@ -248,25 +249,35 @@ type fieldAt struct {
 	size   uint8
 }
 
-// maxShapes bounds the class indexes whose shapes are remembered.
-const maxShapes = 1 << 20
+// maxShapes bounds the class indexes whose shapes are remembered, and
+// maxShapeFields the fields of the shapes remembered: the classes of a
+// long line of subclasses each have the fields of all those above them
+// (n classes, n²/2 fields), which dropped primitive fields let a file
+// define and use in a few bytes each. Real dumps remember a few thousand
+// fields (the corpus dumps 866 to 2,716); the shapes not remembered are
+// built each time, at the speed of a version 1 file's.
+const (
+	maxShapes      = 1 << 20
+	maxShapeFields = 1 << 20
+)
 
 // shape returns the shape of the instances of class in the source being
 // read. In a version 2 file (class indexes dense from 1, each class's
 // layout fixed once its chain is defined) it is remembered, for the
-// first million classes, and kept is true: it is never changed and may
-// be held. Otherwise it is the converter's scratch shape, which the next
-// call reuses. A heap has millions of instances of a few hundred classes.
+// first million classes while their fields stay within maxShapeFields,
+// and kept is true: it is never changed and may be held. Otherwise it is
+// the converter's scratch shape, which the next call reuses. A heap has millions of instances of a few hundred classes.
 func (c *converter) shape(class uint64) (sh *classShape, kept bool) {
 	if class < uint64(len(c.shapes)) && c.shapes[class] != nil {
 		return c.shapes[class], true
 	}
 	lay, ok := c.source.Layout(class)
 	_, v2 := c.source.(*bmd.Reader)
-	keep := v2 && ok && class < maxShapes // a layout not known yet may be later
+	keep := v2 && ok && class < maxShapes && c.shapeLen+len(lay) <= maxShapeFields // a layout not known yet may be later
 	sh = &c.scratch
 	if keep {
 		sh = &classShape{types: make([]bmd.Type, 0, len(lay))}
+		c.shapeLen += len(lay)
 	}
 	sh.types, sh.bytes = sh.types[:0], 0
 	for i, f := range lay {

@@ -496,3 +496,51 @@ func TestNamesBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestShapesBounded: the shapes decrunch remembers hold at most
+// maxShapeFields fields, however many a file's classes have: a line of
+// 2,000 classes of one dropped int field each (each class has the fields
+// of all above it, 2 M fields in all), with an instance of each in
+// reverse order, whose instances are still converted, the same whichever
+// way the second pass runs.
+func TestShapesBounded(t *testing.T) {
+	const n = 2000
+	file := amplifier(t, n, func(w *bmd.Writer) {
+		w.NoObjectRuns = true // the first pass sees every instance
+		w.HeapDump(true)
+		for i := uint64(1); i <= n; i++ {
+			w.Class(&bmd.Class{Index: i, Super: i - 1, Fields: []bmd.Field{{Type: bmd.Int}}})
+		}
+		w.PlaceClasses(n)
+		for i := uint64(n); i >= 1; i-- {
+			w.InstanceKept(i, nil)
+		}
+		w.HeapDumpEnd()
+	})
+	r, err := bmd.NewReader(bytes.NewReader(file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.SkipValues = true
+	c := &converter{meta: r.Metadata()}
+	if err := c.firstPass(r); err != nil {
+		t.Fatal(err)
+	}
+	held := 0
+	for _, sh := range c.shapes {
+		if sh != nil {
+			held += len(sh.types)
+		}
+	}
+	if held > maxShapeFields || held != c.shapeLen {
+		t.Errorf("shapes hold %d fields (counted %d), the bound is %d", held, c.shapeLen, maxShapeFields)
+	}
+	if want := int64(4 * n * (n + 1) / 2); c.estimate != want {
+		t.Errorf("estimate %d bytes, want %d", c.estimate, want)
+	}
+	st, err := Decrunch(bytes.NewReader(file), io.Discard, Options{})
+	if err != nil || st.Objects != 2*n {
+		t.Fatalf("error %v, %d objects written, want %d", err, st.Objects, 2*n)
+	}
+	sameSecondPassWays(t, file, Options{})
+}
