@@ -575,3 +575,44 @@ func TestV1WarningsAfterError(t *testing.T) {
 		}
 	}
 }
+
+// TestV1FillersBounded: a version 1 class of 10 bytes may discard 65,535
+// longs, whose 131,070 filler fields its CLASS record and CLASS DUMP hold;
+// a file of such classes, with no object to place them (Android), is
+// refused once its filler fields pass the bound, where it held them all
+// (100 classes of 1 KB: 470 MB), with salvage too, the same whichever way
+// the second pass runs; a class within the bound is converted with all its
+// fillers.
+func TestV1FillersBounded(t *testing.T) {
+	file := func(classes int) []byte {
+		var b bytes.Buffer
+		w, err := bmd.NewV1Writer(&b, []byte(hprof.Version103))
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.ClearString(1, []byte("C"))
+		for i := 1; i <= classes; i++ {
+			w.Class(&bmd.V1Class{ID: uint32(i), Name: 1, Discarded: bmd.MaxV1Discarded})
+		}
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		return b.Bytes()
+	}
+	var out countingDiscard
+	if _, err := Decrunch(bytes.NewReader(file(1)), &out, Options{}); err != nil || out.n < bmd.MaxV1Discarded/4*5 {
+		t.Fatalf("one class: error %v, %d bytes written", err, out.n)
+	}
+	big := file(100)
+	for _, salvage := range []bool{false, true} {
+		st, err := Decrunch(bytes.NewReader(big), io.Discard, Options{Salvage: salvage})
+		if salvage && err == nil {
+			err = st.Salvaged
+		}
+		var fe *bmd.FormatError
+		if !errors.As(err, &fe) || !strings.Contains(fe.Msg, "filler fields") {
+			t.Fatalf("100 classes, salvage %v: error %v, want too many filler fields", salvage, err)
+		}
+		sameSecondPassWays(t, big, Options{Salvage: salvage})
+	}
+}
