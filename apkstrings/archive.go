@@ -51,7 +51,7 @@ func ReadAPK(path string, emit func(string)) (int, error) {
 		return dexes[i].num < dexes[j].num
 	})
 
-	r := &reader{path: path, emit: emit}
+	r := &reader{path: path, emit: emit, inflateMax: inflateBound(a.size)}
 	for _, d := range dexes {
 		data, err := r.readEntry(a, d.f, d.f.Name, r.buf)
 		r.buf = data[:0]
@@ -133,6 +133,9 @@ func ReadJAR(path string, emit func(string)) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	if a != nil {
+		r.inflateMax = inflateBound(a.size)
+	}
 	defer f.Close()
 	if a == nil {
 		// A single class file.
@@ -154,7 +157,26 @@ type reader struct {
 	count int
 	err   error  // first error met
 	buf   []byte // reused for entries that are done with before the next
+	// inflated counts the bytes of the entries read, nested archives'
+	// included, which inflateMax bounds.
+	inflated, inflateMax int64
 }
+
+// A zip entry of a few hundred KiB can inflate to maxEntrySize, and the
+// strings of a DEX file stay in the name table: a 1 MB APK with a 300 MB
+// DEX file of distinct strings took 1.4 GB, and an APK can hold many.
+// The entries read from an archive may inflate to at most
+// maxInflateRatio times its size plus maxInflateBase: real archives
+// inflate to at most 2.4 times (the corpus APKs and JAR, java.base.jmod),
+// their entries to at most 8.2.
+const (
+	maxInflateRatio = 32
+	maxInflateBase  = 64 << 20
+)
+
+// inflateBound returns the bytes the entries of an archive of size bytes
+// may inflate to.
+func inflateBound(size int64) int64 { return maxInflateRatio*max(size, 0) + maxInflateBase }
 
 // entryHint is how much to allocate up front for a zip entry in an archive of
 // zipSize bytes. The sizes in the entry's header are trusted only as far as
@@ -271,7 +293,13 @@ func (r *reader) readEntry(a *zipArchive, e *zip.File, name string, buf []byte) 
 	if hint := entryHint(e, a.size); cap(buf) < hint {
 		buf = make([]byte, 0, hint)
 	}
-	buf, err = readAllLimit(rc, buf[:0], maxEntrySize)
+	left := r.inflateMax - r.inflated
+	buf, err = readAllLimit(rc, buf[:0], int(min(maxEntrySize, left)))
+	r.inflated += int64(len(buf))
+	if err != nil && left < maxEntrySize && int64(len(buf)) > left {
+		return buf[:0], &FormatError{Path: r.path, Entry: name, Offset: -1,
+			Msg: fmt.Sprintf("the entries read inflate to more than %d bytes (%d times the archive's size and 64 MiB): a zip bomb", r.inflateMax, maxInflateRatio)}
+	}
 	if err != nil {
 		// The offset would be within the entry's uncompressed content,
 		// which the user cannot look up: say how far the reading went.

@@ -388,3 +388,25 @@ func TestOverlappingEntries(t *testing.T) {
 		t.Errorf("err %v", fe)
 	}
 }
+
+// TestReadAPKInflateBounded: entries that inflate to far more than their
+// archive (two DEX files of 40 MiB of one repeated string, 80 KB
+// deflated) are refused once they pass 32 times the archive's size and 64
+// MiB, as a zip bomb, naming the entry; the first entry's strings are
+// still emitted.
+func TestReadAPKInflateBounded(t *testing.T) {
+	s := bytes.Repeat([]byte("a"), 40<<20)
+	apk := buildZip(t,
+		zipEntry{name: "classes.dex", data: buildDEX(dexSpec{}, s)},
+		zipEntry{name: "classes2.dex", data: buildDEX(dexSpec{}, s)},
+	)
+	t.Logf("%d bytes of APK", len(apk))
+	n, err := ReadAPK(writeTemp(t, "bomb.apk", apk), func(string) {})
+	var fe *FormatError
+	if !errors.As(err, &fe) || fe.Entry != "classes2.dex" || !strings.Contains(fe.Msg, "zip bomb") {
+		t.Fatalf("error %v, want a zip bomb in classes2.dex", err)
+	}
+	if n != 1 {
+		t.Errorf("%d strings emitted, want the first entry's 1", n)
+	}
+}
