@@ -89,7 +89,7 @@ func app() *cli.App {
 			&cli.StringFlag{Name: "mapping", Usage: "ProGuard/R8 mapping.txt: write the original class, field and method names for obfuscated ones"},
 			&cli.BoolFlag{Name: "salvage", Usage: "from a truncated or damaged BMD, write every complete record before the damage"},
 			&cli.BoolFlag{Name: "stats", Usage: "print how many names were recovered, from which source, and collisions"},
-			&cli.StringFlag{Name: "max-output", Usage: "refuse to write an HPROF larger than this (e.g. 200G; 0: no limit; default: the larger of 4 GiB and 100 times the uncompressed BMD), since a few bytes of a damaged or crafted BMD can ask for terabytes"},
+			&cli.StringFlag{Name: "max-output", Usage: "refuse to write an HPROF larger than this, or to decompress a compressed or piped BMD beyond it (e.g. 200G; 0: no limit; default: the larger of 4 GiB and 100 times the uncompressed BMD, and for the decompression 100 times the compressed bytes read), since a few bytes of a damaged or crafted BMD can ask for terabytes"},
 			&cli.BoolFlag{Name: "info", Usage: "print the file's metadata (labels, counts, the dump's header) and exit, without converting: decrunch --info FILE"},
 			&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "replace an existing output file (a FIFO or character device needs none)"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress or warnings"},
@@ -311,9 +311,9 @@ func run(c *cli.Context) error {
 	// or standard input that is not a plain file is decompressed to a
 	// temporary file. With --salvage, what decompresses before damage is
 	// kept.
-	src, size, kind, cleanup, damage, err := cliutil.SeekableInputPartial(inName)
+	src, size, kind, cleanup, damage, err := cliutil.SeekableInputPartial(inName, spoolLimit(maxOut))
 	if err != nil {
-		return err
+		return explainSpoolLimit(err, maxOut)
 	}
 	defer cleanup()
 	opt.MaxOutput = maxOut
@@ -576,6 +576,34 @@ func printMeta(w io.Writer, m *bmd.Metadata) {
 	if m.UncompressedRefs {
 		fmt.Fprintf(w, "uncompressed_refs: true\n")
 	}
+}
+
+// spoolLimit returns the bound on what a compressed or streamed input may
+// decompress to, given the output limit (-1: the default): the HPROF
+// written from a BMD is larger than the BMD (each record grows: fixed-size
+// IDs, record headers), so a BMD beyond the output limit cannot give an
+// HPROF within it. The default output limit depends on the BMD's size,
+// known only once decompressed: until then the default is taken of the
+// compressed bytes read, which bounds what a few bytes of compressed data
+// can fill the disk with.
+func spoolLimit(maxOut int64) func(read int64) int64 {
+	if maxOut >= 0 {
+		return func(int64) int64 { return maxOut } // 0: none
+	}
+	return defaultMaxOutput
+}
+
+// explainSpoolLimit words a *cliutil.SpoolLimitError for the user.
+func explainSpoolLimit(err error, maxOut int64) error {
+	var se *cliutil.SpoolLimitError
+	if !errors.As(err, &se) {
+		return err
+	}
+	how := "--max-output"
+	if maxOut < 0 {
+		how = "the default limit, the larger of 4 GiB and 100 times the compressed bytes read"
+	}
+	return fmt.Errorf("%v, beyond %s: its HPROF would be larger still; no output written (--max-output SIZE raises the limit, 0 removes it)", se, how)
 }
 
 // defaultMaxOutput is the output limit for a BMD of size bytes: the larger

@@ -875,6 +875,50 @@ func TestOutputLimit(t *testing.T) {
 	clitest.ExpectOK(t, d.Run(t, nil, decrunchBin, "in.bmd", "-o", "in.hprof"))
 }
 
+// TestSpoolLimit: a compressed BMD is decompressed to a spool file before
+// it is read; one that decompresses beyond the output limit (its HPROF
+// would be larger still) is refused before it fills the disk: with
+// --max-output, at that size; by default, at the larger of 4 GiB and 100
+// times the compressed bytes read (spoolLimit). Exit 1, a message that
+// names the limit and how to raise it, nothing left behind. A real
+// compressed BMD within the limit still passes.
+func TestSpoolLimit(t *testing.T) {
+	fixtures(t)
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(make([]byte, 32<<20)) // 32 MiB of zeros in 32 KiB
+	zw.Close()
+	d := clitest.NewDir(t)
+	d.Write(t, "bomb.bmd.gz", gz.Bytes())
+	before := d.Files(t)
+	r := d.Run(t, nil, decrunchBin, "--max-output", "8M", "bomb.bmd.gz", "-o", "out.hprof")
+	clitest.ExpectFail(t, d, r, 1, "decrunch", before, "bomb.bmd.gz: decompresses to more than 7.6 MiB", "beyond --max-output", "no output written", "0 removes it")
+	if d.HasTemp("heapcrunch-spool-") {
+		t.Errorf("a spool file was left behind")
+	}
+	// Standard input through a pipe is spooled too: a plain BMD larger
+	// than --max-output is refused as it is copied.
+	r = d.Run(t, bigBMD, decrunchBin, "--max-output", "1K", "-o", "out.hprof", "-")
+	clitest.ExpectFail(t, d, r, 1, "decrunch", before, "-: larger than 1000 bytes, beyond --max-output")
+	gz.Reset()
+	zw = gzip.NewWriter(&gz)
+	zw.Write(bigBMD)
+	zw.Close()
+	d.Write(t, "in.bmd.gz", gz.Bytes())
+	clitest.ExpectOK(t, d.Run(t, nil, decrunchBin, "--max-output", strconv.Itoa(20*len(bigBMD)), "in.bmd.gz", "-o", "in.hprof"))
+
+	for _, c := range []struct{ maxOut, read, want int64 }{
+		{-1, 1000, 4 << 30},         // the default: 4 GiB for a small file,
+		{-1, 1 << 30, 100 << 30},    // 100 times its compressed bytes beyond
+		{0, 1 << 40, 0},             // --max-output 0: none
+		{1 << 20, 1 << 30, 1 << 20}, // --max-output: that
+	} {
+		if got := spoolLimit(c.maxOut)(c.read); got != c.want {
+			t.Errorf("spoolLimit(%d)(%d) = %d, want %d", c.maxOut, c.read, got, c.want)
+		}
+	}
+}
+
 // TestInfo: --info prints the metadata and writes no file; text from the
 // file that could drive a terminal (escape sequences in a forged header)
 // is printed quoted; a file that is not a BMD gets only the message.

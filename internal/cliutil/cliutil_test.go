@@ -457,3 +457,63 @@ func TestSeekableInputStdin(t *testing.T) {
 		f.Close()
 	}
 }
+
+// TestSeekableInputLimit: a compressed input that decompresses beyond the
+// limit given (a function of the compressed bytes read) is refused with a
+// *SpoolLimitError that gives the limit, before all of it is copied; a
+// limit of 0 or none copies it all; a plain file is read in place, never
+// bounded.
+func TestSeekableInputLimit(t *testing.T) {
+	d := t.TempDir()
+	const size = 8 << 20
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(make([]byte, size)) // zeros: 8 MiB in about 8 KiB
+	zw.Close()
+	zipped := filepath.Join(d, "zeros.gz")
+	plain := filepath.Join(d, "zeros")
+	if err := os.WriteFile(zipped, gz.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(plain, make([]byte, size), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ratio := func(read int64) int64 { return 100 * read }
+	for _, c := range []struct {
+		name  string
+		path  string
+		limit func(int64) int64
+		want  int64 // the limit reported, 0: no error
+	}{
+		{"fixed limit", zipped, func(int64) int64 { return 1 << 20 }, 1 << 20},
+		{"ratio to the compressed bytes", zipped, ratio, -1},
+		{"zero: none", zipped, func(int64) int64 { return 0 }, 0},
+		{"nil: none", zipped, nil, 0},
+		{"plain file in place", plain, func(int64) int64 { return 1 }, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, n, _, cleanup, damage, err := SeekableInputPartial(c.path, c.limit)
+			if c.want == 0 {
+				if err != nil || damage != nil || n != size {
+					t.Fatalf("got %d bytes, %v, %v; want all %d", n, err, damage, size)
+				}
+				cleanup()
+				return
+			}
+			var se *SpoolLimitError
+			if !errors.As(err, &se) {
+				t.Fatalf("got %d bytes, %v; want a *SpoolLimitError", n, err)
+			}
+			want := c.want
+			if want < 0 { // 100 times the compressed bytes read when it stopped
+				want = 100 * se.Read
+			}
+			if se.Limit != want || se.Kind != "gzip" || se.Name != c.path || se.Read <= 0 || se.Read > int64(gz.Len()) {
+				t.Errorf("%+v; want the limit %d, gzip, %s, and the compressed bytes read (at most %d)", se, want, c.path, gz.Len())
+			}
+			if !strings.HasPrefix(err.Error(), c.path+": decompresses to more than ") {
+				t.Errorf("message %q", err)
+			}
+		})
+	}
+}

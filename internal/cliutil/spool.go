@@ -20,30 +20,51 @@ import (
 // on other systems but Windows, where cleanup removes it (as does a
 // termination signal).
 func SeekableInput(name string) (f io.ReadSeeker, size int64, kind compress.Kind, cleanup func(), err error) {
-	f, size, kind, cleanup, _, err = seekableInput(name, false)
+	f, size, kind, cleanup, _, err = seekableInput(name, false, nil)
 	return f, size, kind, cleanup, err
 }
 
 // SeekableInputPartial is SeekableInput for a reader that can use what
 // precedes damage (decrunch --salvage): an input whose compressed data is
 // truncated or damaged gives the bytes decompressed before the damage, and
-// the damage as a separate error.
-func SeekableInputPartial(name string) (f io.ReadSeeker, size int64, kind compress.Kind, cleanup func(), damage, err error) {
-	return seekableInput(name, true)
+// the damage as a separate error. A spooled input stops at limit, when it
+// is not nil: limit(n) is the most bytes the input may decompress to once
+// n bytes of it are read, and beyond it the error is a *SpoolLimitError.
+// (A file that is neither compressed nor a stream is used in place, and
+// not bounded.)
+func SeekableInputPartial(name string, limit func(read int64) int64) (f io.ReadSeeker, size int64, kind compress.Kind, cleanup func(), damage, err error) {
+	return seekableInput(name, true, limit)
 }
 
-func seekableInput(name string, partial bool) (f io.ReadSeeker, size int64, kind compress.Kind, cleanup func(), damage, err error) {
+// SpoolLimitError reports an input that decompresses to more than the
+// limit given to SeekableInputPartial: a few bytes of compressed data can
+// stand for terabytes.
+type SpoolLimitError struct {
+	Name  string
+	Kind  compress.Kind
+	Limit int64 // the bound crossed
+	Read  int64 // the input's bytes read then
+}
+
+func (e *SpoolLimitError) Error() string {
+	if e.Kind == compress.None {
+		return fmt.Sprintf("%s: larger than %s", e.Name, FormatSize(e.Limit))
+	}
+	return fmt.Sprintf("%s: decompresses to more than %s (from %s of %s data)", e.Name, FormatSize(e.Limit), FormatSize(e.Read), e.Kind)
+}
+
+func seekableInput(name string, partial bool, limit func(int64) int64) (f io.ReadSeeker, size int64, kind compress.Kind, cleanup func(), damage, err error) {
 	if name == "-" && stdinIsFile() {
 		// "< dump.hprof": read in place, as the file itself. Closing
 		// it is left to the process's end: a closed descriptor 0 would be
 		// the next file opened.
-		return seekableFile(name, os.Stdin, func() {}, partial)
+		return seekableFile(name, os.Stdin, func() {}, partial, limit)
 	}
 	in, err := OpenInput(name)
 	if err != nil {
 		return nil, 0, "", nil, nil, err
 	}
-	return seekableFile(name, in, func() { in.Close() }, partial)
+	return seekableFile(name, in, func() { in.Close() }, partial, limit)
 }
 
 // stdinIsFile reports whether standard input is a regular file read from
@@ -59,8 +80,9 @@ func stdinIsFile() bool {
 
 // seekableFile is seekableInput of the opened input in, which closeIn
 // closes.
-func seekableFile(name string, in io.Reader, closeIn func(), partial bool) (f io.ReadSeeker, size int64, kind compress.Kind, cleanup func(), damage, err error) {
-	dec, kind, err := compress.NewReader(in)
+func seekableFile(name string, in io.Reader, closeIn func(), partial bool, limit func(int64) int64) (f io.ReadSeeker, size int64, kind compress.Kind, cleanup func(), damage, err error) {
+	raw := &countReader{r: in}
+	dec, kind, err := compress.NewReader(raw)
 	if err != nil {
 		closeIn()
 		return nil, 0, kind, nil, nil, fmt.Errorf("%s: %w", name, err)
@@ -99,12 +121,20 @@ func seekableFile(name string, in io.Reader, closeIn func(), partial bool) (f io
 	}
 	clean := func() { cancel(); remove() }
 	sw := &spoolWriter{f: tmp}
-	n, err := io.Copy(sw, dec)
+	var from io.Reader = dec
+	if limit != nil {
+		from = &boundedReader{r: dec, raw: raw, limit: limit}
+	}
+	n, err := io.Copy(sw, from)
 	dec.Close()
 	closeIn()
 	if sw.err != nil {
 		clean()
 		return nil, 0, kind, nil, nil, fmt.Errorf("%s: cannot make a temporary copy to read it twice: writing %s: %v (set TMPDIR to a folder with room)", name, filepath.Dir(tmp.Name()), unwrapPath(sw.err))
+	}
+	if b, ok := from.(*boundedReader); ok && b.over > 0 {
+		clean()
+		return nil, 0, kind, nil, nil, &SpoolLimitError{Name: name, Kind: kind, Limit: b.over, Read: raw.n}
 	}
 	if err != nil {
 		switch {
@@ -137,6 +167,42 @@ func seekableFile(name string, in io.Reader, closeIn func(), partial bool) (f io
 // made: on Linux and Android, where tests see it through /proc (other
 // systems remove it once written, Windows at the end).
 var unnamedSpool = runtime.GOOS == "linux" || runtime.GOOS == "android"
+
+// countReader counts the bytes read from r.
+type countReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// boundedReader reads the decompressed input r until it goes beyond
+// limit(the compressed bytes read), then fails, with over the limit.
+type boundedReader struct {
+	r     io.Reader
+	raw   *countReader
+	limit func(int64) int64
+	n     int64
+	over  int64 // the limit crossed, or 0
+}
+
+// errSpoolLimit stops the copy of an input that decompresses beyond its
+// limit (boundedReader).
+var errSpoolLimit = errors.New("input decompresses beyond its limit")
+
+func (b *boundedReader) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	b.n += int64(n)
+	if max := b.limit(b.raw.n); max > 0 && b.n > max {
+		b.over = max
+		return 0, errSpoolLimit
+	}
+	return n, err
+}
 
 // spoolWriter keeps the error of writing the spool file, to tell it from
 // an error reading the input.
