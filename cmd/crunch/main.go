@@ -23,8 +23,8 @@ import (
 	"github.com/heapcrunch/heapcrunch/internal/version"
 )
 
-const help = `Turn an HPROF heap dump (Java or Android; plain, gzip or bzip2) into a
-BMD file: object graph kept, the app's names hashed (the platform's stay
+const help = `Turn an HPROF heap dump (Java or Android; plain, gzip, bzip2 or zstd) into
+a BMD file: object graph kept, the app's names hashed (the platform's stay
 readable), primitive contents dropped.
 
 Examples:
