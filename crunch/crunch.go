@@ -88,8 +88,9 @@ type Stats struct {
 	Dangling     uint64 // distinct referenced IDs not in the dump
 	IndexBytes   int64
 	HPROFHeader  hprof.Header
-	// Warnings say which options had nothing to act on: a --drop-heap heap
-	// or a --preserve-class class that is not in the dump.
+	// Warnings say which options had nothing to act on (a --drop-heap heap
+	// or a --preserve-class class that is not in the dump) and which
+	// top-level records were left out for what they could hold (rawKept).
 	Warnings []string
 }
 

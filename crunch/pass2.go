@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/heapcrunch/heapcrunch/bmd"
 	"github.com/heapcrunch/heapcrunch/hprof"
@@ -34,6 +35,7 @@ type pass2 struct {
 	frames []uint64
 
 	topCount, topBytes, subCount [256]int64 // by tag, for Stats
+	rawLeftOut                   [256]int64 // top-level records left out (rawKept), by tag
 }
 
 func (st *state) runPass2(in *input, out io.Writer) error {
@@ -64,6 +66,7 @@ func (st *state) runPass2(in *input, out io.Writer) error {
 		return err
 	}
 	p.fillStats(r.Offset())
+	p.rawWarning()
 	return nil
 }
 
@@ -175,7 +178,49 @@ func (p *pass2) record(it *ahead) error {
 	case hprof.TagStartThread:
 		return p.startThread(rec, body)
 	}
+	if !rawKept(rec.Tag, body) {
+		p.rawLeftOut[rec.Tag]++
+		return nil
+	}
 	return p.w.RawRecord(uint8(rec.Tag), body)
+}
+
+// rawKept reports whether a top-level record that has no BMD record of its
+// own is kept, its body unchanged, as a RAW RECORD: only a record of the
+// four tags whose layouts hold numbers alone (flags, sizes, counts and
+// serials), with the length of that layout. A record of another tag may
+// hold anything, a string or an array's contents among its bytes, and so
+// may bytes that a layout does not account for: crunch cannot tell, so it
+// leaves them out (spec/bmd.md §5.9).
+func rawKept(tag hprof.Tag, body []byte) bool {
+	n := uint64(len(body))
+	switch tag {
+	case hprof.TagControlSettings: // u4 flags, u2 stack trace depth
+		return n == 6
+	case hprof.TagHeapSummary: // u4 live bytes and instances, u8 allocated bytes and instances
+		return n == 24
+	case hprof.TagCPUSamples: // u4 samples, u4 traces, each trace u4 samples and u4 stack trace serial
+		return n >= 8 && n == 8+8*uint64(binary.BigEndian.Uint32(body[4:]))
+	case hprof.TagAllocSites: // u2 flags, u4 cutoff, u4 live bytes and instances, u8 allocated bytes and instances, u4 sites, 25 bytes each
+		return n >= 34 && n == 34+25*uint64(binary.BigEndian.Uint32(body[30:]))
+	}
+	return false
+}
+
+// rawWarning says which top-level records rawKept left out, if any.
+func (p *pass2) rawWarning() {
+	var total int64
+	var tags []string
+	for t, c := range p.rawLeftOut {
+		if c > 0 {
+			total += c
+			tags = append(tags, fmt.Sprintf("%s ×%d", hprof.Tag(t), c))
+		}
+	}
+	if total > 0 {
+		p.stats.Warnings = append(p.stats.Warnings, fmt.Sprintf("%d top-level records left out, of a tag unknown or of a length its layout does not have, which could hold anything: %s",
+			total, strings.Join(tags, ", ")))
+	}
 }
 
 // loadClass writes a LOAD CLASS record where the dump has it, unless it

@@ -5,14 +5,19 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/hex"
+	"fmt"
+	"io"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf16"
 
 	"google.golang.org/protobuf/encoding/protowire"
 
+	"github.com/heapcrunch/heapcrunch/bmd"
+	"github.com/heapcrunch/heapcrunch/hprof"
 	"github.com/heapcrunch/heapcrunch/internal/testutil"
 )
 
@@ -173,6 +178,95 @@ func TestPreserveClass(t *testing.T) {
 		}
 		if !own && len(f) > 0 {
 			t.Errorf("secret %s (%s) found with --preserve-class Vault as %v", s.field, s.jtype, f)
+		}
+	}
+}
+
+// TestRawRecordsChecked: a top-level record of a tag crunch does not know
+// may hold anything (a VM's or a tool's own record, a string among its
+// bytes), so it is left out, with a warning, whatever the options; so is a
+// record of the four tags kept unchanged (ALLOC SITES, HEAP SUMMARY, CPU
+// SAMPLES, CONTROL SETTINGS) whose length is not that of its layout of
+// numbers: it has bytes its layout does not account for. Those of the
+// right length are kept as RAW RECORDs.
+func TestRawRecordsChecked(t *testing.T) {
+	const planted = "PLANTED-in-a-raw-record-5521"
+	var in bytes.Buffer
+	w, err := hprof.NewWriter(&in, hprof.Header{Version: hprof.Version102, IDSize: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	u32 := func(b []byte, v ...uint32) []byte {
+		for _, x := range v {
+			b = binary.BigEndian.AppendUint32(b, x)
+		}
+		return b
+	}
+	control := []byte{0, 0, 0, 1, 0, 4}                                // flags, stack depth
+	summary := u32(nil, 1, 2, 0, 3, 0, 4)                              // live bytes and instances, allocated (u8) bytes and instances
+	samples := u32(nil, 7, 1, 7, 1)                                    // total, one trace: samples, serial
+	sites := append([]byte{0, 0}, u32(nil, 0, 1, 1, 0, 1, 0, 1, 1)...) // flags, cutoff, live, allocated (u8), one site
+	sites = append(append(sites, 0), u32(nil, 1, 1, 16, 1, 16, 1)...)  // the site
+	for _, r := range []struct {
+		tag  hprof.Tag
+		body []byte
+	}{
+		{hprof.TagControlSettings, control},
+		{hprof.TagHeapSummary, summary},
+		{hprof.TagCPUSamples, samples},
+		{hprof.TagAllocSites, sites},
+		{0x42, []byte(planted)},                                                  // unknown
+		{0x08, append(u32(nil, 1), planted...)},                                  // unknown
+		{hprof.TagHeapSummary, append(bytes.Clone(summary), planted...)},         // too long
+		{hprof.TagCPUSamples, append(u32(nil, 1, 0), planted...)},                // more than its trace count
+		{hprof.TagControlSettings, append(bytes.Clone(control), planted[:2]...)}, // too long
+	} {
+		must(w.WriteRecord(r.tag, 0, r.body))
+	}
+	must(w.BeginHeapDump(hprof.TagHeapDumpSegment, 0))
+	must(w.EndHeapDump())
+	must(w.Flush())
+	for _, opt := range []Options{{}, {KeepStrings: true, KeepPrimitives: true}} {
+		var out bytes.Buffer
+		st, err := Crunch(bytes.NewReader(in.Bytes()), &out, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(out.Bytes(), []byte(planted[:8])) || bytes.Contains(out.Bytes(), []byte(planted[:2])) {
+			t.Errorf("%+v: the planted bytes are in the BMD", opt)
+		}
+		r, err := bmd.NewReader(bytes.NewReader(out.Bytes()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var kept []string
+		for {
+			rec, err := r.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rec.Kind == bmd.KindRawRecord {
+				kept = append(kept, fmt.Sprintf("%s %x", hprof.Tag(rec.Tag), rec.Text))
+			}
+		}
+		want := []string{
+			fmt.Sprintf("%s %x", hprof.TagControlSettings, control), fmt.Sprintf("%s %x", hprof.TagHeapSummary, summary),
+			fmt.Sprintf("%s %x", hprof.TagCPUSamples, samples), fmt.Sprintf("%s %x", hprof.TagAllocSites, sites),
+		}
+		if !slices.Equal(kept, want) {
+			t.Errorf("%+v: RAW RECORDs\n%q, want\n%q", opt, kept, want)
+		}
+		if w := strings.Join(st.Warnings, "\n"); !strings.Contains(w, "5 top-level records") || !strings.Contains(w, "0x42") {
+			t.Errorf("%+v: warnings %q, want one that counts the 5 records left out", opt, st.Warnings)
 		}
 	}
 }
