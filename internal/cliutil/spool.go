@@ -103,15 +103,43 @@ func seekableFile(name string, in io.Reader, closeIn func(), partial bool, limit
 		// A pipe (<(zcat dump.gz)) or a device cannot be read twice: the
 		// bytes already read by the detection are in dec, spooled below.
 	}
+	defer closeIn()
+	defer dec.Close()
+	var from io.Reader = dec
+	bounded := &boundedReader{r: dec, raw: raw, limit: limit}
+	if limit != nil {
+		from = bounded
+	}
+	tmp, n, clean, readErr, err := spool(name, from)
+	switch {
+	case err != nil:
+		return nil, 0, kind, nil, nil, err
+	case bounded.over > 0:
+		clean()
+		return nil, 0, kind, nil, nil, &SpoolLimitError{Name: name, Kind: kind, Limit: bounded.over, Read: raw.n}
+	case readErr != nil:
+		damage = readDamage(name, kind, n, readErr)
+		if !partial {
+			clean()
+			return nil, 0, kind, nil, nil, damage
+		}
+	}
+	return tmp, n, kind, clean, damage, nil
+}
+
+// spool copies from into a new temporary file, which it returns at its
+// start with the bytes copied and the cleanup that removes it. readErr is
+// the error that ended the reading of from, if any: the file then holds
+// what was read before it. err is a failure to make, write or rewind the
+// file, which is then removed.
+func spool(name string, from io.Reader) (tmp *os.File, n int64, clean func(), readErr, err error) {
 	var remove func()
 	tmp, cancel, err := createTemp("", "heapcrunch-spool-", 0o600, nil, func(f *os.File) func() {
 		remove = func() { f.Close(); os.Remove(f.Name()) }
 		return remove
 	})
 	if err != nil {
-		dec.Close()
-		closeIn()
-		return nil, 0, kind, nil, nil, fmt.Errorf("%s: cannot make a temporary copy to read it twice (set TMPDIR to a folder with room): %w", name, err)
+		return nil, 0, nil, nil, fmt.Errorf("%s: cannot make a temporary copy to read it twice (set TMPDIR to a folder with room): %w", name, err)
 	}
 	if unnamedSpool {
 		// Read and written through tmp alone: with no name, not even
@@ -119,48 +147,36 @@ func seekableFile(name string, in io.Reader, closeIn func(), partial bool, limit
 		// the dump behind.
 		os.Remove(tmp.Name())
 	}
-	clean := func() { cancel(); remove() }
+	clean = func() { cancel(); remove() }
 	sw := &spoolWriter{f: tmp}
-	var from io.Reader = dec
-	if limit != nil {
-		from = &boundedReader{r: dec, raw: raw, limit: limit}
-	}
-	n, err := io.Copy(sw, from)
-	dec.Close()
-	closeIn()
+	n, readErr = io.Copy(sw, from)
 	if sw.err != nil {
 		clean()
-		return nil, 0, kind, nil, nil, fmt.Errorf("%s: cannot make a temporary copy to read it twice: writing %s: %v (set TMPDIR to a folder with room)", name, filepath.Dir(tmp.Name()), unwrapPath(sw.err))
-	}
-	if b, ok := from.(*boundedReader); ok && b.over > 0 {
-		clean()
-		return nil, 0, kind, nil, nil, &SpoolLimitError{Name: name, Kind: kind, Limit: b.over, Read: raw.n}
-	}
-	if err != nil {
-		switch {
-		case kind == compress.None:
-			damage = fmt.Errorf("%s: reading at offset %d: %w", name, n, err)
-		case errors.Is(err, compress.ErrTrailingData):
-			// All of it decompressed: what follows is not gzip.
-			damage = fmt.Errorf("%s: %w", name, err)
-		default:
-			damage = fmt.Errorf("%s: truncated or damaged %s data after %d uncompressed bytes: %w", name, kind, n, err)
-		}
-		if !partial {
-			clean()
-			return nil, 0, kind, nil, nil, damage
-		}
+		return nil, 0, nil, nil, fmt.Errorf("%s: cannot make a temporary copy to read it twice: writing %s: %v (set TMPDIR to a folder with room)", name, filepath.Dir(tmp.Name()), unwrapPath(sw.err))
 	}
 	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
 		clean()
-		return nil, 0, kind, nil, nil, err
+		return nil, 0, nil, nil, err
 	}
 	// Elsewhere the name goes once the copy is written (Windows cannot
 	// remove an open file: there clean does it).
 	if !unnamedSpool && runtime.GOOS != "windows" {
 		os.Remove(tmp.Name())
 	}
-	return tmp, n, kind, clean, damage, nil
+	return tmp, n, clean, readErr, nil
+}
+
+// readDamage words the error err that ended the reading of an input of
+// the given kind after n bytes (decompressed).
+func readDamage(name string, kind compress.Kind, n int64, err error) error {
+	switch {
+	case kind == compress.None:
+		return fmt.Errorf("%s: reading at offset %d: %w", name, n, err)
+	case errors.Is(err, compress.ErrTrailingData):
+		// All of it decompressed: what follows is not gzip.
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return fmt.Errorf("%s: truncated or damaged %s data after %d uncompressed bytes: %w", name, kind, n, err)
 }
 
 // unnamedSpool says whether a spool file loses its name as soon as it is
