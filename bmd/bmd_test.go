@@ -1986,7 +1986,7 @@ func TestRedump(t *testing.T) {
 		t.Errorf("layout of class 2 after another dump: %v", l)
 	}
 	// Another dump is not placed: PLACE CLASSES has no class left.
-	w3, _ := bmd.NewWriter(io.Discard, &bmd.Metadata{IDSize: 8, Classes: 2})
+	w3, _ := bmd.NewWriter(io.Discard, &bmd.Metadata{IDSize: 8, Classes: 2, ClassesPlaced: true})
 	w3.Class(sub)
 	w3.Class(base)
 	w3.PlaceClasses(2)
@@ -2436,5 +2436,28 @@ func BenchmarkWriterLargeRecord(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.SetBytes(w.Written())
+	}
+}
+
+// TestPlaceClassesNeedsMetadata: PLACE CLASSES belongs to files whose
+// metadata sets classes_placed (spec/bmd.md §5.22), which a reader refuses
+// elsewhere: the Writer refuses to write it in another file.
+func TestPlaceClassesNeedsMetadata(t *testing.T) {
+	for _, placed := range []bool{false, true} {
+		w, err := bmd.NewWriter(io.Discard, &bmd.Metadata{IDSize: 4, Classes: 1, ClassesPlaced: placed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.HeapDump(true)
+		if _, err := w.Class(&bmd.Class{Index: 1}); err != nil {
+			t.Fatal(err)
+		}
+		err = w.PlaceClasses(1)
+		if placed && err != nil {
+			t.Errorf("PlaceClasses with classes_placed: %v", err)
+		}
+		if !placed && (err == nil || !strings.Contains(err.Error(), "does not set classes_placed")) {
+			t.Errorf("PlaceClasses without classes_placed: %v, want a refusal", err)
+		}
 	}
 }

@@ -40,7 +40,7 @@ func seedBMDs(tb testing.TB) [][]byte {
 func everyKind() []byte {
 	var b bytes.Buffer
 	w, _ := bmd.NewWriter(&b, &bmd.Metadata{HPROFVersion: "JAVA PROFILE 1.0.3", IDSize: 4, Timestamp: 1, Hash: bmd.HashXX64, Tool: "fuzz",
-		Objects: 8, Classes: 3, Strings: 5, Alignment: 16, Labels: []string{"app=fuzz", "k=v"}})
+		Objects: 8, Classes: 3, Strings: 5, Alignment: 16, ClassesPlaced: true, Labels: []string{"app=fuzz", "k=v"}})
 	w.ClearString([]byte("java.lang.Object"))
 	w.HashedString(5, 0x1234567890abcdef)
 	w.HashedString(9, 0xfedcba0987654321)

@@ -48,6 +48,7 @@ type Writer struct {
 	roots    []rootEntry // pending run of roots, sorted when written
 	kept     []uint64    // Instance's scratch: the values it keeps
 	placed   uint64      // classes placed by PLACE CLASSES
+	canPlace bool        // the metadata sets ClassesPlaced: PLACE CLASSES may be written
 
 	// NoObjectRuns writes object records without OBJECTS records, as
 	// writers before them did (for readers that predate them, and for
@@ -73,7 +74,7 @@ func NewWriter(w io.Writer, m *Metadata) (*Writer, error) {
 	}
 	mm := *m
 	mm.Blocks = true
-	bw := &Writer{w: w, buf: make([]byte, 0, 2*BlockSize), classes: m.Classes, nextID: m.Classes + 1, maxID: m.Classes}
+	bw := &Writer{w: w, buf: make([]byte, 0, 2*BlockSize), classes: m.Classes, nextID: m.Classes + 1, maxID: m.Classes, canPlace: m.ClassesPlaced}
 	bw.lay.idSize = m.IDSize
 	meta := AppendMetadata(nil, &mm)
 	h := protowire.AppendVarint(nil, Version2)
@@ -779,6 +780,9 @@ func (w *Writer) PlaceClasses(n uint64) error {
 }
 
 func (w *Writer) placeClasses(n uint64) error {
+	if !w.canPlace { // a reader refuses it (spec/bmd.md §5.22)
+		return w.fail("PLACE CLASSES in a file whose metadata does not set classes_placed")
+	}
 	if w.placed+n > w.classes {
 		return w.fail("%d classes placed, %d in the file", w.placed+n, w.classes)
 	}
