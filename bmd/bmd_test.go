@@ -1265,7 +1265,7 @@ func rtCheckErr(t *testing.T, err error, msg, record string, offset int64, is er
 // TestReaderErrors: each kind of bad input gives a *bmd.FormatError that
 // says what is wrong and where, as a file offset.
 func TestReaderErrors(t *testing.T) {
-	meta := bmd.Metadata{IDSize: 4, Classes: 2}
+	meta := bmd.Metadata{IDSize: 4, Classes: 2, ClassesPlaced: true}
 	hdr := rtHeaderOf(meta)
 	start := func(meta []byte) int64 { return int64(1 + protowire.SizeVarint(uint64(len(meta)))) }
 	bad := func(m bmd.Metadata) []byte { return bmd.AppendMetadata(nil, &m) }
@@ -1433,6 +1433,17 @@ func TestReaderErrors(t *testing.T) {
 		}
 	}
 
+	// PLACE CLASSES in a file whose metadata does not set classes_placed
+	// (spec §5.22), where it would otherwise be valid.
+	unplaced := rtHeaderOf(bmd.Metadata{IDSize: 4, Classes: 2})
+	file := rtFrame(unplaced, rtCat(E, []byte{0x16, 0x01}))
+	f, err := rtUnframe(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = rtReadErr(file)
+	rtCheckErr(t, err, "PLACE CLASSES in a file whose metadata does not set classes_placed", "PLACE CLASSES", f.fileOff(13), nil)
+
 	// Version 1 files are for NewV1Reader.
 	if _, err := bmd.NewReader(bytes.NewReader([]byte{1, 0x12})); !errors.Is(err, bmd.ErrVersion1) {
 		t.Errorf("version 1: %v", err)
@@ -1450,7 +1461,7 @@ func TestReaderErrors(t *testing.T) {
 	}
 	// An error of the source is returned as such, not as damage.
 	boom := errors.New("disk on fire")
-	file := rtFrame(hdr, rtCat(E, E[:5]), 13, 5)
+	file = rtFrame(hdr, rtCat(E, E[:5]), 13, 5)
 	for _, cut := range []int{len(hdr) + 1, len(hdr) + 16, len(file) - 3} {
 		r, err := bmd.NewReader(io.MultiReader(bytes.NewReader(file[:cut]), iotest.ErrReader(boom)))
 		if err != nil {

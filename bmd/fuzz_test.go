@@ -515,7 +515,7 @@ func TestLayoutMemoryBounded(t *testing.T) {
 			index = func(i uint64) uint64 { return i * (1<<50/(k+3) - 7) }
 		}
 		var b bytes.Buffer
-		w, err := bmd.NewWriter(&b, &bmd.Metadata{IDSize: 4, Classes: classes})
+		w, err := bmd.NewWriter(&b, &bmd.Metadata{IDSize: 4, Classes: classes, ClassesPlaced: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -805,6 +805,9 @@ func (r *Reader) readPlaceClasses(rec *Record, d *decoder) {
 	switch {
 	case d.err != nil:
 		return
+	case !r.meta.ClassesPlaced:
+		d.fail("PLACE CLASSES in a file whose metadata does not set classes_placed")
+		return
 	case n == 0 || n > r.meta.Classes-r.placed:
 		d.fail("places %d classes after class %d, of %d", n, r.placed, r.meta.Classes)
 		return
