@@ -3,6 +3,7 @@ package crunch
 import (
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/heapcrunch/heapcrunch/hprof"
 )
@@ -271,6 +272,11 @@ func (rd *reader) sub(s *hprof.SubRecord) {
 	case s.Tag == hprof.SubObjectArrayDump:
 		it.aux = rd.arrayClass(s.ClassID)
 		it.lo, it.n = uint32(len(rd.b.vals)), uint32(len(s.Elements))
+		// Room for all the elements at once: a large array (a big
+		// HashMap's table) grown an append at a time was copied over and
+		// over.
+		rd.b.refAt = slices.Grow(rd.b.refAt, len(s.Elements))
+		rd.b.vals = slices.Grow(rd.b.vals, len(s.Elements))
 		for _, e := range s.Elements {
 			rd.b.refAt = append(rd.b.refAt, uint32(len(rd.b.vals)))
 			rd.b.vals = append(rd.b.vals, e)
