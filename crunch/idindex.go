@@ -36,10 +36,11 @@ type idIndex struct {
 // (newDedupedIDIndex); dups counts the repeats. It reads s twice or three
 // times and leaves it to the caller to release. A bitmap (rankIndex) is
 // used when the IDs span at most 32 bitmap bits per ID (HotSpot heaps:
-// about 5), else a sorted table of the IDs.
+// about 5; of G1's, the blocks that hold IDs: rankIndex), else a sorted
+// table of the IDs.
 func buildIDIndex(s *idSeq) (*idIndex, int) {
-	if w := rankIndexWords(s); w != 0 && w*16 <= 8*uint64(s.n)+4096 {
-		r, dups := newRankIndex(s, w)
+	if l := rankIndexLayout(s); l.words != 0 && l.bytes() <= 8*uint64(s.n)+4096 {
+		r, dups := newRankIndex(s, l)
 		return &idIndex{rank: r}, dups
 	}
 	ids := make([]uint64, 0, s.n)

@@ -21,15 +21,30 @@ import (
 // ranks with consecutive ordinals, and each bitmap word records the piece
 // of its first rank, so a lookup reads one 16-byte word and rarely steps
 // to the next piece.
+//
+// A G1 heap (the JDK's default collector) is not one range: its full GC
+// compacts the live regions into several ranges spread over the heap, and
+// the objects archived with the class data (CDS, on by default) are
+// mapped at its top, so that a G1 dump's IDs span the whole heap (-Xmx),
+// most of it empty. The bitmap then leaves out the blocks of the span
+// that hold no ID (blocks), as the ascending runs of the IDs show them.
 type rankIndex struct {
 	min    uint64
 	shift  uint
 	mask   uint64 // low bits an ID must not have: (1<<shift)-1
-	units  uint64 // bits of the bitmap: 64 per word
+	units  uint64 // bits of the span the bitmap covers
 	words  []rankWord
 	pieces []rankPiece // sorted by rank
 	n      int         // distinct IDs
+	// blocks, when set, gives for each block of 1<<blockBits units the
+	// index of its first word, or noBlock for a block that holds no ID
+	// and has no words; unset, the words cover every unit in order.
+	blocks    []uint32
+	blockBits uint
 }
+
+// noBlock marks, in rankIndex.blocks, a block without words.
+const noBlock = ^uint32(0)
 
 // rankWord is 64 bits of the bitmap, the number of bits set before them,
 // and delta, what to add to a rank in the word to get its ordinal (the
@@ -52,21 +67,81 @@ type rankPiece struct {
 	rank, ord uint32
 }
 
-// rankIndexWords returns the bitmap words an index over s needs, or 0 if
-// the IDs do not fit the layout (2³¹ objects or more).
-func rankIndexWords(s *idSeq) uint64 {
-	if s.n == 0 || uint64(s.n) >= splitWord {
-		return 0
-	}
-	span := (s.hi - s.lo) >> s.shift()
-	return span/64 + 1
+// rankLayout is the shape of an index's bitmap: its words and, when it
+// leaves out the blocks without IDs, the blocks (rankIndex.blocks).
+type rankLayout struct {
+	words     uint64
+	blocks    []uint32
+	blockBits uint
 }
 
-// newRankIndex builds the index of the IDs of s, in words bitmap words
-// (rankIndexWords). Each distinct ID gets the rank of its first occurrence
-// among the distinct IDs; dups counts the other occurrences.
-func newRankIndex(s *idSeq, words uint64) (x *rankIndex, dups int) {
-	x = &rankIndex{min: s.lo, shift: s.shift(), words: make([]rankWord, words), units: 64 * words}
+// bytes returns the memory of an index of that layout, but its pieces.
+func (l rankLayout) bytes() uint64 { return l.words*16 + uint64(len(l.blocks))*4 }
+
+// minBlockBits and maxBlocks bound the blocks of a layout: 2¹⁵ units (256
+// KB of an 8-byte-aligned heap, 8 KB of bitmap) or more each, so that
+// there are at most 2²⁰ of them (4 MB).
+const (
+	minBlockBits = 15
+	maxBlocks    = 1 << 20
+)
+
+// rankIndexLayout returns the layout of an index over s, with no words if
+// the IDs do not fit it (2³¹ objects or more): the words of the whole span
+// of the IDs, or fewer, those of its blocks that hold IDs, when that takes
+// less memory.
+func rankIndexLayout(s *idSeq) rankLayout {
+	if s.n == 0 || uint64(s.n) >= splitWord {
+		return rankLayout{}
+	}
+	span := (s.hi - s.lo) >> s.shift()
+	dense := rankLayout{words: span/64 + 1}
+	if s.runs.over || len(s.runs.spans) < 2 {
+		return dense // no runs: which blocks hold IDs is not known
+	}
+	bb := uint(minBlockBits)
+	if l := uint(bits.Len64(span)); l > bb+20 {
+		bb = l - 20
+	}
+	// The ranges of the runs cover every ID: mark the blocks they touch.
+	used := make([]bool, span>>bb+1)
+	ranges := slices.Clone(s.runs.spans)
+	slices.SortFunc(ranges, func(a, b idSpan) int { return cmp.Compare(a.first, b.first) })
+	from := uint64(0) // the first block not marked yet
+	for _, r := range ranges {
+		first, last := (r.first-s.lo)>>s.shift()>>bb, (r.last-s.lo)>>s.shift()>>bb
+		for b := max(first, from); b <= last; b++ {
+			used[b] = true
+		}
+		from = max(from, last+1)
+	}
+	l := rankLayout{blocks: make([]uint32, len(used)), blockBits: bb}
+	per := uint64(1) << bb / 64 // words per block
+	for b, u := range used {
+		l.blocks[b] = noBlock
+		if u {
+			if l.words+per >= uint64(noBlock) {
+				return dense
+			}
+			l.blocks[b] = uint32(l.words)
+			l.words += per
+		}
+	}
+	if l.bytes() >= dense.bytes() {
+		return dense
+	}
+	return l
+}
+
+// newRankIndex builds the index of the IDs of s, in the layout l
+// (rankIndexLayout). Each distinct ID gets the rank of its first
+// occurrence among the distinct IDs; dups counts the other occurrences.
+func newRankIndex(s *idSeq, l rankLayout) (x *rankIndex, dups int) {
+	x = &rankIndex{min: s.lo, shift: s.shift(), words: make([]rankWord, l.words), units: 64 * l.words,
+		blocks: l.blocks, blockBits: l.blockBits}
+	if l.blocks != nil {
+		x.units = uint64(len(l.blocks)) << l.blockBits
+	}
 	x.mask = 1<<x.shift - 1
 	x.setBits(s)
 	c := uint32(0)
@@ -88,6 +163,7 @@ func newRankIndex(s *idSeq, words uint64) (x *rankIndex, dups int) {
 // fields in local variables.
 func (x *rankIndex) setBits(s *idSeq) {
 	words, lo, shift := x.words, x.min, x.shift
+	blocks, bb := x.blocks, x.blockBits
 	for _, c := range s.chunks {
 		id, d := c.base, c.delta
 		for i := 0; i < len(d); {
@@ -103,7 +179,11 @@ func (x *rankIndex) setBits(s *idSeq) {
 			}
 			id += uint64(protowire.DecodeZigZag(z))
 			k := (id - lo) >> shift
-			words[k/64].bits |= 1 << (k % 64)
+			w := k / 64
+			if blocks != nil { // the ID's block has words
+				w = uint64(blocks[k>>bb]) + k&(1<<bb-1)/64
+			}
+			words[w].bits |= 1 << (k % 64)
 		}
 	}
 }
@@ -202,7 +282,15 @@ func (x *rankIndex) rank(id uint64) (uint32, bool) {
 	if id < x.min || d&x.mask != 0 || k >= x.units {
 		return 0, false
 	}
-	w := &x.words[k/64]
+	i := k / 64
+	if x.blocks != nil {
+		b := x.blocks[k>>x.blockBits]
+		if b == noBlock {
+			return 0, false
+		}
+		i = uint64(b) + k&(1<<x.blockBits-1)/64
+	}
+	w := &x.words[i]
 	bit := uint64(1) << (k % 64)
 	if w.bits&bit == 0 {
 		return 0, false
@@ -224,7 +312,15 @@ func (x *rankIndex) lookup(id uint64) (uint32, bool) {
 	if id < x.min || d&x.mask != 0 || k >= x.units {
 		return 0, false
 	}
-	w := &x.words[k/64]
+	i := k / 64
+	if x.blocks != nil {
+		b := x.blocks[k>>x.blockBits]
+		if b == noBlock {
+			return 0, false
+		}
+		i = uint64(b) + k&(1<<x.blockBits-1)/64
+	}
+	w := &x.words[i]
 	bit := uint64(1) << (k % 64)
 	if w.bits&bit == 0 {
 		return 0, false
@@ -247,7 +343,7 @@ func (x *rankIndex) ordinal(r uint32) uint32 {
 
 // bytes returns the memory the index holds.
 func (x *rankIndex) bytes() int64 {
-	return int64(cap(x.words))*16 + int64(cap(x.pieces))*8
+	return int64(cap(x.words))*16 + int64(cap(x.pieces))*8 + int64(cap(x.blocks))*4
 }
 
 // touch loads the bitmap words of the IDs vals[at], for each at, so that
@@ -258,9 +354,19 @@ func (x *rankIndex) bytes() int64 {
 func (x *rankIndex) touch(vals []uint64, refAt []uint32) uint64 {
 	var sum uint64
 	for _, at := range refAt {
-		if k := (vals[at] - x.min) >> x.shift; k < x.units {
-			sum += x.words[k/64].bits
+		k := (vals[at] - x.min) >> x.shift
+		if k >= x.units {
+			continue
 		}
+		i := k / 64
+		if x.blocks != nil {
+			b := x.blocks[k>>x.blockBits]
+			if b == noBlock {
+				continue
+			}
+			i = uint64(b) + k&(1<<x.blockBits-1)/64
+		}
+		sum += x.words[i].bits
 	}
 	return sum
 }

@@ -35,21 +35,52 @@ func heapLikeIDs(rng *rand.Rand, n, regions int, align uint64, dups bool) []uint
 	return ids
 }
 
+// g1LikeIDs returns n IDs as a G1 dump has them: regions of ascending
+// addresses, dumped in a shuffled order, compacted into ranges 1 GB apart
+// in a 16 GB heap, and n/20 objects archived with the class data (CDS) at
+// the heap's top, dumped first when first is set.
+func g1LikeIDs(rng *rand.Rand, n, regions int, first bool) []uint64 {
+	var heap, top []uint64
+	per := n / regions
+	for _, r := range rng.Perm(regions) {
+		a := 0x400000000 + uint64(r%16)<<30 + uint64(r/16)*uint64(per)*64
+		for range per {
+			a += 8 * uint64(2+rng.IntN(6))
+			heap = append(heap, a)
+		}
+	}
+	a := uint64(0x400000000 + 16<<30 - 1<<20)
+	for range n / 20 {
+		a += 8 * uint64(2+rng.IntN(6))
+		top = append(top, a)
+	}
+	if first {
+		return append(top, heap...)
+	}
+	return append(heap, top...)
+}
+
 // TestRankIndexMatchesSorted: the bitmap index gives every ID, repeated or
 // not, the ordinal the sorted table gives, finds no absent ID, and counts
 // the same repeats, on heap-like IDs and on awkward sets.
 func TestRankIndexMatchesSorted(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	cases := map[string][]uint64{
-		"one":           {0x1000},
-		"two":           {0x2000, 0x1000},
-		"same twice":    {0x1000, 0x1000},
-		"unaligned":     {0x1001, 0x1000, 0x1003, 0x1010},
-		"descending":    {0x50, 0x40, 0x30, 0x20, 0x10},
-		"regions":       heapLikeIDs(rng, 30000, 40, 8, false),
-		"regions, dups": heapLikeIDs(rng, 30000, 40, 8, true),
-		"one region":    heapLikeIDs(rng, 30000, 1, 8, false),
-		"align 16":      heapLikeIDs(rng, 20000, 7, 16, true),
+		"one":               {0x1000},
+		"two":               {0x2000, 0x1000},
+		"same twice":        {0x1000, 0x1000},
+		"unaligned":         {0x1001, 0x1000, 0x1003, 0x1010},
+		"descending":        {0x50, 0x40, 0x30, 0x20, 0x10},
+		"regions":           heapLikeIDs(rng, 30000, 40, 8, false),
+		"regions, dups":     heapLikeIDs(rng, 30000, 40, 8, true),
+		"one region":        heapLikeIDs(rng, 30000, 1, 8, false),
+		"align 16":          heapLikeIDs(rng, 20000, 7, 16, true),
+		"G1":                g1LikeIDs(rng, 30000, 40, false),
+		"G1, archive first": g1LikeIDs(rng, 30000, 40, true),
+		"G1, dups": func() []uint64 {
+			a := g1LikeIDs(rng, 3000, 4, false)
+			return append(a, a[len(a)-5], a[5]) // one archived, one not
+		}(),
 		"interleaved":   {0x1000, 0x1020, 0x1040, 0x1010, 0x1030, 0x1050},
 		"runs touching": {0x2000, 0x2008, 0x1000, 0x1008, 0x1ff8, 0x3000},
 		"every ID, once": func() []uint64 {
@@ -67,8 +98,8 @@ func TestRankIndexMatchesSorted(t *testing.T) {
 			for _, id := range ids {
 				s.add(id)
 			}
-			w := rankIndexWords(&s)
-			if w == 0 {
+			w := rankIndexLayout(&s)
+			if w.words == 0 {
 				t.Fatal("no bitmap layout")
 			}
 			rx, rdups := newRankIndex(&s, w)
@@ -84,7 +115,8 @@ func TestRankIndexMatchesSorted(t *testing.T) {
 			fromRuns := (&rankIndex{n: rx.n}).piecesFromRuns(&s.runs)
 			// Runs that hold each ID once and do not overlap: regions, or
 			// single IDs.
-			want := map[string]bool{"one": true, "two": true, "descending": true, "regions": true, "one region": true}[name]
+			want := map[string]bool{"one": true, "two": true, "descending": true, "regions": true, "one region": true,
+				"G1": true, "G1, archive first": true}[name]
 			if fromRuns != want {
 				t.Fatalf("pieces made from the runs: %v, want %v", fromRuns, want)
 			}
@@ -92,7 +124,7 @@ func TestRankIndexMatchesSorted(t *testing.T) {
 				t.Fatalf("bitmap: %d IDs, %d repeats; sorted: %d, %d", rx.n, rdups, sx.len(), sdups)
 			}
 			for _, id := range ids {
-				for _, probe := range []uint64{id, id + 1, id - 1, id + 8, id - 8, id + 1<<40} {
+				for _, probe := range []uint64{id, id + 1, id - 1, id + 8, id - 8, id + 1<<40, id + 1<<20, id - 1<<20, id + 1<<29} {
 					ro, rok := rx.lookup(probe)
 					so, sok := sx.lookup(probe)
 					if ro != so || rok != sok {
@@ -119,6 +151,9 @@ func TestBuildIDIndexChoice(t *testing.T) {
 		bitmap bool
 	}{
 		{"heap", heapLikeIDs(rng, 10000, 5, 8, false), true},
+		// G1's dumps: ranges spread over a 16 GB heap, and archived
+		// objects at its top.
+		{"G1 heap", g1LikeIDs(rng, 100000, 40, false), true},
 		{"spread", func() []uint64 {
 			a := make([]uint64, 10000)
 			for i := range a {
@@ -220,7 +255,7 @@ func BenchmarkIndexLookup(b *testing.B) {
 	for _, id := range ids {
 		s.add(id)
 	}
-	rx, _ := newRankIndex(&s, rankIndexWords(&s))
+	rx, _ := newRankIndex(&s, rankIndexLayout(&s))
 	sx, _ := newDedupedIDIndex(append([]uint64(nil), ids...))
 	for _, x := range []struct {
 		name   string
@@ -251,7 +286,7 @@ func BenchmarkRankIndexBuild(b *testing.B) {
 	for _, id := range heapLikeIDs(rng, 4<<20, 700, 8, false) {
 		s.add(id)
 	}
-	words := rankIndexWords(&s)
+	words := rankIndexLayout(&s)
 	for b.Loop() {
 		newRankIndex(&s, words)
 	}
