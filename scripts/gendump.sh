@@ -21,6 +21,8 @@
 #   JDK32_ROOT     where install-jdk32.sh put the 32-bit JVM
 #   DUMP_ALL=1     also dump unreachable objects (jcmd GC.heap_dump -all)
 #   XMX            override the -Xmx chosen for the program (e.g. XMX=4g)
+#   GC             Big's collector (default ParallelGC; G1GC, the JDK's default,
+#                  spreads the heap's objects over the whole -Xmx)
 #   JAVA_OPTS      extra JVM options for the program
 #   LIBUSER_OUT    LibUser only: directory that receives lib.jar (the library, built from
 #                  testdata/gen/lib), libuser-app.jar (the program's own classes) and
@@ -107,7 +109,7 @@ if [[ "$PROGRAM" == Big ]]; then
     SIZE_MB=${1:-200}
     [[ "$SIZE_MB" =~ ^[0-9]+$ ]] || die "Big: size must be a number of MB, got '$SIZE_MB'"
     # live heap is about 0.7x the dump size; leave room so building does not thrash the GC
-    JVM_OPTS=(-Xmx${XMX:-$((SIZE_MB * 3 / 2 + 512))m} -Xms${XMX:-$((SIZE_MB + 256))m} -XX:+UseParallelGC)
+    JVM_OPTS=(-Xmx${XMX:-$((SIZE_MB * 3 / 2 + 512))m} -Xms${XMX:-$((SIZE_MB + 256))m} -XX:+Use${GC:-ParallelGC})
 else
     JVM_OPTS=(-Xmx${XMX:-64m} -XX:+UseSerialGC)
 fi
