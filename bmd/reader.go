@@ -24,6 +24,7 @@ type FormatError struct {
 	Err    error // io.ErrUnexpectedEOF for truncation, ErrNotBMD, ErrChecksum, or nil
 }
 
+// Error returns the message of a FormatError.
 func (e *FormatError) Error() string {
 	s := "bmd: " + e.Msg
 	if e.Record != "" {
@@ -32,6 +33,7 @@ func (e *FormatError) Error() string {
 	return s + fmt.Sprintf(" at offset %d", e.Offset)
 }
 
+// Unwrap returns the error underneath, for errors.Is and errors.As.
 func (e *FormatError) Unwrap() error { return e.Err }
 
 // Record is one decoded BMD version 2 record. Which fields are set depends

@@ -438,6 +438,7 @@ type NamesLimitError struct {
 	Bytes  int64  // bytes of names held with it
 }
 
+// Error returns the message of a NamesLimitError.
 func (e *NamesLimitError) Error() string {
 	return fmt.Sprintf("decrunch: the names up to the %s record at offset %d take %d bytes, implausibly many for a file of that size (a real dump's names take at most a few times its bytes)", e.Record, e.Offset, e.Bytes)
 }

@@ -108,6 +108,7 @@ type OutputLimitError struct {
 	Limit int64
 }
 
+// Error returns the message of an OutputLimitError.
 func (e *OutputLimitError) Error() string {
 	return fmt.Sprintf("decrunch: the HPROF would be larger than the output limit of %d bytes", e.Limit)
 }
@@ -123,6 +124,7 @@ type IDOverflowError struct {
 	What   string // "string" or "stack frame"; "" for an object
 }
 
+// Error returns the message of an IDOverflowError.
 func (e *IDOverflowError) Error() string {
 	what, a := e.What, "a"
 	if what == "" {

@@ -19,6 +19,7 @@ type FormatError struct {
 	Err    error // an underlying cause (io.ErrUnexpectedEOF for truncation), or nil
 }
 
+// Error returns the message of a FormatError.
 func (e *FormatError) Error() string {
 	s := "hprof: " + e.Msg
 	if e.Record != "" {
@@ -31,4 +32,5 @@ func (e *FormatError) Error() string {
 	return s + fmt.Sprintf(" at offset %d", e.Offset)
 }
 
+// Unwrap returns the error underneath, for errors.Is and errors.As.
 func (e *FormatError) Unwrap() error { return e.Err }

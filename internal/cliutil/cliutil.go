@@ -31,11 +31,13 @@ const (
 // purpose: Run prints it and returns ExitPartial.
 type PartialError struct{ Msg string }
 
+// Error returns the message of a PartialError.
 func (e *PartialError) Error() string { return e.Msg }
 
 // UsageError marks an error in how the command was called.
 type UsageError struct{ Msg string }
 
+// Error returns the message of an UsageError.
 func (e *UsageError) Error() string { return e.Msg }
 
 // Usagef returns a UsageError.

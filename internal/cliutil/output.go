@@ -419,6 +419,7 @@ type BrokenPipeError struct {
 	Written int64
 }
 
+// Error returns the message of a BrokenPipeError.
 func (e *BrokenPipeError) Error() string {
 	return fmt.Sprintf("%s was closed by its reader before the end (broken pipe): the output is incomplete (%s written)", e.Output, bytesText(e.Written))
 }

@@ -46,6 +46,7 @@ type SpoolLimitError struct {
 	Read  int64 // the input's bytes read then
 }
 
+// Error returns the message of a SpoolLimitError.
 func (e *SpoolLimitError) Error() string {
 	if e.Kind == compress.None {
 		return fmt.Sprintf("%s: larger than %s", e.Name, FormatSize(e.Limit))
