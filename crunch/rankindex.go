@@ -284,11 +284,10 @@ func (x *rankIndex) rank(id uint64) (uint32, bool) {
 	}
 	i := k / 64
 	if x.blocks != nil {
-		b := x.blocks[k>>x.blockBits]
-		if b == noBlock {
+		var ok bool
+		if i, ok = x.blockWord(k); !ok {
 			return 0, false
 		}
-		i = uint64(b) + k&(1<<x.blockBits-1)/64
 	}
 	w := &x.words[i]
 	bit := uint64(1) << (k % 64)
@@ -296,6 +295,14 @@ func (x *rankIndex) rank(id uint64) (uint32, bool) {
 		return 0, false
 	}
 	return w.before&^splitWord + uint32(bits.OnesCount64(w.bits&(bit-1))), true
+}
+
+// blockWord returns, in an index with blocks, the word of unit k, and
+// whether its block has words (the one place of that step, small enough
+// to inline in rank, lookup and touch).
+func (x *rankIndex) blockWord(k uint64) (uint64, bool) {
+	b := x.blocks[k>>x.blockBits]
+	return uint64(b) + k&(1<<x.blockBits-1)/64, b != noBlock
 }
 
 // lookup returns the ordinal of id and whether it is in the index (none is
@@ -314,11 +321,10 @@ func (x *rankIndex) lookup(id uint64) (uint32, bool) {
 	}
 	i := k / 64
 	if x.blocks != nil {
-		b := x.blocks[k>>x.blockBits]
-		if b == noBlock {
+		var ok bool
+		if i, ok = x.blockWord(k); !ok {
 			return 0, false
 		}
-		i = uint64(b) + k&(1<<x.blockBits-1)/64
 	}
 	w := &x.words[i]
 	bit := uint64(1) << (k % 64)
@@ -360,11 +366,10 @@ func (x *rankIndex) touch(vals []uint64, refAt []uint32) uint64 {
 		}
 		i := k / 64
 		if x.blocks != nil {
-			b := x.blocks[k>>x.blockBits]
-			if b == noBlock {
+			var ok bool
+			if i, ok = x.blockWord(k); !ok {
 				continue
 			}
-			i = uint64(b) + k&(1<<x.blockBits-1)/64
 		}
 		sum += x.words[i].bits
 	}
