@@ -428,21 +428,6 @@ const (
 	nameBytesPerByte = 16
 )
 
-// NamesLimitError reports a BMD file whose names would take far more memory
-// than its size explains (a few bytes of STRING or ARRAY NAME records
-// standing for long texts, over and over): only a crafted file has them.
-// Like an *OutputLimitError, it is not damage that salvage applies to.
-type NamesLimitError struct {
-	Offset int64  // file offset of the name record that crossed the bound
-	Record string // its kind
-	Bytes  int64  // bytes of names held with it
-}
-
-// Error returns the message of a NamesLimitError.
-func (e *NamesLimitError) Error() string {
-	return fmt.Sprintf("decrunch: the names up to the %s record at offset %d take %d bytes, implausibly many for a file of that size (a real dump's names take at most a few times its bytes)", e.Record, e.Offset, e.Bytes)
-}
-
 // name writes the STRING record of a clear name, a hashed name (recovered
 // or as its placeholder) or an array name. It keeps the text for the names
 // made of it (array names, a mapping's lookups): a recovered name as the

@@ -113,6 +113,21 @@ func (e *OutputLimitError) Error() string {
 	return fmt.Sprintf("decrunch: the HPROF would be larger than the output limit of %d bytes", e.Limit)
 }
 
+// NamesLimitError reports a BMD file whose names would take far more memory
+// than its size explains (a few bytes of STRING or ARRAY NAME records
+// standing for long texts, over and over): only a crafted file has them.
+// Like an *OutputLimitError, it is not damage that salvage applies to.
+type NamesLimitError struct {
+	Offset int64  // file offset of the name record that crossed the bound
+	Record string // its kind
+	Bytes  int64  // bytes of names held with it
+}
+
+// Error returns the message of a NamesLimitError.
+func (e *NamesLimitError) Error() string {
+	return fmt.Sprintf("decrunch: the names up to the %s record at offset %d take %d bytes, implausibly many for a file of that size (a real dump's names take at most a few times its bytes)", e.Record, e.Offset, e.Bytes)
+}
+
 // IDOverflowError reports a BMD file with an object ID too large for the
 // HPROF IDs of its ID size: a dense ID above what such IDs can express (a
 // file that numbers that many objects is damaged or forged), or a version

@@ -197,7 +197,7 @@ func typeSize(t bmd.Type, idSize int) int {
 // fillers returns the fields that stand for n bytes of discarded fields:
 // ints, then bytes for the rest, as the original decruncher made them.
 func fillers(n uint32) []bmd.Field {
-	fs := make([]bmd.Field, 0, n/4+3)
+	fs := make([]bmd.Field, 0, fillerCount(n))
 	for ; n >= 4; n -= 4 {
 		fs = append(fs, bmd.Field{Name: fillerSID, Type: bmd.Int})
 	}
