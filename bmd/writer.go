@@ -60,6 +60,9 @@ type Writer struct {
 	objFirst     uint64 // records before the run: it holds records-objFirst
 	objSize      uint64 // the bytes they take in the HPROF
 
+	arrayLeft uint64 // elements of an object array begun (BeginObjectArray) still to come
+	arraySelf uint64 // that array's object ID
+
 	// Counts and bytes written per record kind, for statistics.
 	Count [maxKind + 1]uint64
 	Bytes [maxKind + 1]uint64
@@ -149,6 +152,9 @@ func (w *Writer) Written() int64 { return w.written }
 func (w *Writer) Err() error { return w.err }
 
 func (w *Writer) begin(k Kind) int {
+	if w.arrayLeft > 0 {
+		w.unfinishedArray()
+	}
 	if w.runCount > 0 {
 		w.flushRun()
 	}
@@ -183,6 +189,9 @@ func (w *Writer) beginObject(k Kind) int {
 
 // openObjects opens a run of object records, unless NoObjectRuns.
 func (w *Writer) openObjects() {
+	if w.arrayLeft > 0 {
+		w.unfinishedArray()
+	}
 	if w.runCount > 0 {
 		w.flushRun()
 	}
@@ -683,17 +692,69 @@ func (w *Writer) ObjectArray(class uint64, elems []uint64) (uint64, error) {
 	s := w.beginObject(KindObjectArray)
 	w.objectData(elementBytes(Object, uint64(len(elems)), w.lay.idSize))
 	self := w.object()
+	w.arrayHead(class, uint64(len(elems)), self)
+	w.refs(elems, self)
+	return self, w.end(KindObjectArray, s)
+}
+
+// arrayHead writes what an OBJECT ARRAY DUMP of n elements has before its
+// elements: its class, as an index or a reference, and n.
+func (w *Writer) arrayHead(class, n, self uint64) {
 	if class != 0 && w.lay.defined(class) {
 		w.uv(class)
 	} else {
 		w.uv(0)
 		w.ref(class, self)
 	}
-	w.uv(uint64(len(elems)))
+	w.uv(n)
+}
+
+// refs writes the elements of the object array self.
+func (w *Writer) refs(elems []uint64, self uint64) {
 	for _, e := range elems {
 		w.ref(e, self)
 	}
-	return self, w.end(KindObjectArray, s)
+}
+
+// BeginObjectArray begins an OBJECT ARRAY DUMP of n elements, which
+// ObjectArrayElements then writes, in order and in pieces of any size, and
+// returns its object ID: for an array too large to hold whole, which the
+// Writer does not hold whole either. The record stands outside any run of
+// objects (an OBJECTS record gives the length of its run, which would have
+// to be known before the array's first element is written). Until its n
+// elements are written, writing any other record is an error.
+func (w *Writer) BeginObjectArray(class, n uint64) (uint64, error) {
+	s := w.begin(KindObjectArray) // ends the run of objects, if one is open
+	self := w.object()
+	w.arrayHead(class, n, self)
+	w.arraySelf, w.arrayLeft = self, n
+	w.Bytes[KindObjectArray] += uint64(len(w.buf) - s)
+	if n == 0 {
+		w.Count[KindObjectArray]++
+	}
+	return self, w.flushIf()
+}
+
+// ObjectArrayElements writes the next elements of the object array that
+// BeginObjectArray began: dense object IDs, 0 for null.
+func (w *Writer) ObjectArrayElements(elems []uint64) error {
+	if uint64(len(elems)) > w.arrayLeft {
+		return w.fail("%d object array elements given, %d left to write", len(elems), w.arrayLeft)
+	}
+	s := len(w.buf)
+	w.refs(elems, w.arraySelf)
+	w.arrayLeft -= uint64(len(elems))
+	w.Bytes[KindObjectArray] += uint64(len(w.buf) - s)
+	if w.arrayLeft == 0 && len(elems) > 0 {
+		w.Count[KindObjectArray]++
+	}
+	return w.flushIf()
+}
+
+// unfinishedArray fails the Writer: a record is begun before the object
+// array that BeginObjectArray began has its elements.
+func (w *Writer) unfinishedArray() {
+	w.fail("a record written while %d elements of the object array %d are still to come", w.arrayLeft, w.arraySelf)
 }
 
 // PrimitiveArray writes a PRIMITIVE ARRAY DUMP (or, with noData, Android's

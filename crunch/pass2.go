@@ -43,6 +43,7 @@ func (st *state) runPass2(in *input, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	r.MaxElements = maxArrayWhole // larger arrays in pieces: reader.arrayPieces
 	h := r.Header()
 	meta := &bmd.Metadata{HPROFVersion: h.Version, IDSize: h.IDSize, Timestamp: h.Timestamp, Hash: bmd.HashXX64,
 		Options: st.opt.Canonical(), Tool: st.opt.Tool, Objects: st.nObj, Classes: uint64(len(st.classes)), Strings: st.nStrings,
@@ -129,6 +130,8 @@ func (p *pass2) batch() error {
 			err = p.placeRun()
 		case aheadSubFailed:
 			err = p.b.errs[it.lo]
+		case aheadArrayPiece:
+			err = p.arrayPiece(it)
 		}
 		if err != nil {
 			return err
@@ -469,12 +472,27 @@ func (p *pass2) ensureDefined(k int) error {
 }
 
 func (p *pass2) objectArray(it *ahead) error {
+	if it.elem == aheadPieces { // its elements follow (arrayPiece): the class first
+		if err := p.objectStart(it.id, it.trace); err != nil {
+			return err
+		}
+		_, err := p.w.BeginObjectArray(p.dense(it.aux), uint64(it.n))
+		return err
+	}
 	elems := p.resolved(it, it.lo+it.n)
 	if err := p.objectStart(it.id, it.trace); err != nil {
 		return err
 	}
 	_, err := p.w.ObjectArray(p.dense(it.aux), elems)
 	return err
+}
+
+// arrayPiece writes elements of the object array begun before (objectArray).
+func (p *pass2) arrayPiece(it *ahead) error {
+	if p.heap.dropped(p.drop) {
+		return nil
+	}
+	return p.w.ObjectArrayElements(p.resolved(it, it.lo+it.n))
 }
 
 // resolved returns the values of an instance or array, vals[it.lo:hi],

@@ -26,12 +26,27 @@ import (
 type aheadKind uint8
 
 const (
-	aheadTop       aheadKind = iota // a top-level record other than a heap dump
-	aheadHeapDump                   // the start of a HEAP DUMP (SEGMENT) record
-	aheadSub                        // a sub-record of the heap dump
-	aheadHeapEnd                    // the end of the heap dump record
-	aheadSubFailed                  // a sub-record whose resolution failed: err
+	aheadTop        aheadKind = iota // a top-level record other than a heap dump
+	aheadHeapDump                    // the start of a HEAP DUMP (SEGMENT) record
+	aheadSub                         // a sub-record of the heap dump
+	aheadHeapEnd                     // the end of the heap dump record
+	aheadSubFailed                   // a sub-record whose resolution failed: err
+	aheadArrayPiece                  // elements of the object array before, read in pieces
 )
+
+// aheadPieces marks, in ahead.elem, an object array whose elements come
+// after it in pieces (aheadArrayPiece items; reader.arrayPieces).
+const aheadPieces = 1
+
+// arrayPiece is how many elements of an object array are read, resolved
+// and written at a time: an array of more is never held whole (an
+// Object[40_000_000] took 1.09 GB of peak RSS to crunch when it was), and
+// is written outside the runs of objects (bmd.Writer.BeginObjectArray).
+const arrayPiece = 1 << 16
+
+// maxArrayWhole is the longest object array held whole (arrayPiece; tests
+// set 0 to hold every array whole, as before arrays were read in pieces).
+var maxArrayWhole = arrayPiece
 
 // ahead is one record or sub-record, read and resolved: 32 bytes, as
 // several million of them go from one goroutine to the other (storing and
@@ -43,6 +58,8 @@ const (
 //	heap dump       body length                    file offset
 //	instance        class index   values in vals   own dense ID (*)     end of its values
 //	object array    length        values in vals   own dense ID (*)     dense ID of its class
+//	  (in pieces: elem aheadPieces, its values in the aheadArrayPiece items after it)
+//	array piece     count         values in vals
 //	primitive array length                         own dense ID (*)
 //	class dump                    index in dumps   raw class ID
 //	HEAP DUMP INFO  heap type                      name's string ID
@@ -244,13 +261,57 @@ func (rd *reader) heapDump() error {
 			return err
 		}
 		rd.sub(s)
-		if rd.b.full() {
-			rd.progress.at(s.Offset)
-			rd.in.release(s.Offset)
-			if !rd.send() {
-				return errStopped
+		if s.Tag == hprof.SubObjectArrayDump && s.Pending > 0 {
+			if err := rd.arrayPieces(s, func() error { return rd.sendIfFull(rd.r.Offset()) }); err != nil {
+				return err
 			}
 		}
+		if err := rd.sendIfFull(s.Offset); err != nil {
+			return err
+		}
+	}
+}
+
+// sendIfFull sends the batch if it is full, the input before offset off
+// read.
+func (rd *reader) sendIfFull(off int64) error {
+	if rd.b.full() {
+		rd.progress.at(off)
+		rd.in.release(off)
+		if !rd.send() {
+			return errStopped
+		}
+	}
+	return nil
+}
+
+// arrayPieces reads the elements of the object array s that the Reader
+// left pending (hprof.Reader.MaxElements), arrayPiece at a time, each
+// piece an item after the array's, and calls flush after each.
+func (rd *reader) arrayPieces(s *hprof.SubRecord, flush func() error) error {
+	for s.Pending > 0 {
+		if err := rd.r.NextElements(s, arrayPiece); err != nil {
+			return err
+		}
+		it := ahead{kind: aheadArrayPiece, lo: uint32(len(rd.b.vals)), n: uint32(len(s.Elements))}
+		rd.addRefs(s.Elements)
+		rd.b.items = append(rd.b.items, it)
+		if err := flush(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// addRefs adds object IDs to the batch's values, to be resolved.
+func (rd *reader) addRefs(ids []uint64) {
+	// Room for all at once: a large array (a big HashMap's table) grown
+	// an append at a time was copied over and over.
+	rd.b.refAt = slices.Grow(rd.b.refAt, len(ids))
+	rd.b.vals = slices.Grow(rd.b.vals, len(ids))
+	for _, e := range ids {
+		rd.b.refAt = append(rd.b.refAt, uint32(len(rd.b.vals)))
+		rd.b.vals = append(rd.b.vals, e)
 	}
 }
 
@@ -271,16 +332,12 @@ func (rd *reader) sub(s *hprof.SubRecord) {
 		}
 	case s.Tag == hprof.SubObjectArrayDump:
 		it.aux = rd.arrayClass(s.ClassID)
-		it.lo, it.n = uint32(len(rd.b.vals)), uint32(len(s.Elements))
-		// Room for all the elements at once: a large array (a big
-		// HashMap's table) grown an append at a time was copied over and
-		// over.
-		rd.b.refAt = slices.Grow(rd.b.refAt, len(s.Elements))
-		rd.b.vals = slices.Grow(rd.b.vals, len(s.Elements))
-		for _, e := range s.Elements {
-			rd.b.refAt = append(rd.b.refAt, uint32(len(rd.b.vals)))
-			rd.b.vals = append(rd.b.vals, e)
+		if s.Pending > 0 { // its elements follow in pieces (arrayPieces)
+			it.elem, it.n = aheadPieces, s.Length
+			break
 		}
+		it.lo, it.n = uint32(len(rd.b.vals)), uint32(len(s.Elements))
+		rd.addRefs(s.Elements)
 	case s.Tag == hprof.SubPrimitiveArrayDump, s.Tag == hprof.SubPrimitiveArrayNoData:
 		it.elem, it.n = uint8(s.ElemType), s.Length
 	case s.Tag == hprof.SubClassDump:

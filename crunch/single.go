@@ -72,6 +72,9 @@ func (p *pass2) singleHeapDump(rd *reader) error {
 		default:
 			rd.sub(s)
 			err = p.writeItems()
+			if err == nil && s.Tag == hprof.SubObjectArrayDump && s.Pending > 0 {
+				err = rd.arrayPieces(s, p.writeItems)
+			}
 		}
 		if err != nil {
 			return err
@@ -166,7 +169,25 @@ func (p *pass2) directObjectArray(rd *reader, s *hprof.SubRecord) error {
 	if err := p.beforeObject(s.Tag); err != nil {
 		return err
 	}
+	if s.Pending > 0 {
+		return p.directArrayPieces(rd, s)
+	}
 	elems := s.Elements
+	p.resolveElements(elems)
+	class, ok := rd.class(s.ClassID)
+	if !ok {
+		class = p.obj(s.ClassID)
+	}
+	if err := p.objectStart(0, s.StackTrace); err != nil { // no ID: no redumps here
+		return err
+	}
+	_, err := p.w.ObjectArray(class, elems)
+	return err
+}
+
+// resolveElements resolves an object array's elements in place, unknown
+// IDs numbered in order.
+func (p *pass2) resolveElements(elems []uint64) {
 	x := p.rank
 	for i, v := range elems {
 		if v != 0 {
@@ -177,6 +198,14 @@ func (p *pass2) directObjectArray(rd *reader, s *hprof.SubRecord) error {
 			}
 		}
 	}
+}
+
+// directArrayPieces writes an object array whose elements the Reader left
+// pending (hprof.Reader.MaxElements), as pass2.objectArray and
+// pass2.arrayPiece do for one read in pieces by reader.arrayPieces: its
+// class first, then its elements arrayPiece at a time, each piece
+// resolved in place.
+func (p *pass2) directArrayPieces(rd *reader, s *hprof.SubRecord) error {
 	class, ok := rd.class(s.ClassID)
 	if !ok {
 		class = p.obj(s.ClassID)
@@ -184,6 +213,18 @@ func (p *pass2) directObjectArray(rd *reader, s *hprof.SubRecord) error {
 	if err := p.objectStart(0, s.StackTrace); err != nil { // no ID: no redumps here
 		return err
 	}
-	_, err := p.w.ObjectArray(class, elems)
-	return err
+	if _, err := p.w.BeginObjectArray(class, uint64(s.Length)); err != nil {
+		return err
+	}
+	for s.Pending > 0 {
+		if err := rd.r.NextElements(s, arrayPiece); err != nil {
+			return err
+		}
+		p.resolveElements(s.Elements)
+		if err := p.w.ObjectArrayElements(s.Elements); err != nil {
+			return err
+		}
+		rd.in.release(rd.r.Offset())
+	}
+	return nil
 }

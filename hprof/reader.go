@@ -29,6 +29,12 @@ type Reader struct {
 	// (SubRecord.Elements stays empty), for a reader that needs only the
 	// arrays' IDs, lengths and classes.
 	SkipElements bool
+	// MaxElements, when above 0, is the most element IDs NextSub puts in
+	// SubRecord.Elements: an object array of more comes with Elements
+	// empty and SubRecord.Pending set to its length, and NextElements
+	// reads its elements a piece at a time, so that a huge array is never
+	// held whole. NextSub and Next skip the elements not read.
+	MaxElements int
 
 	in bufin.Reader
 
@@ -41,6 +47,8 @@ type Reader struct {
 
 	sub  SubRecord // the one SubRecords yields
 	body []byte    // a split heap dump's bytes (SplitHeapDump), reused
+
+	pending uint32 // elements of the last object array left for NextElements
 }
 
 // NewReader reads the HPROF header from r and returns a Reader positioned
@@ -145,6 +153,7 @@ func needsMore[N int | int64](n N) string {
 // next one. It returns io.EOF at the end of the file.
 func (r *Reader) Next() (Record, error) {
 	if r.inRecord {
+		r.pending = 0
 		if err := r.skipTo(r.recEnd); err != nil {
 			return Record{}, err
 		}
@@ -238,6 +247,11 @@ func (r *Reader) SplitHeapDump(sub *Reader) error {
 	if !r.inRecord || !r.rec.Tag.IsHeapDump() {
 		return errors.New("hprof: SplitHeapDump called outside a heap dump record")
 	}
+	if r.pending > 0 {
+		if err := r.skipPending(); err != nil {
+			return err
+		}
+	}
 	off := r.Offset()
 	n := r.recEnd - off
 	var body []byte
@@ -260,7 +274,7 @@ func (r *Reader) SplitHeapDump(sub *Reader) error {
 		keep = body
 	}
 	r.inRecord = false
-	*sub = Reader{ArrayData: r.ArrayData, SkipElements: r.SkipElements, in: sub.in, hdr: r.hdr, idSize: r.idSize,
+	*sub = Reader{ArrayData: r.ArrayData, SkipElements: r.SkipElements, MaxElements: r.MaxElements, in: sub.in, hdr: r.hdr, idSize: r.idSize,
 		rec: r.rec, inRecord: true, recEnd: r.recEnd, sub: sub.sub, body: keep}
 	sub.in.SetBytes(body, off, r.in.Err())
 	return nil
@@ -311,6 +325,11 @@ func (r *Reader) take(n int, s *SubRecord) ([]byte, error) {
 func (r *Reader) NextSub(s *SubRecord) error {
 	if !r.inRecord || !r.rec.Tag.IsHeapDump() {
 		return errors.New("hprof: NextSub called outside a heap dump record")
+	}
+	if r.pending > 0 {
+		if err := r.skipPending(); err != nil {
+			return err
+		}
 	}
 	off := r.Offset()
 	if off >= r.recEnd {
@@ -371,8 +390,11 @@ func (r *Reader) fastSub(s *SubRecord, off int64) bool {
 		if uint64(s.Length)*uint64(id) > uint64(len(b)-2*id-9) {
 			return false
 		}
+		if r.MaxElements > 0 && int64(s.Length) > int64(r.MaxElements) && !r.SkipElements {
+			return false // read in pieces: readObjectArray
+		}
 		n = 2*id + 9 + int(s.Length)*id
-		s.Elements = s.Elements[:0]
+		s.Elements, s.Pending = s.Elements[:0], 0
 		if !r.SkipElements {
 			s.Elements = appendIDs(s.Elements, b[2*id+9:n], id)
 		}
@@ -605,19 +627,50 @@ func (r *Reader) readObjectArray(s *SubRecord) error {
 	if r.Offset()+n > r.recEnd {
 		return r.overrun(s, n)
 	}
-	s.Elements = s.Elements[:0]
+	s.Elements, s.Pending = s.Elements[:0], 0
 	if r.SkipElements {
 		return r.skipTo(r.Offset() + n)
 	}
-	return r.readElements(s)
+	if r.MaxElements > 0 && int64(s.Length) > int64(r.MaxElements) {
+		s.Pending, r.pending = s.Length, s.Length
+		return nil
+	}
+	return r.readElements(s, int(s.Length))
 }
 
-// readElements appends the s.Length element IDs of an object array to
+// NextElements reads the next elements of the object array s that NextSub
+// left pending (SubRecord.Pending, Reader.MaxElements), at most max of
+// them, into s.Elements (replacing those there), and lowers s.Pending by
+// as many. s is the array's sub-record as NextSub returned it.
+func (r *Reader) NextElements(s *SubRecord, max int) error {
+	n := int(min(int64(r.pending), int64(max)))
+	s.Elements = s.Elements[:0]
+	if n <= 0 {
+		return nil
+	}
+	if err := r.readElements(s, n); err != nil {
+		r.pending = 0
+		return err
+	}
+	r.pending -= uint32(n)
+	s.Pending = r.pending
+	return nil
+}
+
+// skipPending skips the elements of the last object array that
+// NextElements did not read.
+func (r *Reader) skipPending() error {
+	n := int64(r.pending) * int64(r.idSize)
+	r.pending = 0
+	return r.skipTo(r.Offset() + n)
+}
+
+// readElements appends the next n element IDs of the object array s to
 // s.Elements, as many at a time as the buffer holds: the slice grows only
 // with the IDs actually read.
-func (r *Reader) readElements(s *SubRecord) error {
+func (r *Reader) readElements(s *SubRecord, n int) error {
 	id := r.idSize
-	for rem := int(s.Length); rem > 0; {
+	for rem := n; rem > 0; {
 		if !r.in.Fill(id) {
 			return r.truncated(s.Offset, s.Tag.String(), int(s.Tag), int64(rem*id))
 		}

@@ -35,8 +35,8 @@ type ObjectHead struct {
 // objects and needs only their IDs, classes and sizes.
 func (r *Reader) SkimObjects(heads []ObjectHead, until int64) int {
 	off := r.Offset()
-	if !r.inRecord || !r.rec.Tag.IsHeapDump() || off >= r.recEnd {
-		return 0
+	if !r.inRecord || !r.rec.Tag.IsHeapDump() || off >= r.recEnd || r.pending > 0 {
+		return 0 // (elements left for NextElements: NextSub skips them)
 	}
 	b := r.in.Buffered()
 	if rest := r.recEnd - off; int64(len(b)) > rest {

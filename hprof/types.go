@@ -257,6 +257,10 @@ type SubRecord struct {
 	ElemType BasicType
 	// Elements holds the element IDs of an object array.
 	Elements []uint64
+	// Pending is the count of elements of an object array not read yet,
+	// for Reader.NextElements: an array longer than Reader.MaxElements
+	// comes with all of them pending.
+	Pending uint32
 
 	// Class is the parsed CLASS DUMP.
 	Class ClassDump

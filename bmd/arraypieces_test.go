@@ -1,0 +1,193 @@
+package bmd_test
+
+import (
+	"bytes"
+	"io"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/heapcrunch/heapcrunch/bmd"
+)
+
+// arrayElems returns n elements for an object array written as object
+// self-ish: nulls, references back and forward.
+func arrayElems(n int) []uint64 {
+	e := make([]uint64, n)
+	for i := range e {
+		if i%5 != 0 {
+			e[i] = uint64(2 + i%3000)
+		}
+	}
+	return e
+}
+
+// writeArrays writes a primitive array, an object array of elems whose
+// class is object 2, and another primitive array; in pieces of piece
+// elements by BeginObjectArray and ObjectArrayElements, or whole by
+// ObjectArray when piece is 0.
+func writeArrays(t *testing.T, elems []uint64, piece int, noRuns bool) ([]byte, *bmd.Writer) {
+	t.Helper()
+	var out bytes.Buffer
+	w, err := bmd.NewWriter(&out, &bmd.Metadata{IDSize: 4, Classes: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.NoObjectRuns = noRuns
+	if _, err := w.PrimitiveArray(bmd.Int, 300, false); err != nil {
+		t.Fatal(err)
+	}
+	if piece == 0 {
+		if _, err := w.ObjectArray(2, elems); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		id, err := w.BeginObjectArray(2, uint64(len(elems)))
+		if err != nil || id != 3 {
+			t.Fatalf("BeginObjectArray: %d, %v; want ID 3", id, err)
+		}
+		for rest := elems; ; rest = rest[min(piece, len(rest)):] {
+			if err := w.ObjectArrayElements(rest[:min(piece, len(rest))]); err != nil {
+				t.Fatal(err)
+			}
+			if len(rest) == 0 {
+				break // a last, empty piece: allowed
+			}
+		}
+	}
+	if _, err := w.PrimitiveArray(bmd.Byte, 7, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes(), w
+}
+
+// objectRecords reads the object records of a file.
+func objectRecords(t *testing.T, file []byte) []bmd.Record {
+	t.Helper()
+	r, err := bmd.NewReader(bytes.NewReader(file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []bmd.Record
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			return recs
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch rec.Kind {
+		case bmd.KindObjectArray, bmd.KindPrimitiveArray:
+			rec.Elements = slices.Clone(rec.Elements)
+			recs = append(recs, *rec)
+		}
+	}
+}
+
+// TestObjectArrayPieces: an object array written in pieces is the record
+// ObjectArray writes: byte for byte without runs of objects, the same
+// records read back with them, and the same counts and bytes per kind.
+func TestObjectArrayPieces(t *testing.T) {
+	for _, n := range []int{0, 1, 1000, 100_000} {
+		elems := arrayElems(n)
+		for _, piece := range []int{1, 7, 4096, n + 1} {
+			whole, ww := writeArrays(t, elems, 0, true)
+			pieces, wp := writeArrays(t, elems, piece, true)
+			if !bytes.Equal(whole, pieces) {
+				t.Errorf("%d elements in pieces of %d, without runs: %d bytes, whole %d bytes", n, piece, len(pieces), len(whole))
+			}
+			if ww.Count != wp.Count || ww.Bytes != wp.Bytes {
+				t.Errorf("%d elements in pieces of %d: counts %v and bytes %v, whole %v and %v", n, piece, wp.Count, wp.Bytes, ww.Count, ww.Bytes)
+			}
+			whole, _ = writeArrays(t, elems, 0, false)
+			pieces, _ = writeArrays(t, elems, piece, false)
+			a, b := objectRecords(t, whole), objectRecords(t, pieces)
+			if len(a) != 3 || len(b) != 3 {
+				t.Fatalf("%d and %d object records, want 3", len(a), len(b))
+			}
+			for i := range a {
+				if a[i].ID != b[i].ID || a[i].Class != b[i].Class || a[i].Length != b[i].Length || !slices.Equal(a[i].Elements, b[i].Elements) {
+					t.Fatalf("%d elements in pieces of %d: record %d read %+v, whole %+v", n, piece, i, b[i], a[i])
+				}
+			}
+			if b[1].Class != 2 || !slices.Equal(b[1].Elements, elems) && n > 0 {
+				t.Fatalf("the array read back as class %d with %d elements", b[1].Class, len(b[1].Elements))
+			}
+		}
+	}
+}
+
+// TestObjectArrayPiecesMisuse: another record before the array's last
+// element, or more elements than it has, fail the Writer.
+func TestObjectArrayPiecesMisuse(t *testing.T) {
+	for name, misuse := range map[string]func(w *bmd.Writer) error{
+		"record before the end": func(w *bmd.Writer) error {
+			_, err := w.PrimitiveArray(bmd.Int, 1, false)
+			return err
+		},
+		"non-object record before the end": func(w *bmd.Writer) error { return w.HeapDumpEnd() },
+		"another array before the end": func(w *bmd.Writer) error {
+			_, err := w.BeginObjectArray(0, 1)
+			return err
+		},
+		"too many elements":    func(w *bmd.Writer) error { return w.ObjectArrayElements(make([]uint64, 10)) },
+		"close before the end": func(w *bmd.Writer) error { return w.Close() },
+	} {
+		w, err := bmd.NewWriter(io.Discard, &bmd.Metadata{IDSize: 4, Classes: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.BeginObjectArray(0, 5); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.ObjectArrayElements(make([]uint64, 2)); err != nil {
+			t.Fatal(err)
+		}
+		if err := misuse(w); err == nil || !strings.Contains(err.Error(), "object array") {
+			t.Errorf("%s: %v, want an error about the object array", name, err)
+		}
+	}
+}
+
+// TestObjectArrayPiecesMemory: an array of 2²¹ elements (about 6 MB of
+// BMD here) written in pieces of 4,096 allocates a small bound, not
+// the size of its record, as ObjectArray does.
+func TestObjectArrayPiecesMemory(t *testing.T) {
+	const n = 1 << 21
+	elems := arrayElems(n)
+	alloc := func(piece int) uint64 {
+		w, err := bmd.NewWriter(io.Discard, &bmd.Metadata{IDSize: 8, Classes: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		if piece == 0 {
+			_, err = w.ObjectArray(0, elems)
+		} else {
+			_, err = w.BeginObjectArray(0, n)
+			for i := 0; i < n && err == nil; i += piece {
+				err = w.ObjectArrayElements(elems[i:min(i+piece, n)])
+			}
+		}
+		if err == nil {
+			err = w.Close()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		runtime.ReadMemStats(&after)
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	whole, pieces := alloc(0), alloc(4096)
+	t.Logf("allocated %d bytes whole, %d in pieces", whole, pieces)
+	if limit := uint64(2 << 20); pieces > limit {
+		t.Errorf("allocated %d bytes writing an array of %d elements in pieces, limit %d (whole: %d)", pieces, n, limit, whole)
+	}
+}

@@ -1,0 +1,217 @@
+package crunch
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/heapcrunch/heapcrunch/bmd"
+	"github.com/heapcrunch/heapcrunch/decrunch"
+	"github.com/heapcrunch/heapcrunch/hprof"
+)
+
+// piecesDump writes a dump with IDs of idSize bytes: 100 instances, then
+// in the zygote heap an object array of 3*arrayPiece+17 elements (the
+// instances, nulls, IDs of no object, itself) of class arrayClass, and in
+// the app heap the same again with another ID, a short array, and more
+// instances; with redump, the first array is dumped again at the end.
+func piecesDump(t *testing.T, idSize int, arrayClass uint64, redump bool) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w, err := hprof.NewWriter(&buf, hprof.Header{Version: hprof.Version102, IDSize: idSize})
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc := w.Encoder()
+	w.WriteRecord(hprof.TagString, 0, enc.AppendString(nil, 1, []byte("zygote")))
+	w.WriteRecord(hprof.TagString, 0, enc.AppendString(nil, 2, []byte("app")))
+	w.WriteRecord(hprof.TagString, 0, enc.AppendString(nil, 3, []byte("Node")))
+	w.WriteRecord(hprof.TagString, 0, enc.AppendString(nil, 4, []byte("[Ljava/lang/Object;")))
+	w.WriteRecord(hprof.TagLoadClass, 0, enc.AppendLoadClass(nil, hprof.LoadClass{Serial: 1, ClassID: 0x1000, Name: 3}))
+	w.WriteRecord(hprof.TagLoadClass, 0, enc.AppendLoadClass(nil, hprof.LoadClass{Serial: 2, ClassID: 0x2000, Name: 4}))
+	w.BeginHeapDump(hprof.TagHeapDumpSegment, 0)
+	w.WriteSub(&hprof.SubRecord{Tag: hprof.SubClassDump, ID: 0x1000, Class: hprof.ClassDump{ID: 0x1000}})
+	w.WriteSub(&hprof.SubRecord{Tag: hprof.SubClassDump, ID: 0x2000, Class: hprof.ClassDump{ID: 0x2000}})
+	node := func(i int) uint64 { return uint64(0x10000 + 16*i) }
+	array := func(id uint64) *hprof.SubRecord {
+		elems := make([]uint64, 3*arrayPiece+17)
+		for i := range elems {
+			switch i % 7 {
+			case 0: // null
+			case 3:
+				elems[i] = 0x7770000 + uint64(i%5)*16 // no object
+			case 5:
+				elems[i] = id
+			default:
+				elems[i] = node(i % 100)
+			}
+		}
+		return &hprof.SubRecord{Tag: hprof.SubObjectArrayDump, ID: id, ClassID: arrayClass, StackTrace: 0, Elements: elems}
+	}
+	for i := range 50 {
+		w.WriteSub(&hprof.SubRecord{Tag: hprof.SubInstanceDump, ID: node(i), ClassID: 0x1000})
+	}
+	w.WriteSub(&hprof.SubRecord{Tag: hprof.SubHeapDumpInfo, HeapType: 'Z', HeapName: 1})
+	w.WriteSub(array(0x200000))
+	w.WriteSub(&hprof.SubRecord{Tag: hprof.SubHeapDumpInfo, HeapType: 'A', HeapName: 2})
+	w.WriteSub(array(0x300000))
+	w.WriteSub(&hprof.SubRecord{Tag: hprof.SubObjectArrayDump, ID: 0x400000, ClassID: 0x2000, Elements: []uint64{node(1), 0x7770010, 0x300000}})
+	for i := 50; i < 100; i++ {
+		w.WriteSub(&hprof.SubRecord{Tag: hprof.SubInstanceDump, ID: node(i), ClassID: 0x1000})
+	}
+	w.WriteSub(&hprof.SubRecord{Tag: hprof.SubRootStickyClass, ID: 0x300000})
+	if redump {
+		w.WriteSub(array(0x200000))
+	}
+	w.EndHeapDump()
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// crunchWhole crunches data with object arrays held whole, as before
+// arrayPiece (or, whole false, in pieces).
+func crunchWhole(t *testing.T, data []byte, opt Options, whole bool) []byte {
+	t.Helper()
+	if whole {
+		was := maxArrayWhole
+		maxArrayWhole = 0
+		defer func() { maxArrayWhole = was }()
+	}
+	var out bytes.Buffer
+	if _, err := Crunch(bytes.NewReader(data), &out, opt); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
+}
+
+// TestObjectArrayInPieces: an object array of more than arrayPiece
+// elements, read and written in pieces, comes out of the BMD file as
+// when it was held whole (the same ID, class and dense elements, unknown
+// IDs numbered alike), on one goroutine or two, with 4- and 8-byte IDs,
+// its heap dropped or kept, dumped twice, and its class a class of the
+// dump or an ID of no object; and the file decrunches.
+func TestObjectArrayInPieces(t *testing.T) {
+	for _, idSize := range []int{4, 8} {
+		for _, c := range []struct {
+			name   string
+			class  uint64
+			redump bool
+			opt    Options
+		}{
+			{"class of the dump", 0x2000, false, Options{}},
+			{"zygote dropped", 0x2000, false, Options{DropHeaps: []string{"zygote"}}},
+			{"dumped twice", 0x2000, true, Options{}},
+			{"unknown class", 0x7778000, false, Options{}},
+		} {
+			data := piecesDump(t, idSize, c.class, c.redump)
+			samePass2Ways(t, data, c.opt)
+			for _, one := range []bool{false, true} {
+				restore := onOneGoroutine(one)
+				pieces, whole := crunchWhole(t, data, c.opt, false), crunchWhole(t, data, c.opt, true)
+				restore()
+				got, want := arrayRecords(t, pieces), arrayRecords(t, whole)
+				if len(got) != len(want) || len(got) < 2 {
+					t.Fatalf("%s, ID size %d: %d object arrays, %d held whole", c.name, idSize, len(got), len(want))
+				}
+				same := func(g, w uint64) bool { return g == w }
+				if c.class == 0x7778000 {
+					// The class, an unknown ID, is numbered before the
+					// elements when they come in pieces, after them when
+					// held whole: the unknown IDs take other numbers, one
+					// for one.
+					m := map[uint64]uint64{}
+					same = func(g, w uint64) bool {
+						if v, ok := m[g]; ok {
+							return v == w
+						}
+						m[g] = w
+						return true
+					}
+				}
+				for i := range got {
+					g, w := got[i], want[i]
+					ok := g.ID == w.ID && same(g.Class, w.Class) && g.Length == w.Length && len(g.Elements) == len(w.Elements)
+					for j := 0; ok && j < len(g.Elements); j++ {
+						ok = same(g.Elements[j], w.Elements[j])
+					}
+					if !ok {
+						t.Fatalf("%s, ID size %d, one goroutine %v: array %d: ID %d class %d, %d elements; held whole ID %d class %d, %d elements",
+							c.name, idSize, one, i, g.ID, g.Class, len(g.Elements), w.ID, w.Class, len(w.Elements))
+					}
+				}
+				if c.class == 0x7778000 { // §6.2: the class is numbered first
+					a := got[0]
+					for j, e := range a.Elements {
+						if e != 0 && (j%7 == 3) != (e > a.Class) {
+							t.Fatalf("%s: element %d is %d, the array's class %d: the class is not numbered before the unknown elements", c.name, j, e, a.Class)
+						}
+					}
+				}
+				if _, err := decrunch.Decrunch(bytes.NewReader(pieces), io.Discard, decrunch.Options{}); err != nil {
+					t.Fatalf("%s, ID size %d: decrunch: %v", c.name, idSize, err)
+				}
+			}
+		}
+	}
+}
+
+// arrayRecords reads the OBJECT ARRAY records of a BMD file.
+func arrayRecords(t *testing.T, file []byte) []bmd.Record {
+	t.Helper()
+	r, err := bmd.NewReader(bytes.NewReader(file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []bmd.Record
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			return recs
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.Kind == bmd.KindObjectArray {
+			c := *rec
+			c.Elements = slices.Clone(rec.Elements)
+			recs = append(recs, c)
+		}
+	}
+}
+
+// TestObjectArrayInPiecesTruncated: a dump cut within an array read in
+// pieces fails, on one goroutine or two, saying it is truncated.
+func TestObjectArrayInPiecesTruncated(t *testing.T) {
+	data := piecesDump(t, 4, 0x2000, false)
+	bothPass2Ways(t, func(t *testing.T) {
+		for _, cut := range []int{len(data) / 3, len(data) / 2} {
+			_, err := Crunch(bytes.NewReader(data[:cut]), io.Discard, Options{})
+			if !errors.Is(err, io.ErrUnexpectedEOF) {
+				t.Errorf("cut at %d of %d bytes: %v, want truncated", cut, len(data), err)
+			}
+		}
+	})
+}
+
+// TestArrayPieceInSpec: spec/bmd.md §6.2 gives arrayPiece as the length
+// beyond which an object array is written in pieces, and as the piece.
+func TestArrayPieceInSpec(t *testing.T) {
+	spec, err := os.ReadFile("../spec/bmd.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Join(strings.Fields(string(spec)), " ")
+	n := fmt.Sprintf("%d,%03d", arrayPiece/1000, arrayPiece%1000)
+	for _, want := range []string{"An OBJECT ARRAY of more than " + n + " elements", "writes its elements " + n + " at a time"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("spec/bmd.md §6.2 does not say %q", want)
+		}
+	}
+}
