@@ -2,6 +2,7 @@ package bmd_test
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"runtime"
 	"slices"
@@ -189,5 +190,149 @@ func TestObjectArrayPiecesMemory(t *testing.T) {
 	t.Logf("allocated %d bytes whole, %d in pieces", whole, pieces)
 	if limit := uint64(2 << 20); pieces > limit {
 		t.Errorf("allocated %d bytes writing an array of %d elements in pieces, limit %d (whole: %d)", pieces, n, limit, whole)
+	}
+}
+
+// arraysFile writes a file of object arrays of the given lengths (element
+// i of array j: (i+j)%4000, 0 for null), each followed by a primitive
+// array of j elements; whole, or in pieces of 1,000 by BeginObjectArray.
+func arraysFile(t *testing.T, lens []int, pieces bool) []byte {
+	t.Helper()
+	var out bytes.Buffer
+	w, err := bmd.NewWriter(&out, &bmd.Metadata{IDSize: 8, Classes: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j, n := range lens {
+		elems := make([]uint64, n)
+		for i := range elems {
+			elems[i] = uint64((i + j) % 4000)
+		}
+		if !pieces {
+			_, err = w.ObjectArray(0, elems)
+		} else if _, err = w.BeginObjectArray(0, uint64(n)); err == nil {
+			for i := 0; i < n && err == nil; i += 1000 {
+				err = w.ObjectArrayElements(elems[i:min(i+1000, n)])
+			}
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.PrimitiveArray(bmd.Int, uint32(j), false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
+}
+
+// TestReaderNextElements: with MaxElements, an OBJECT ARRAY longer than
+// it comes with no elements and all pending, NextElements decodes them in
+// pieces of at most the size asked, and Next skips those not decoded,
+// whether none, some or all were, in a file written whole (in runs of
+// objects) or in pieces; shorter arrays come whole.
+func TestReaderNextElements(t *testing.T) {
+	lens := []int{5, 1000, 1001, 70_000, 0, 200_000, 3}
+	for _, pieces := range []bool{false, true} {
+		file := arraysFile(t, lens, pieces)
+		for _, read := range []func(n int) int{
+			func(n int) int { return n },
+			func(n int) int { return 0 },
+			func(n int) int { return n/2 + 1 },
+		} {
+			r, err := bmd.NewReader(bytes.NewReader(file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.MaxElements = 1000
+			for j, n := range lens {
+				var rec *bmd.Record
+				for rec == nil || rec.Kind != bmd.KindObjectArray {
+					if rec, err = r.Next(); err != nil {
+						t.Fatalf("before array %d: %v", j, err)
+					}
+				}
+				want := make([]uint64, n)
+				for i := range want {
+					want[i] = uint64((i + j) % 4000)
+				}
+				if int(rec.Count) != n {
+					t.Fatalf("array %d: count %d, want %d", j, rec.Count, n)
+				}
+				if n <= 1000 {
+					if rec.Pending != 0 || !slices.Equal(rec.Elements, want) {
+						t.Fatalf("array %d of %d elements: pending %d, %d elements", j, n, rec.Pending, len(rec.Elements))
+					}
+				} else {
+					if rec.Pending != uint32(n) || len(rec.Elements) != 0 {
+						t.Fatalf("array %d of %d elements: pending %d, %d elements, want all pending", j, n, rec.Pending, len(rec.Elements))
+					}
+					var got []uint64
+					for k := read(n); len(got) < k; {
+						if err := r.NextElements(rec, min(777, k-len(got))); err != nil {
+							t.Fatal(err)
+						}
+						got = append(got, rec.Elements...)
+						if len(rec.Elements) == 0 || int(rec.Pending) != n-len(got) {
+							t.Fatalf("array %d: a piece of %d, pending %d after %d of %d", j, len(rec.Elements), rec.Pending, len(got), n)
+						}
+					}
+					if !slices.Equal(got, want[:len(got)]) {
+						t.Fatalf("array %d: elements differ", j)
+					}
+				}
+				rec, err := r.Next()
+				if err != nil || rec.Kind != bmd.KindPrimitiveArray || rec.Count != uint32(j) {
+					t.Fatalf("after array %d: %v, %+v", j, err, rec)
+				}
+			}
+			for {
+				rec, err := r.Next()
+				if err == io.EOF {
+					break
+				}
+				if err != nil || rec.Kind != bmd.KindEnd && rec.Kind != bmd.KindObjects {
+					t.Fatalf("after the arrays: %v, %+v", err, rec)
+				}
+			}
+		}
+	}
+}
+
+// TestReaderNextElementsDamaged: a file cut, or damaged, within an array
+// whose elements come in pieces gives NextElements, or the Next that
+// skips them, a *FormatError.
+func TestReaderNextElementsDamaged(t *testing.T) {
+	file := arraysFile(t, []int{200_000}, true)
+	cut := file[:len(file)/2]
+	damaged := slices.Clone(file)
+	damaged[len(damaged)/2] ^= 0x55
+	for name, data := range map[string][]byte{"cut": cut, "damaged": damaged} {
+		for _, readAll := range []bool{true, false} {
+			r, err := bmd.NewReader(bytes.NewReader(data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.MaxElements = 1000
+			rec, err := r.Next()
+			for err == nil && rec.Kind != bmd.KindObjectArray {
+				rec, err = r.Next()
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for readAll && err == nil && rec.Pending > 0 {
+				err = r.NextElements(rec, 5000)
+			}
+			if err == nil {
+				_, err = r.Next()
+			}
+			var fe *bmd.FormatError
+			if !errors.As(err, &fe) {
+				t.Errorf("%s, reading all %v: %v, want a FormatError", name, readAll, err)
+			}
+		}
 	}
 }

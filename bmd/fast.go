@@ -238,6 +238,9 @@ func (r *Reader) fastObjectArray(rec *Record, b []byte) int {
 	if !ok || n > uint64(len(b)-pos) { // each element takes a byte at least
 		return 0
 	}
+	if r.MaxElements > 0 && n > uint64(r.MaxElements) && !r.SkipValues {
+		return 0 // its elements in pieces: readObjectArray
+	}
 	elems := rec.Elements[:0]
 	if !r.SkipValues {
 		for range n {
@@ -257,7 +260,7 @@ func (r *Reader) fastObjectArray(rec *Record, b []byte) int {
 		return 0
 	}
 	rec.Elements = elems
-	rec.Class, rec.Count = class, uint32(n)
+	rec.Class, rec.Count, rec.Pending = class, uint32(n), 0
 	r.object(rec)
 	return pos
 }

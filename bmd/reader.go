@@ -77,6 +77,7 @@ type Record struct {
 	Def      Class    // CLASS
 	Values   []uint64 // INSTANCE: one per field of the class layout
 	Elements []uint64 // OBJECT ARRAY
+	Pending  uint32   // OBJECT ARRAY: elements left for Reader.NextElements
 	Type     Type     // PRIMITIVE ARRAY element type
 	Count    uint32   // array length; OBJECTS: the records of the run
 	JNIRef   uint64   // ROOT JNI GLOBAL
@@ -103,7 +104,17 @@ type Reader struct {
 	// the 134 MB dump's BMD: 6 to 8 ms against 65 to 70).
 	SkipObjects bool
 
+	// MaxElements, when above 0, is the most elements Next puts in an
+	// OBJECT ARRAY's Elements: an array of more comes with Elements
+	// empty and Pending set to its length (Count), and NextElements
+	// decodes its elements a piece at a time, so that a huge array is
+	// never held whole. Next skips the elements not read.
+	MaxElements int
+
 	slowOnly bool // tests: no fast path (fast.go)
+
+	pending     uint64 // elements of the last OBJECT ARRAY left for NextElements
+	pendingSelf uint64 // that array's ID, which its elements are relative to
 
 	input
 	blocks *blockReader
@@ -281,6 +292,11 @@ func (r *Reader) Next() (*Record, error) {
 	rec := &r.rec
 	if r.done {
 		return nil, io.EOF
+	}
+	if r.pending > 0 {
+		if err := r.skipPending(); err != nil {
+			return nil, err
+		}
 	}
 	// A record that starts a block: its offset is known once the block
 	// is read. Then Offset, inlined (see findSpan).
@@ -716,20 +732,38 @@ func (r *Reader) readObjectArray(rec *Record, d *decoder) {
 		rec.Class = d.ref(self)
 	}
 	n := d.uvarint()
-	rec.Elements = rec.Elements[:0]
-	decode := n
-	if r.SkipValues {
+	rec.Elements, rec.Pending = rec.Elements[:0], 0
+	switch {
+	case d.err != nil:
+		return
+	case r.SkipValues:
 		d.skipVarints(n)
-		decode = 0
+	case r.MaxElements > 0 && n > uint64(r.MaxElements) && n <= 0xFFFFFFFF:
+		rec.Pending = uint32(n) // NextElements decodes them
+		r.pending, r.pendingSelf = n, self
+	default:
+		r.decodeElements(rec, d, self, n)
 	}
+	if d.err == nil && n > 0xFFFFFFFF {
+		d.fail("array length %d", n)
+	}
+	if d.err == nil && !r.objectData(elementBytes(Object, n, r.meta.IDSize)) {
+		r.objectDataFail(d)
+	}
+	rec.Count = uint32(n)
+}
+
+// decodeElements appends the next n elements of the object array self to
+// rec.Elements.
+func (r *Reader) decodeElements(rec *Record, d *decoder, self, n uint64) {
 	in := &d.in.buf
-	for i := uint64(0); i < decode && d.err == nil; i++ {
+	for i := uint64(0); i < n && d.err == nil; i++ {
 		if len(rec.Elements) == cap(rec.Elements) {
 			// Double the room, as far as the array goes: room for the
 			// elements decoded, not for what the length claims. Grown
 			// by append, an array of 40 million elements was copied
 			// over and over: 1.2 GB allocated for its 320 MB.
-			rec.Elements = slices.Grow(rec.Elements, int(min(decode-i, uint64(max(i, 1024)))))
+			rec.Elements = slices.Grow(rec.Elements, int(min(n-i, uint64(max(i, 1024)))))
 		}
 		// A one-byte reference read inline: most are.
 		if u, ok := in.SmallUvarint(); ok {
@@ -741,13 +775,33 @@ func (r *Reader) readObjectArray(rec *Record, d *decoder) {
 		}
 		rec.Elements = append(rec.Elements, d.ref(self))
 	}
-	if d.err == nil && n > 0xFFFFFFFF {
-		d.fail("array length %d", n)
+}
+
+// NextElements decodes the next elements of the OBJECT ARRAY rec that Next
+// left pending (Record.Pending, Reader.MaxElements), at most limit of them,
+// into rec.Elements (replacing those there), and lowers rec.Pending by as
+// many. rec is the array's record as Next returned it.
+func (r *Reader) NextElements(rec *Record, limit int) error {
+	n := min(r.pending, uint64(max(limit, 0)))
+	rec.Elements = rec.Elements[:0]
+	d := &r.dec
+	r.decodeElements(rec, d, r.pendingSelf, n)
+	if d.err != nil {
+		r.pending, rec.Pending = 0, 0
+		return d.err
 	}
-	if d.err == nil && !r.objectData(elementBytes(Object, n, r.meta.IDSize)) {
-		r.objectDataFail(d)
-	}
-	rec.Count = uint32(n)
+	r.pending -= n
+	rec.Pending = uint32(r.pending)
+	return nil
+}
+
+// skipPending skips the elements of the last OBJECT ARRAY that
+// NextElements did not decode.
+func (r *Reader) skipPending() error {
+	d := &r.dec
+	d.skipVarints(r.pending)
+	r.pending = 0
+	return d.err
 }
 
 func (r *Reader) readPrimitiveArray(rec *Record, d *decoder) {

@@ -29,7 +29,9 @@ type aheadItem struct {
 	tag   hprof.SubTag // 0: batch.recs[lo]
 	elem  hprof.BasicType
 	trace uint32
-	// length is a primitive array's length; for an instance whose shape
+	// length is a primitive array's length, or an object array's whose
+	// elements come in pieces (elem aheadPieces; then the items of its
+	// pieces, elem aheadPiece, lo and hi); for an instance whose shape
 	// is not remembered (shape nil), where its types start in
 	// batch.types (as many as its values).
 	length uint32
@@ -93,14 +95,20 @@ func (c *converter) readAhead(src Source, out chan<- *aheadBatch, free chan *ahe
 // if any.
 func (c *converter) fill(src Source, b *aheadBatch) (more bool) {
 	for {
-		rec, err := src.Next()
-		if err != nil {
-			if err != io.EOF {
-				b.err = err
+		if c.piecesOf != nil { // an object array's elements, in pieces
+			if !c.aheadPiece(src.(elementSource), b) {
+				return false
 			}
-			return false
+		} else {
+			rec, err := src.Next()
+			if err != nil {
+				if err != io.EOF {
+					b.err = err
+				}
+				return false
+			}
+			c.ahead(b, rec)
 		}
-		c.ahead(b, rec)
 		if b.full() {
 			return true
 		}
@@ -131,6 +139,10 @@ func (c *converter) ahead(b *aheadBatch, rec *bmd.Record) {
 		it.hi = uint32(len(b.vals))
 	case bmd.KindObjectArray:
 		it.tag = hprof.SubObjectArrayDump
+		if rec.Pending > 0 { // its elements in the items after it
+			it.elem, it.length, c.piecesOf = aheadPieces, rec.Count, rec
+			break
+		}
 		it.lo = uint32(len(b.vals))
 		b.vals = append(b.vals, rec.Elements...)
 		it.hi = uint32(len(b.vals))
@@ -281,6 +293,9 @@ func (c *converter) direct(rec *bmd.Record) error {
 		}
 		return c.instance(rec.ID, rec.Class, rec.Trace, sh.types, rec.Values[:len(sh.types)])
 	case bmd.KindObjectArray:
+		if rec.Pending > 0 {
+			return c.objectArrayPieces(c.source.(elementSource), rec)
+		}
 		return c.objectArray(rec.ID, rec.Class, rec.Trace, rec.Elements)
 	case bmd.KindPrimitiveArray:
 		return c.primitiveArray(hprof.SubPrimitiveArrayDump, rec.ID, rec.Trace, rec.Count, hprof.BasicType(rec.Type))
@@ -326,7 +341,14 @@ func (c *converter) writeAhead(b *aheadBatch) error {
 				err = c.instance(it.id, it.class, it.trace, b.types[it.length:it.length+it.hi-it.lo], b.vals[it.lo:it.hi])
 			}
 		case hprof.SubObjectArrayDump:
-			err = c.objectArray(it.id, it.class, it.trace, b.vals[it.lo:it.hi])
+			switch it.elem {
+			case aheadPieces:
+				err = c.beginArray(it.id, it.class, it.trace, it.length)
+			case aheadPiece:
+				err = c.arrayElements(b.vals[it.lo:it.hi])
+			default:
+				err = c.objectArray(it.id, it.class, it.trace, b.vals[it.lo:it.hi])
+			}
 		default:
 			err = c.primitiveArray(it.tag, it.id, it.trace, it.length, it.elem)
 		}

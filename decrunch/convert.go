@@ -72,6 +72,9 @@ func Decrunch(src io.ReadSeeker, out io.Writer, opt Options) (*Stats, error) {
 	if err != nil {
 		return nil, err
 	}
+	if r, ok := second.(*bmd.Reader); ok {
+		r.MaxElements = maxArrayWhole // longer object arrays in pieces
+	}
 	errB := secondPass(c, second)
 	return c.finish(cmpErr(errA, errB), first)
 }
@@ -115,6 +118,8 @@ type converter struct {
 	shapes     []*classShape               // class index -> its shape, if remembered
 	shapeLen   int                         // fields of the shapes remembered
 	scratch    classShape                  // a shape not remembered
+	arrayLeft  uint32                      // elements still to come of an object array written in pieces (beginArray)
+	piecesOf   *bmd.Record                 // the array whose pieces the reader of runAhead reads next (aheadPiece)
 }
 
 // open returns a Source reading src from its start.
@@ -667,6 +672,7 @@ func (c *converter) placeClasses(rec *bmd.Record) error {
 // pass, which read it in order up to the damage, whichever way the second
 // pass ran.
 func (c *converter) finish(loopErr error, first Source) (*Stats, error) {
+	c.endArray()
 	if loopErr == nil && len(c.unplaced) > 0 {
 		loopErr = fmt.Errorf("decrunch: %d class definitions never placed in the heap dump", len(c.unplaced))
 	}

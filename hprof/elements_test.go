@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"runtime"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -176,5 +178,161 @@ func TestNextElementsTruncated(t *testing.T) {
 				t.Fatalf("%s, reading all %v: %v, want a FormatError saying truncated", name, readAll, err)
 			}
 		}
+	}
+}
+
+// writeArrays writes a heap dump of tag with an instance, object arrays
+// of the given lengths (element i of array j: 1000*j+i, null when i%4 is
+// 0) each followed by a root, whole by WriteSub or in pieces of 100 by
+// BeginObjectArray, with segments of segSize bytes.
+func writeArrays(t *testing.T, tag Tag, lens []int, pieces bool, segSize int) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, Header{Version: Version102, IDSize: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.SegmentSize = segSize
+	w.BeginHeapDump(tag, 5)
+	w.WriteSub(&SubRecord{Tag: SubInstanceDump, ID: 0x10, ClassID: 0x20, Data: make([]byte, 8)})
+	for j, n := range lens {
+		elems := make([]uint64, n)
+		for i := range elems {
+			if i%4 != 0 {
+				elems[i] = uint64(1000*j + i)
+			}
+		}
+		id := uint64(0x1000 + j)
+		if !pieces {
+			err = w.WriteSub(&SubRecord{Tag: SubObjectArrayDump, ID: id, StackTrace: 1, ClassID: 0x30, Elements: elems})
+		} else if err = w.BeginObjectArray(id, 1, 0x30, n); err == nil {
+			for i := 0; i < n && err == nil; i += 100 {
+				err = w.ObjectArrayElements(elems[i:min(i+100, n)])
+			}
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.WriteSub(&SubRecord{Tag: SubRootStickyClass, ID: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.EndHeapDump(); err != nil {
+		t.Fatal(err)
+	}
+	if tag == TagHeapDumpSegment {
+		w.WriteRecord(TagHeapDumpEnd, 5, nil)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestWriterObjectArrayPieces: an object array written in pieces is the
+// file WriteSub writes, byte for byte, whether it fits in a segment (in
+// the segment) or not (in a record of its own, written as it comes), in a
+// HEAP DUMP or in HEAP DUMP SEGMENTs; and the file reads back.
+func TestWriterObjectArrayPieces(t *testing.T) {
+	lens := []int{0, 7, 100, 1000, 5000, 3, 20000}
+	for _, tag := range []Tag{TagHeapDump, TagHeapDumpSegment} {
+		for _, segSize := range []int{4096, 64 << 10, 1 << 20} {
+			whole := writeArrays(t, tag, lens, false, segSize)
+			pieces := writeArrays(t, tag, lens, true, segSize)
+			if !bytes.Equal(whole, pieces) {
+				t.Fatalf("%s, segments of %d: %d bytes in pieces, %d whole", tag, segSize, len(pieces), len(whole))
+			}
+			arrays := 0
+			for name, r := range readers(t, pieces) {
+				for rec, err := range r.Records() {
+					if err != nil {
+						t.Fatalf("%s: %v", name, err)
+					}
+					if !rec.Tag.IsHeapDump() {
+						continue
+					}
+					for s, err := range r.SubRecords() {
+						if err != nil {
+							t.Fatalf("%s: %v", name, err)
+						}
+						if s.Tag == SubObjectArrayDump {
+							arrays++
+						}
+					}
+				}
+			}
+			if arrays != 2*len(lens) {
+				t.Fatalf("%d arrays read back, want %d", arrays, 2*len(lens))
+			}
+		}
+	}
+}
+
+// TestWriterObjectArrayPiecesMisuse: any other call before the array's
+// last element, and more elements than it has, are errors.
+func TestWriterObjectArrayPiecesMisuse(t *testing.T) {
+	for _, n := range []int{10, 10000} { // in the segment, in a record of its own
+		for name, misuse := range map[string]func(w *Writer) error{
+			"WriteSub": func(w *Writer) error { return w.WriteSub(&SubRecord{Tag: SubRootStickyClass, ID: 1}) },
+			"Instance": func(w *Writer) error {
+				_, err := w.Instance(1, 0, 2, 8)
+				return err
+			},
+			"ObjectArray": func(w *Writer) error {
+				_, err := w.ObjectArray(1, 0, 2, 8)
+				return err
+			},
+			"BeginObjectArray": func(w *Writer) error { return w.BeginObjectArray(1, 0, 2, 8) },
+			"WriteRecord":      func(w *Writer) error { return w.WriteRecord(TagString, 0, make([]byte, 9)) },
+			"EndHeapDump":      func(w *Writer) error { return w.EndHeapDump() },
+			"Flush":            func(w *Writer) error { return w.Flush() },
+			"too many":         func(w *Writer) error { return w.ObjectArrayElements(make([]uint64, n)) },
+		} {
+			w, err := NewWriter(io.Discard, Header{Version: Version102, IDSize: 4})
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.SegmentSize = 4096
+			w.BeginHeapDump(TagHeapDumpSegment, 0)
+			if err := w.BeginObjectArray(0x100, 0, 0x200, n); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.ObjectArrayElements(make([]uint64, 3)); err != nil {
+				t.Fatal(err)
+			}
+			if err := misuse(w); err == nil || !strings.Contains(err.Error(), "object array") {
+				t.Errorf("array of %d, %s: %v, want an error about the object array", n, name, err)
+			}
+		}
+	}
+}
+
+// TestWriterObjectArrayPiecesMemory: an array of 2²¹ elements, larger than
+// a segment, written in pieces of 4,096 allocates a small bound, not its
+// 16 MiB.
+func TestWriterObjectArrayPiecesMemory(t *testing.T) {
+	const n = 1 << 21
+	ids := make([]uint64, 4096)
+	w, err := NewWriter(io.Discard, Header{Version: Version102, IDSize: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.BeginHeapDump(TagHeapDumpSegment, 0)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	err = w.BeginObjectArray(0x100, 0, 0x200, n)
+	for i := 0; i < n && err == nil; i += len(ids) {
+		err = w.ObjectArrayElements(ids)
+	}
+	if err == nil {
+		err = w.Flush()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	if got := after.TotalAlloc - before.TotalAlloc; got > 1<<20 {
+		t.Errorf("allocated %d bytes writing an array of %d elements in pieces, limit 1 MiB", got, n)
 	}
 }

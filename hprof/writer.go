@@ -46,6 +46,10 @@ type Writer struct {
 	seg        []byte
 	zero       []byte
 	wroteBytes int64
+
+	arrayLeft int    // elements of an object array begun (BeginObjectArray) still to come
+	arrayRoom []byte // their room in the segment, or nil: the array has a record of its own
+	piece     []byte // the IDs of one piece of such an array
 }
 
 // NewWriter writes the header h to w and returns a Writer.
@@ -91,6 +95,9 @@ func (w *Writer) recordHeader(tag Tag, time uint32, n uint64) {
 // then written as HEAP DUMP SEGMENTs closed by a HEAP DUMP END, since one
 // heap dump cannot have top-level records inside it.
 func (w *Writer) WriteRecord(tag Tag, time uint32, body []byte) error {
+	if w.arrayLeft > 0 {
+		return w.unfinishedArray()
+	}
 	if uint64(len(body)) > 0xFFFFFFFF {
 		return errors.New("hprof: record body over 4 GiB")
 	}
@@ -106,6 +113,9 @@ func (w *Writer) WriteRecord(tag Tag, time uint32, body []byte) error {
 // BeginHeapDump opens a heap dump record with the given tag (TagHeapDump or
 // TagHeapDumpSegment).
 func (w *Writer) BeginHeapDump(tag Tag, time uint32) error {
+	if w.arrayLeft > 0 {
+		return w.unfinishedArray()
+	}
 	if !tag.IsHeapDump() {
 		return fmt.Errorf("hprof: BeginHeapDump with tag %s", tag)
 	}
@@ -142,6 +152,9 @@ func (w *Writer) flushSegment() {
 // opened with TagHeapDumpSegment are closed by the caller's own
 // TagHeapDumpEnd record.
 func (w *Writer) EndHeapDump() error {
+	if w.arrayLeft > 0 {
+		return w.unfinishedArray()
+	}
 	if !w.inHeap {
 		return nil
 	}
@@ -180,6 +193,9 @@ func (w *Writer) id(b []byte, v uint64) []byte { return w.enc.AppendID(b, v) }
 // WriteSub appends one sub-record to the open heap dump. A primitive array
 // with nil Data is written with zero-filled elements of its type and length.
 func (w *Writer) WriteSub(s *SubRecord) error {
+	if w.arrayLeft > 0 {
+		return w.unfinishedArray()
+	}
 	if !w.inHeap {
 		return errors.New("hprof: WriteSub outside a heap dump")
 	}
@@ -342,13 +358,84 @@ func (w *Writer) ObjectArray(id uint64, stackTrace uint32, classID uint64, lengt
 	return sub[head:], nil
 }
 
+// BeginObjectArray begins an OBJECT ARRAY DUMP of length elements in the
+// open heap dump, whose element IDs ObjectArrayElements then takes in
+// pieces, in order: for an array too large to hold whole. One larger than
+// a segment is not held by the Writer either: it goes in a heap dump
+// record of its own (a HEAP DUMP SEGMENT, as ObjectArray's would), written
+// as the pieces come. Until its last element, no other call may be made
+// to the Writer.
+func (w *Writer) BeginObjectArray(id uint64, stackTrace uint32, classID uint64, length int) error {
+	head := w.objectHeaderSize()
+	if length < 0 || int64(head)+int64(length)*int64(w.idSize) <= int64(w.SegmentSize) {
+		room, err := w.ObjectArray(id, stackTrace, classID, length)
+		if err == nil {
+			w.arrayLeft, w.arrayRoom = length, room[:0]
+		}
+		return err
+	}
+	switch {
+	case w.arrayLeft > 0:
+		return w.unfinishedArray()
+	case !w.inHeap:
+		return fmt.Errorf("hprof: %s outside a heap dump", SubObjectArrayDump)
+	case w.err != nil:
+		return w.err
+	}
+	if hi, lo := bits.Mul64(uint64(length), uint64(w.idSize)); hi != 0 || lo > 0xFFFFFFFF-16-uint64(head) {
+		return fmt.Errorf("hprof: %s of %d bytes does not fit in one record", SubObjectArrayDump, uint64(head)+lo)
+	}
+	if len(w.seg) > 0 {
+		w.split = true
+		w.flushSegment()
+	}
+	w.split, w.heapWrote = true, true
+	tag := w.heapTag
+	if tag == TagHeapDump {
+		tag, w.segmented = TagHeapDumpSegment, true
+	}
+	w.recordHeader(tag, w.heapTime, uint64(head+length*w.idSize))
+	w.piece = slices.Grow(w.piece[:0], head)[:head]
+	w.putObjectArrayHeader(w.piece, id, stackTrace, length, classID)
+	w.write(w.piece)
+	w.arrayLeft, w.arrayRoom = length, nil
+	return w.err
+}
+
+// ObjectArrayElements writes the next element IDs of the object array
+// that BeginObjectArray began.
+func (w *Writer) ObjectArrayElements(ids []uint64) error {
+	if len(ids) > w.arrayLeft {
+		return fmt.Errorf("hprof: %d object array elements given, %d left to write", len(ids), w.arrayLeft)
+	}
+	w.arrayLeft -= len(ids)
+	if w.arrayRoom != nil {
+		for _, e := range ids {
+			w.arrayRoom = w.id(w.arrayRoom, e) // within the room ObjectArray made
+		}
+		return w.err
+	}
+	w.piece = w.piece[:0]
+	for _, e := range ids {
+		w.piece = w.id(w.piece, e)
+	}
+	w.write(w.piece)
+	return w.err
+}
+
+// unfinishedArray is the error of a call made while the elements of an
+// object array are still to come (BeginObjectArray).
+func (w *Writer) unfinishedArray() error {
+	return fmt.Errorf("hprof: a record written while %d elements of an object array are still to come", w.arrayLeft)
+}
+
 // fits reports whether a sub-record of head bytes and n items of size
 // bytes each can go in the segment as it is: in a heap dump, with no
 // error, within the segment's size and its buffer, and with n from 0 to
 // 2²⁷ (so that n*size cannot overflow, nor a negative n pass). It is
 // inlined, and makeRoom is called when it fails.
 func (w *Writer) fits(head, n, size int) bool {
-	if !w.inHeap || w.err != nil || uint64(n) > 1<<27 {
+	if !w.inHeap || w.err != nil || uint64(n) > 1<<27 || w.arrayLeft > 0 {
 		return false
 	}
 	end := len(w.seg) + head + n*size
@@ -359,6 +446,9 @@ func (w *Writer) fits(head, n, size int) bool {
 // bytes and n items of size bytes each, cutting the segment first if the
 // sub-record does not fit in it, or returns why it cannot be written.
 func (w *Writer) makeRoom(head, n, size int, tag SubTag) error {
+	if w.arrayLeft > 0 {
+		return w.unfinishedArray()
+	}
 	if !w.inHeap {
 		return fmt.Errorf("hprof: %s outside a heap dump", tag)
 	}
