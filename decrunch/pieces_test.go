@@ -3,8 +3,11 @@ package decrunch
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
+	"os"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/heapcrunch/heapcrunch/bmd"
@@ -225,6 +228,23 @@ func TestBigObjectArrayDecrunchMemory(t *testing.T) {
 		t.Logf("one goroutine %v: allocated %d bytes for 2²¹ elements, %d for 2²²", one, got[0], got[1])
 		if got[1] > got[0]+2<<20 {
 			t.Errorf("one goroutine %v: allocated %d bytes for an array of 2²² elements, %d for 2²¹: more than 2 MiB more", one, got[1], got[0])
+		}
+	}
+}
+
+// TestArrayPieceInSpec: spec/bmd.md §8.3 and §8.4 give arrayPiece as the
+// length beyond which decrunch reads an object array in pieces.
+func TestArrayPieceInSpec(t *testing.T) {
+	spec, err := os.ReadFile("../spec/bmd.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Join(strings.Fields(string(spec)), " ")
+	n := fmt.Sprintf("%d,%03d", arrayPiece/1000, arrayPiece%1000)
+	for _, want := range []string{"An array of more than " + n + " elements is read, converted and written " + n + " elements at a time",
+		"(an array of " + n + " elements or fewer, read whole, is left out)"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("spec/bmd.md §8 does not say %q", want)
 		}
 	}
 }
