@@ -48,7 +48,8 @@ type Reader struct {
 	sub  SubRecord // the one SubRecords yields
 	body []byte    // a split heap dump's bytes (SplitHeapDump), reused
 
-	pending uint32 // elements of the last object array left for NextElements
+	pending   uint32 // elements of the last object array left for NextElements
+	pendingAt int64  // that array's offset
 }
 
 // NewReader reads the HPROF header from r and returns a Reader positioned
@@ -227,6 +228,7 @@ func (r *Reader) Body() ([]byte, error) {
 		return nil, errors.New("hprof: Body called outside a record")
 	}
 	n := r.recEnd - r.Offset()
+	r.pending = 0 // the body holds them
 	b, err := r.readN(n, r.rec.Offset, r.rec.Tag.String(), int(r.rec.Tag))
 	if err != nil {
 		return nil, err
@@ -632,7 +634,7 @@ func (r *Reader) readObjectArray(s *SubRecord) error {
 		return r.skipTo(r.Offset() + n)
 	}
 	if r.MaxElements > 0 && int64(s.Length) > int64(r.MaxElements) {
-		s.Pending, r.pending = s.Length, s.Length
+		s.Pending, r.pending, r.pendingAt = s.Length, s.Length, s.Offset
 		return nil
 	}
 	return r.readElements(s, int(s.Length))
@@ -641,15 +643,22 @@ func (r *Reader) readObjectArray(s *SubRecord) error {
 // NextElements reads the next elements of the object array s that NextSub
 // left pending (SubRecord.Pending, Reader.MaxElements), at most max of
 // them, into s.Elements (replacing those there), and lowers s.Pending by
-// as many. s is the array's sub-record as NextSub returned it.
+// as many. s is the array's sub-record as NextSub returned it. Once the
+// Reader has gone on (NextSub, Next, Body, SplitHeapDump), the elements
+// not read are skipped: NextElements then reads none and sets s.Pending
+// to 0.
 func (r *Reader) NextElements(s *SubRecord, max int) error {
-	n := int(min(int64(r.pending), int64(max)))
 	s.Elements = s.Elements[:0]
+	if r.pending == 0 || s.Tag != SubObjectArrayDump || s.Offset != r.pendingAt {
+		s.Pending = 0 // not the array left pending, or none is
+		return nil
+	}
+	n := int(min(int64(r.pending), int64(max)))
 	if n <= 0 {
 		return nil
 	}
 	if err := r.readElements(s, n); err != nil {
-		r.pending = 0
+		r.pending, s.Pending = 0, 0
 		return err
 	}
 	r.pending -= uint32(n)
