@@ -136,6 +136,11 @@ func TestObjectArrayPiecesMisuse(t *testing.T) {
 			_, err := w.BeginObjectArray(0, 1)
 			return err
 		},
+		"root before the end": func(w *bmd.Writer) error { return w.Root(0x05, 2, 0, 0, 0, 0) }, // 0x05: sticky class
+		"hashed string before the end": func(w *bmd.Writer) error {
+			_, err := w.HashedString(3, 0x1234)
+			return err
+		},
 		"too many elements":    func(w *bmd.Writer) error { return w.ObjectArrayElements(make([]uint64, 10)) },
 		"close before the end": func(w *bmd.Writer) error { return w.Close() },
 	} {

@@ -321,6 +321,9 @@ func (w *Writer) ArrayName(elem uint64, dims uint8, descriptor bool) (uint64, er
 
 // startRun makes sure the pending run is of kind k (and root kind rk).
 func (w *Writer) startRun(k Kind, rk uint8) {
+	if w.arrayLeft > 0 { // a run is written at a later record, or when it is full: it may be within the array
+		w.unfinishedArray()
+	}
 	if w.runCount > 0 && (w.runKind != k || w.runRoot != rk) {
 		w.flushRun()
 	}
