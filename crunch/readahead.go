@@ -272,12 +272,18 @@ func (rd *reader) heapDump() error {
 	}
 }
 
+// readTo notes the input before offset off read: progress reported, the
+// pages of the mapped file given back.
+func (rd *reader) readTo(off int64) {
+	rd.progress.at(off)
+	rd.in.release(off)
+}
+
 // sendIfFull sends the batch if it is full, the input before offset off
 // read.
 func (rd *reader) sendIfFull(off int64) error {
 	if rd.b.full() {
-		rd.progress.at(off)
-		rd.in.release(off)
+		rd.readTo(off)
 		if !rd.send() {
 			return errStopped
 		}

@@ -75,14 +75,16 @@ func (p *pass2) singleHeapDump(rd *reader) error {
 			rd.sub(s)
 			err = p.writeItems()
 			if err == nil && s.Tag == hprof.SubObjectArrayDump && s.Pending > 0 {
-				err = rd.arrayPieces(s, p.writeItems)
+				err = rd.arrayPieces(s, func() error {
+					rd.readTo(rd.r.Offset())
+					return p.writeItems()
+				})
 			}
 		}
 		if err != nil {
 			return err
 		}
-		rd.progress.at(s.Offset)
-		rd.in.release(s.Offset)
+		rd.readTo(s.Offset)
 	}
 }
 
@@ -229,7 +231,7 @@ func (p *pass2) directArrayPieces(rd *reader, s *hprof.SubRecord) error {
 		if err := p.w.ObjectArrayElements(s.Elements); err != nil {
 			return err
 		}
-		rd.in.release(rd.r.Offset())
+		rd.readTo(rd.r.Offset())
 	}
 	return nil
 }
