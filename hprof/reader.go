@@ -637,7 +637,7 @@ func (r *Reader) readObjectArray(s *SubRecord) error {
 		s.Pending, r.pending, r.pendingAt = s.Length, s.Length, s.Offset
 		return nil
 	}
-	return r.readElements(s, int(s.Length))
+	return r.readElements(s, int(s.Length), 0)
 }
 
 // NextElements reads the next elements of the object array s that NextSub
@@ -657,7 +657,7 @@ func (r *Reader) NextElements(s *SubRecord, max int) error {
 	if n <= 0 {
 		return nil
 	}
-	if err := r.readElements(s, n); err != nil {
+	if err := r.readElements(s, n, int(r.pending)-n); err != nil {
 		r.pending, s.Pending = 0, 0
 		return err
 	}
@@ -676,12 +676,13 @@ func (r *Reader) skipPending() error {
 
 // readElements appends the next n element IDs of the object array s to
 // s.Elements, as many at a time as the buffer holds: the slice grows only
-// with the IDs actually read.
-func (r *Reader) readElements(s *SubRecord, n int) error {
+// with the IDs actually read. more elements of the array follow them: a
+// truncated array lacks their bytes too.
+func (r *Reader) readElements(s *SubRecord, n, more int) error {
 	id := r.idSize
 	for rem := n; rem > 0; {
 		if !r.in.Fill(id) {
-			return r.truncated(s.Offset, s.Tag.String(), int(s.Tag), int64(rem*id))
+			return r.truncated(s.Offset, s.Tag.String(), int(s.Tag), int64(rem+more)*int64(id))
 		}
 		k := min(len(r.in.Buffered())/id, rem)
 		b := r.in.Buffered()[:k*id]
