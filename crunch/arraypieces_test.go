@@ -234,9 +234,14 @@ func TestObjectArrayInPiecesReadOn(t *testing.T) {
 				t.Fatal(err)
 			}
 			var within []int64
+			before, rss := rssFile()
+			var grown int64 // the file pages resident at a report within the array, more than before
 			opt.Progress = func(pass int, off int64) {
 				if pass == 2 && off > start && off < end {
 					within = append(within, off)
+					if now, ok := rssFile(); ok && rss {
+						grown = max(grown, now-before)
+					}
 				}
 			}
 			_, err = Crunch(f, io.Discard, opt)
@@ -246,6 +251,9 @@ func TestObjectArrayInPiecesReadOn(t *testing.T) {
 			}
 			if len(within) == 0 {
 				t.Errorf("%v: pass 2 reported no progress within the array (bytes %d to %d)", opt.DropHeaps, start, end)
+			}
+			if grown > 2*releaseStep {
+				t.Errorf("%v: the process's file pages grew by %d MiB within the array", opt.DropHeaps, grown>>20)
 			}
 		}
 	})
@@ -321,4 +329,22 @@ func TestObjectArrayInPiecesCutInPass2(t *testing.T) {
 			}
 		}
 	})
+}
+
+// rssFile returns the process's resident pages of mapped files, if /proc
+// says (fileRSS, which skips the test where it does not, for a call on
+// any goroutine).
+func rssFile() (int64, bool) {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, false
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) >= 2 && f[0] == "RssFile:" {
+			var kb int64
+			fmt.Sscan(f[1], &kb)
+			return kb << 10, true
+		}
+	}
+	return 0, false
 }
