@@ -84,7 +84,10 @@ func (p *pass2) singleHeapDump(rd *reader) error {
 		if err != nil {
 			return err
 		}
-		rd.readTo(s.Offset)
+		// readTo, written out: called here, for each sub-record, it
+		// was not inlined (+1.2 % instructions on the 134 MB dump).
+		rd.progress.at(s.Offset)
+		rd.in.release(s.Offset)
 	}
 }
 
