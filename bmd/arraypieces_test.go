@@ -341,3 +341,75 @@ func TestReaderNextElementsDamaged(t *testing.T) {
 		}
 	}
 }
+
+// writeV1Arrays writes a version 1 file of a primitive array, an OBJECT
+// ARRAY of elems and another primitive array; the object array in pieces
+// of piece elements by BeginObjectArray, or whole when piece is 0.
+func writeV1Arrays(t *testing.T, elems []uint32, piece int) ([]byte, *bmd.V1Writer) {
+	t.Helper()
+	var out bytes.Buffer
+	w, err := bmd.NewV1Writer(&out, []byte("JAVA PROFILE 1.0.3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.PrimitiveArray(10, bmd.Int, 300); err != nil {
+		t.Fatal(err)
+	}
+	if piece == 0 {
+		err = w.ObjectArray(11, 5, elems)
+	} else if err = w.BeginObjectArray(11, 5, len(elems)); err == nil {
+		for i := 0; i < len(elems) && err == nil; i += piece {
+			err = w.ObjectArrayElements(elems[i:min(i+piece, len(elems))])
+		}
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.PrimitiveArray(12, bmd.Byte, 7); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes(), w
+}
+
+// TestV1ObjectArrayPieces: a version 1 OBJECT ARRAY written in pieces is
+// the record ObjectArray writes, byte for byte, with the same counts and
+// bytes; another record before its last element, or more elements than
+// it has, fail the writer.
+func TestV1ObjectArrayPieces(t *testing.T) {
+	for _, n := range []int{0, 1, 1000, 100_000} {
+		elems := make([]uint32, n)
+		for i := range elems {
+			elems[i] = uint32(i % 777)
+		}
+		whole, ww := writeV1Arrays(t, elems, 0)
+		for _, piece := range []int{1, 7, 4096} {
+			pieces, wp := writeV1Arrays(t, elems, piece)
+			if !bytes.Equal(whole, pieces) || ww.Count != wp.Count || ww.Bytes != wp.Bytes {
+				t.Errorf("%d elements in pieces of %d: %d bytes, counts %v, bytes %v; whole %d bytes, %v, %v",
+					n, piece, len(pieces), wp.Count, wp.Bytes, len(whole), ww.Count, ww.Bytes)
+			}
+		}
+	}
+	for name, misuse := range map[string]func(w *bmd.V1Writer) error{
+		"record before the end": func(w *bmd.V1Writer) error { return w.PrimitiveArray(3, bmd.Int, 1) },
+		"array before the end":  func(w *bmd.V1Writer) error { return w.BeginObjectArray(4, 5, 1) },
+		"too many elements":     func(w *bmd.V1Writer) error { return w.ObjectArrayElements(make([]uint32, 10)) },
+	} {
+		w, err := bmd.NewV1Writer(io.Discard, []byte("JAVA PROFILE 1.0.3"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.BeginObjectArray(1, 2, 5); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.ObjectArrayElements(make([]uint32, 2)); err != nil {
+			t.Fatal(err)
+		}
+		if err := misuse(w); err == nil || !strings.Contains(err.Error(), "OBJECT ARRAY") {
+			t.Errorf("%s: %v, want an error about the OBJECT ARRAY", name, err)
+		}
+	}
+}

@@ -30,6 +30,8 @@ type V1Writer struct {
 	Bytes [v1MaxTag + 1]uint64
 	// Header is the size of the header in bytes.
 	Header int
+
+	arrayLeft int // elements of an OBJECT ARRAY begun (BeginObjectArray) still to come
 }
 
 // NewV1Writer writes the version 1 header with the given metadata (the
@@ -78,6 +80,9 @@ func (w *V1Writer) fail(t V1Tag, format string, a ...any) error {
 }
 
 func (w *V1Writer) begin(t V1Tag) int {
+	if w.arrayLeft > 0 {
+		w.fail(t, "written while %d elements of an OBJECT ARRAY are still to come", w.arrayLeft)
+	}
 	start := len(w.buf)
 	w.buf = appendInt32(w.buf, int32(t))
 	return start
@@ -243,6 +248,50 @@ func (w *V1Writer) ObjectArray(id, class uint32, elems []uint32) error {
 	w.i32(id)
 	w.i32(class)
 	return w.ids(V1ObjectArray, s, elems)
+}
+
+// BeginObjectArray begins an OBJECT ARRAY of n elements, which
+// ObjectArrayElements then writes, in order and in pieces of any size: for
+// an array too large to hold whole. Until its n elements are written,
+// writing any other record is an error.
+func (w *V1Writer) BeginObjectArray(id, class uint32, n int) error {
+	if w.err != nil {
+		return w.err
+	}
+	if n < 0 || n > 1<<31-1 {
+		return w.fail(V1ObjectArray, "%d elements", n)
+	}
+	s := w.begin(V1ObjectArray)
+	w.i32(id)
+	w.i32(class)
+	w.i32(uint32(n))
+	w.Bytes[V1ObjectArray] += uint64(len(w.buf) - s)
+	w.arrayLeft = n
+	if n == 0 {
+		w.Count[V1ObjectArray]++
+	}
+	return w.flushIf()
+}
+
+// ObjectArrayElements writes the next elements of the OBJECT ARRAY that
+// BeginObjectArray began.
+func (w *V1Writer) ObjectArrayElements(ids []uint32) error {
+	if w.err != nil {
+		return w.err
+	}
+	if len(ids) > w.arrayLeft {
+		return w.fail(V1ObjectArray, "%d elements given, %d left to write", len(ids), w.arrayLeft)
+	}
+	s := len(w.buf)
+	for _, id := range ids {
+		w.i32(id)
+	}
+	w.Bytes[V1ObjectArray] += uint64(len(w.buf) - s)
+	w.arrayLeft -= len(ids)
+	if w.arrayLeft == 0 && len(ids) > 0 {
+		w.Count[V1ObjectArray]++
+	}
+	return w.flushIf()
 }
 
 // PrimitiveArray writes a PRIMITIVE ARRAY PLACEHOLDER: ID, element type,

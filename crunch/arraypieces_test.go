@@ -348,3 +348,28 @@ func rssFile() (int64, bool) {
 	}
 	return 0, false
 }
+
+// TestObjectArrayInPiecesV1: crunch --format v1 converts an object array
+// read in pieces to the version 1 file it wrote when the array was held
+// whole, byte for byte, on one goroutine or two.
+func TestObjectArrayInPiecesV1(t *testing.T) {
+	for _, idSize := range []int{4, 8} {
+		data := piecesDump(t, idSize, 0x2000, false)
+		v1 := func(whole bool) []byte {
+			if whole {
+				defer func(was int) { maxArrayWhole = was }(maxArrayWhole)
+				maxArrayWhole = 0
+			}
+			var out bytes.Buffer
+			if _, err := CrunchV1(bytes.NewReader(data), &out, Options{}, nil); err != nil {
+				t.Fatal(err)
+			}
+			return out.Bytes()
+		}
+		bothPass2Ways(t, func(t *testing.T) {
+			if pieces, whole := v1(false), v1(true); !bytes.Equal(pieces, whole) {
+				t.Errorf("ID size %d: %d bytes of version 1 in pieces, %d held whole", idSize, len(pieces), len(whole))
+			}
+		})
+	}
+}

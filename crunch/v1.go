@@ -127,6 +127,7 @@ func transcodeV1(in io.Reader, out io.Writer) (*transcoder, error) {
 	if err != nil {
 		return nil, err
 	}
+	r.MaxElements = maxArrayWhole // longer object arrays in pieces, as pass 2 reads them
 	t := &transcoder{meta: r.Metadata(), names: map[uint64]uint64{}, enc: hprof.BodyEncoder{IDSize: 4},
 		rootKinds: map[uint8]uint64{}, rawDropped: map[uint8]uint64{}}
 	meta := t.meta
@@ -262,6 +263,9 @@ func (t *transcoder) object(r *bmd.Reader, rec *bmd.Record, trace uint32) error 
 		t.countTrace(trace)
 		return w.Instance(id, uint32(rec.Class), t.vals)
 	case bmd.KindObjectArray:
+		if rec.Pending > 0 {
+			return t.arrayPieces(r, rec, trace)
+		}
 		t.elems = t.elems[:0]
 		for _, e := range rec.Elements {
 			v, err := t.id(e)
@@ -290,6 +294,39 @@ func (t *transcoder) object(r *bmd.Reader, rec *bmd.Record, trace uint32) error 
 	}
 	t.countTrace(trace)
 	return w.PrimitiveArray(id, rec.Type, rec.Count)
+}
+
+// arrayPieces converts an OBJECT ARRAY whose elements r gives in pieces.
+func (t *transcoder) arrayPieces(r *bmd.Reader, rec *bmd.Record, trace uint32) error {
+	id, err := t.id(rec.ID)
+	if err != nil {
+		return err
+	}
+	class, err := t.id(rec.Class)
+	if err != nil {
+		return err
+	}
+	t.countTrace(trace)
+	if err := t.w.BeginObjectArray(id, class, int(rec.Count)); err != nil {
+		return err
+	}
+	for rec.Pending > 0 {
+		if err := r.NextElements(rec, arrayPiece); err != nil {
+			return err
+		}
+		t.elems = t.elems[:0]
+		for _, e := range rec.Elements {
+			v, err := t.id(e)
+			if err != nil {
+				return err
+			}
+			t.elems = append(t.elems, v)
+		}
+		if err := t.w.ObjectArrayElements(t.elems); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (t *transcoder) class(rec *bmd.Record) error {
