@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerate the committed test dumps in testdata/ (see testdata/README.md).
 #
-#   scripts/gentestdata.sh          Sample, Secrets, LibUser (64-bit JVM, 8-byte IDs)
+#   scripts/gentestdata.sh          Sample, Secrets, LibUser, HugeArray (64-bit JVM, 8-byte IDs)
 #   WITH_ID32=1 scripts/gentestdata.sh   also sample32.hprof.gz (needs scripts/install-jdk32.sh)
 #
 # Each .hprof is gzip -9 -n compressed (no name or time stamp in the gzip header) and must
@@ -37,6 +37,12 @@ LIBUSER_OUT=$TMP/libuser "$ROOT/scripts/gendump.sh" LibUser "$TMP/libuser.hprof"
 mkdir -p "$TD/libuser"
 pack "$TMP/libuser.hprof" "$TD/libuser/libuser.hprof.gz"
 cp "$TMP/libuser/lib.jar" "$TMP/libuser/libuser-app.jar" "$TD/libuser/"
+
+# One Object[200_000], longer than the 65,536 elements crunch and decrunch
+# convert at a time: the analyzer round trip (scripts/roundtrip.sh) of an
+# array in pieces.
+"$ROOT/scripts/gendump.sh" HugeArray "$TMP/hugearray.hprof" 200000
+pack "$TMP/hugearray.hprof" "$TD/hugearray.hprof.gz"
 
 if [[ "${WITH_ID32:-0}" == 1 ]]; then
     ID32=1 "$ROOT/scripts/gendump.sh" Sample "$TMP/sample32.hprof"
