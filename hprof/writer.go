@@ -424,8 +424,12 @@ func (w *Writer) ObjectArrayElements(ids []uint64) error {
 }
 
 // unfinishedArray is the error of a call made while the elements of an
-// object array are still to come (BeginObjectArray).
+// object array are still to come (BeginObjectArray), or the error that
+// made the writing fail, if any, which left them to come.
 func (w *Writer) unfinishedArray() error {
+	if w.err != nil {
+		return w.err // what cut the array short: the writing failed
+	}
 	return fmt.Errorf("hprof: a record written while %d elements of an object array are still to come", w.arrayLeft)
 }
 
