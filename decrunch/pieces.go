@@ -38,6 +38,14 @@ func (c *converter) beginArray(id, class uint64, trace, length uint32) error {
 	if err := c.canWrite(hprof.SubObjectArrayDump); err != nil {
 		return err
 	}
+	// Refused before any of it is written, as primitiveArray does: the
+	// first pass counted the array's bytes (Options.MaxOutput) only if it
+	// read past it, and a file cut within the array, or whose length
+	// claims more elements than it holds, asks for them all (its missing
+	// elements are written as nulls).
+	if size := int64(length) * int64(c.meta.IDSize); c.opt.MaxOutput > 0 && c.w.Written()+size > c.opt.MaxOutput {
+		return &OutputLimitError{Limit: c.opt.MaxOutput}
+	}
 	if err := c.w.BeginObjectArray(hid, trace, hclass, int(length)); err != nil {
 		return err
 	}
