@@ -363,8 +363,13 @@ func (w *Writer) ObjectArray(id uint64, stackTrace uint32, classID uint64, lengt
 // pieces, in order: for an array too large to hold whole. One larger than
 // a segment is not held by the Writer either: it goes in a heap dump
 // record of its own (a HEAP DUMP SEGMENT, as ObjectArray's would), written
-// as the pieces come. Until its last element, no other call may be made
-// to the Writer.
+// as the pieces come. The file is the one ObjectArray writes, but for a
+// HEAP DUMP (TagHeapDump) of which the array is the only sub-record:
+// ObjectArray's array then stays in the one HEAP DUMP record, which
+// cannot be known when its record is begun, and this one is a HEAP DUMP
+// SEGMENT closed by a HEAP DUMP END (holding it until the dump ends
+// would hold what the length claims). Until its last element, no other
+// call may be made to the Writer.
 func (w *Writer) BeginObjectArray(id uint64, stackTrace uint32, classID uint64, length int) error {
 	head := w.objectHeaderSize()
 	if length < 0 || int64(head)+int64(length)*int64(w.idSize) <= int64(w.SegmentSize) {
