@@ -51,7 +51,7 @@ func piecesDump(t *testing.T, idSize int, arrayClass uint64, redump bool) []byte
 				elems[i] = node(i % 100)
 			}
 		}
-		return &hprof.SubRecord{Tag: hprof.SubObjectArrayDump, ID: id, ClassID: arrayClass, StackTrace: 0, Elements: elems}
+		return &hprof.SubRecord{Tag: hprof.SubObjectArrayDump, ID: id, ClassID: arrayClass, StackTrace: 7, Elements: elems}
 	}
 	for i := range 50 {
 		w.WriteSub(&hprof.SubRecord{Tag: hprof.SubInstanceDump, ID: node(i), ClassID: 0x1000})
@@ -351,24 +351,32 @@ func rssFile() (int64, bool) {
 
 // TestObjectArrayInPiecesV1: crunch --format v1 converts an object array
 // read in pieces to the version 1 file it wrote when the array was held
-// whole, byte for byte, on one goroutine or two.
+// whole, byte for byte, with the same warnings (its stack trace serial
+// counted), on one goroutine or two.
 func TestObjectArrayInPiecesV1(t *testing.T) {
 	for _, idSize := range []int{4, 8} {
 		data := piecesDump(t, idSize, 0x2000, false)
-		v1 := func(whole bool) []byte {
+		v1 := func(whole bool) ([]byte, string) {
 			if whole {
 				defer func(was int) { maxArrayWhole = was }(maxArrayWhole)
 				maxArrayWhole = 0
 			}
-			var out bytes.Buffer
-			if _, err := CrunchV1(bytes.NewReader(data), &out, Options{}, nil); err != nil {
+			var out, warn bytes.Buffer
+			if _, err := CrunchV1(bytes.NewReader(data), &out, Options{}, &warn); err != nil {
 				t.Fatal(err)
 			}
-			return out.Bytes()
+			return out.Bytes(), warn.String()
 		}
 		bothPass2Ways(t, func(t *testing.T) {
-			if pieces, whole := v1(false), v1(true); !bytes.Equal(pieces, whole) {
+			pieces, warnPieces := v1(false)
+			whole, warnWhole := v1(true)
+			if !bytes.Equal(pieces, whole) {
 				t.Errorf("ID size %d: %d bytes of version 1 in pieces, %d held whole", idSize, len(pieces), len(whole))
+			}
+			// The arrays' stack trace serials, which version 1 cannot
+			// carry, are counted in its warnings either way.
+			if warnPieces != warnWhole || !strings.Contains(warnPieces, "stack trace") {
+				t.Errorf("ID size %d: warnings in pieces\n%s\nheld whole\n%s", idSize, warnPieces, warnWhole)
 			}
 		})
 	}
