@@ -266,13 +266,8 @@ func (t *transcoder) object(r *bmd.Reader, rec *bmd.Record, trace uint32) error 
 		if rec.Pending > 0 {
 			return t.arrayPieces(r, rec, trace)
 		}
-		t.elems = t.elems[:0]
-		for _, e := range rec.Elements {
-			v, err := t.id(e)
-			if err != nil {
-				return err
-			}
-			t.elems = append(t.elems, v)
+		if err := t.elemIDs(rec.Elements); err != nil {
+			return err
 		}
 		id, err := t.id(rec.ID)
 		if err != nil {
@@ -296,6 +291,19 @@ func (t *transcoder) object(r *bmd.Reader, rec *bmd.Record, trace uint32) error 
 	return w.PrimitiveArray(id, rec.Type, rec.Count)
 }
 
+// elemIDs makes t.elems the version 1 IDs of an object array's elements.
+func (t *transcoder) elemIDs(elems []uint64) error {
+	t.elems = t.elems[:0]
+	for _, e := range elems {
+		v, err := t.id(e)
+		if err != nil {
+			return err
+		}
+		t.elems = append(t.elems, v)
+	}
+	return nil
+}
+
 // arrayPieces converts an OBJECT ARRAY whose elements r gives in pieces.
 func (t *transcoder) arrayPieces(r *bmd.Reader, rec *bmd.Record, trace uint32) error {
 	id, err := t.id(rec.ID)
@@ -314,13 +322,8 @@ func (t *transcoder) arrayPieces(r *bmd.Reader, rec *bmd.Record, trace uint32) e
 		if err := r.NextElements(rec, arrayPiece); err != nil {
 			return err
 		}
-		t.elems = t.elems[:0]
-		for _, e := range rec.Elements {
-			v, err := t.id(e)
-			if err != nil {
-				return err
-			}
-			t.elems = append(t.elems, v)
+		if err := t.elemIDs(rec.Elements); err != nil {
+			return err
 		}
 		if err := t.w.ObjectArrayElements(t.elems); err != nil {
 			return err
