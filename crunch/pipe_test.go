@@ -17,15 +17,25 @@ func TestPipeSendWhile(t *testing.T) {
 		type batch struct{ n, worked int }
 		const batches = 50
 		var worked atomic.Int64
+		var took0 atomic.Bool // the user has taken batch 0
 		p := startPipe(queued+3, queued, func(p *pipe[batch], b *batch) {
 			for i := range batches {
 				b.n, b.worked = i, 0
 				if b = p.sendWhile(b, func() bool {
 					b.worked++
-					worked.Add(1)
+					if b.n > 0 { // the work the user waits for, not batch 0's
+						worked.Add(1)
+					}
 					return b.worked < 10
 				}); b == nil {
 					return
+				}
+				// Batches 1…queued are to find the queue empty: not
+				// sent before the user has taken batch 0, which a slow
+				// user (under the race detector, on a loaded machine)
+				// had not, so that batch queued found the queue full.
+				for i == 0 && !took0.Load() {
+					runtime.Gosched()
 				}
 			}
 			p.last(b)
@@ -48,6 +58,7 @@ func TestPipeSendWhile(t *testing.T) {
 				t.Fatalf("queued %d: batch %d: no work done while the user was busy with batch 0 and the queue full", queued, b.n)
 			}
 			if b.n == 0 {
+				took0.Store(true)
 				// Busy with batch 0 until the producer, which cannot hand
 				// batch queued+1 on meanwhile, has worked on it.
 				for deadline := time.Now().Add(10 * time.Second); worked.Load() == 0; runtime.Gosched() {
