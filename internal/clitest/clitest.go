@@ -280,12 +280,15 @@ func ExitCode(t testing.TB, cmd *exec.Cmd, err error) int {
 	return cmd.ProcessState.ExitCode()
 }
 
-// WaitFor polls cond every millisecond until it holds, for at most 20 s
+// WaitFor polls cond every millisecond until it holds, for at most 90 s
 // (then it fails the test), and reports true. exited, when not nil, closes
 // when the process being watched has ended: WaitFor then reports false.
+// The bound guards against a hang, not a slow run: at 20 s, CI's race step
+// at d5dd399 failed TestSpoolUnnamed, whose crunch under the race detector,
+// on a loaded machine, had not yet decompressed and read its 80 MB dump.
 func WaitFor(t testing.TB, what string, cond func() bool, exited <-chan struct{}) bool {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(90 * time.Second)
 	for !cond() {
 		select {
 		case <-exited:
