@@ -266,8 +266,10 @@ func (rd *reader) heapDump() error {
 				return err
 			}
 		}
-		if err := rd.sendIfFull(s.Offset); err != nil {
-			return err
+		if rd.b.full() { // here, not through sendIfFull, which is not inlined
+			if err := rd.sendAt(s.Offset); err != nil {
+				return err
+			}
 		}
 	}
 }
@@ -283,10 +285,16 @@ func (rd *reader) readTo(off int64) {
 // read.
 func (rd *reader) sendIfFull(off int64) error {
 	if rd.b.full() {
-		rd.readTo(off)
-		if !rd.send() {
-			return errStopped
-		}
+		return rd.sendAt(off)
+	}
+	return nil
+}
+
+// sendAt sends the batch, the input before offset off read.
+func (rd *reader) sendAt(off int64) error {
+	rd.readTo(off)
+	if !rd.send() {
+		return errStopped
 	}
 	return nil
 }
