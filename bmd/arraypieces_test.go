@@ -413,3 +413,43 @@ func TestV1ObjectArrayPieces(t *testing.T) {
 		}
 	}
 }
+
+// TestReaderSkipPendingBadVarint: Next, called with an array's elements
+// still pending, skips them, and an element that is not a varint (eleven
+// bytes of continuation, in a block whose checksum matches) is reported
+// there, as the array's, not taken for the start of the next record.
+func TestReaderSkipPendingBadVarint(t *testing.T) {
+	whole := arraysFile(t, []int{200_000}, true)
+	f, err := rtUnframe(whole)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream := slices.Clone(f.stream)
+	mid := len(stream) / 2
+	for i := range 11 {
+		stream[mid+i] = 0xFF
+	}
+	file := rtFrame(whole[:f.header], stream, bmd.BlockSize)
+	for _, readSome := range []bool{false, true} {
+		r, err := bmd.NewReader(bytes.NewReader(file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.MaxElements = 1000
+		rec, err := r.Next()
+		for err == nil && rec.Kind != bmd.KindObjectArray {
+			rec, err = r.Next()
+		}
+		if err != nil || rec.Pending != 200_000 {
+			t.Fatalf("the array: %v, %+v", err, rec)
+		}
+		if readSome {
+			if err := r.NextElements(rec, 1000); err != nil {
+				t.Fatal(err)
+			}
+		}
+		at := rec.Offset
+		_, err = r.Next()
+		rtCheckErr(t, err, "varint", "OBJECT ARRAY", at, nil)
+	}
+}
