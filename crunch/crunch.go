@@ -139,7 +139,7 @@ type state struct {
 	redumps     bool       // some objects are dumped more than once (several heap dumps)
 	classIndex  *idIndex   // class object IDs -> class index
 	index       *idIndex   // other object IDs -> their order after the classes
-	rank        *rankIndex // index's bitmap, if it has one
+	rank        *rankIndex // index's bitmap, or emptyRank if it has none
 	objBase     uint64     // the dense ID of the index's ordinal 0: classes + 1
 	dropped     *idIndex
 	nObj        uint64 // classes + objects written

@@ -1,6 +1,7 @@
 package crunch
 
 import (
+	"cmp"
 	"fmt"
 	"runtime"
 	"slices"
@@ -321,7 +322,7 @@ func (p *pass1) buildIndex() error {
 	p.index, dups = buildIDIndex(&p.objs)
 	p.objs.release()
 	p.nObj = uint64(len(p.classes) + p.index.len())
-	p.rank, p.objBase = p.index.rank, uint64(len(p.classes))+1
+	p.rank, p.objBase = cmp.Or(p.index.rank, emptyRank), uint64(len(p.classes))+1
 	p.redumps = dups > 0 || p.stats.Redumps > 0
 	p.stats.Redumps += uint64(dups)
 	for _, c := range p.classes {

@@ -29,9 +29,11 @@ import (
 // most of it empty. The bitmap then leaves out the blocks of the span
 // that hold no ID (blocks), as the ascending runs of the IDs show them.
 type rankIndex struct {
-	min    uint64
-	shift  uint
-	mask   uint64 // low bits an ID must not have: (1<<shift)-1
+	min   uint64
+	shift uint
+	// rot is 64-shift: id-min rotated left by rot (right by shift) is
+	// the unit of an ID of the index, its bit (unit).
+	rot    int
 	units  uint64 // bits of the span the bitmap covers
 	words  []rankWord
 	pieces []rankPiece // sorted by rank
@@ -42,6 +44,10 @@ type rankIndex struct {
 	blocks    []uint32
 	blockBits uint
 }
+
+// emptyRank is the index of no IDs (units 0), which pass 2 asks where the
+// dump has no bitmap index (state.rank), so that lookup needs no nil check.
+var emptyRank = &rankIndex{}
 
 // noBlock marks, in rankIndex.blocks, a block without words.
 const noBlock = ^uint32(0)
@@ -142,7 +148,7 @@ func newRankIndex(s *idSeq, l rankLayout) (x *rankIndex, dups int) {
 	if l.blocks != nil {
 		x.units = uint64(len(l.blocks)) << l.blockBits
 	}
-	x.mask = 1<<x.shift - 1
+	x.rot = 64 - int(x.shift)
 	x.setBits(s)
 	c := uint32(0)
 	for i := range x.words {
@@ -277,9 +283,8 @@ func (x *rankIndex) pieceOfWords() {
 
 // rank returns the rank of id among the IDs, and whether id is one of them.
 func (x *rankIndex) rank(id uint64) (uint32, bool) {
-	d := id - x.min
-	k := d >> x.shift
-	if id < x.min || d&x.mask != 0 || k >= x.units {
+	k := x.unit(id)
+	if k >= x.units {
 		return 0, false
 	}
 	i := k / 64
@@ -297,6 +302,17 @@ func (x *rankIndex) rank(id uint64) (uint32, bool) {
 	return w.before&^splitWord + uint32(bits.OnesCount64(w.bits&(bit-1))), true
 }
 
+// unit returns the unit of id, its bit in the span if it is one of the
+// IDs: id-min rotated right by shift. An ID below min wraps around to
+// the top, and the low bits of an ID between two units rotate to the top,
+// so that one comparison with units does what three did (below min,
+// unaligned, past the span): it runs once per reference. The few IDs not
+// of the index that still come out below units are no error: the
+// rotation maps each ID to its own unit, so their bits are not set.
+func (x *rankIndex) unit(id uint64) uint64 {
+	return bits.RotateLeft64(id-x.min, x.rot)
+}
+
 // blockWord returns, in an index with blocks, the word of unit k, and
 // whether its block has words (the one place of that step, small enough
 // to inline in rank, lookup and touch).
@@ -306,17 +322,13 @@ func (x *rankIndex) blockWord(k uint64) (uint64, bool) {
 }
 
 // lookup returns the ordinal of id and whether it is in the index (none is
-// in a nil index): one word read, and the pieces searched only in a word
+// in emptyRank): one word read, and the pieces searched only in a word
 // where one starts. It repeats rank's steps rather than calling a shared helper: it runs once
 // per reference, and the call that the compiler does not inline cost 30 %
 // (BenchmarkIndexLookup/bitmap/dump_order, 5.5 -> 7.2 ns).
 func (x *rankIndex) lookup(id uint64) (uint32, bool) {
-	if x == nil {
-		return 0, false
-	}
-	d := id - x.min
-	k := d >> x.shift
-	if id < x.min || d&x.mask != 0 || k >= x.units {
+	k := x.unit(id)
+	if k >= x.units {
 		return 0, false
 	}
 	i := k / 64

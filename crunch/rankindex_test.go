@@ -140,6 +140,64 @@ func TestRankIndexMatchesSorted(t *testing.T) {
 	}
 }
 
+// TestRankIndexEdges: the bitmap index answers as the sorted table does,
+// for IDs below the first (which wrap around in lookup), between two and
+// above the last, at the top of the 64-bit range and with IDs of a large
+// alignment, whose units the rotation in rankIndex.unit reaches too.
+func TestRankIndexEdges(t *testing.T) {
+	seq := func(from, step uint64, n int) []uint64 {
+		a := make([]uint64, n)
+		for i := range a {
+			a[i] = from + uint64(i)*step
+		}
+		return a
+	}
+	for _, tc := range []struct {
+		name string
+		ids  []uint64
+	}{
+		{"ends at 2^64", seq(1<<64-512, 8, 64)},
+		// A word of 64 units, which run past 2⁶⁴.
+		{"past 2^64", seq(1<<64-256, 8, 32)},
+		{"the last aligned ID", []uint64{1<<64 - 8}},
+		{"the last ID", []uint64{1<<64 - 1, 1<<64 - 2}},
+		{"align 2^40", seq(1<<40, 1<<40, 100)},
+		{"align 2^40, high", seq(1<<63, 1<<40, 100)},
+		{"align 2^62", []uint64{1 << 62, 1 << 63, 3 << 62}},
+		{"unaligned low bits", seq(0x1004, 8, 500)},
+		{"regions, high", func() []uint64 {
+			a := heapLikeIDs(rand.New(rand.NewPCG(7, 8)), 3000, 3, 8, false)
+			for i := range a {
+				a[i] += 1<<64 - 0x800000000
+			}
+			return a
+		}()},
+	} {
+		var s idSeq
+		for _, id := range tc.ids {
+			s.add(id)
+		}
+		if rankIndexLayout(&s).words == 0 {
+			t.Fatalf("%s: no bitmap layout", tc.name)
+		}
+		x, _ := buildIDIndex(&s)
+		sx, _ := newDedupedIDIndex(slices.Clone(tc.ids))
+		step := uint64(1) << s.shift()
+		for _, id := range tc.ids {
+			for _, probe := range []uint64{id, id + 1, id - 1, id + step, id - step, id - 512 - step, id + 4*step, 0, 1, math.MaxUint64, id ^ 1<<63} {
+				o, ok := x.lookup(probe)
+				so, sok := sx.lookup(probe)
+				if o != so || ok != sok {
+					t.Fatalf("%s: lookup(%#x): %d %v, sorted %d %v", tc.name, probe, o, ok, so, sok)
+				}
+			}
+		}
+	}
+	if _, ok := emptyRank.lookup(0x1000); ok {
+		t.Error("emptyRank found an ID")
+	}
+}
+
 // TestBuildIDIndexChoice: buildIDIndex takes the bitmap for a compact
 // heap, the sorted table for IDs spread over a wide span, and both index
 // what they were given.
