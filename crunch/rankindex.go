@@ -372,7 +372,7 @@ func (x *rankIndex) bytes() int64 {
 func (x *rankIndex) touch(vals []uint64, refAt []uint32) uint64 {
 	var sum uint64
 	for _, at := range refAt {
-		k := (vals[at] - x.min) >> x.shift
+		k := x.unit(vals[at])
 		if k >= x.units {
 			continue
 		}

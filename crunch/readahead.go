@@ -476,7 +476,7 @@ func (b *aheadBatch) resolveRefs(st *state, max int) (more bool) {
 	vals := b.vals
 	end := min(len(b.refAt), b.nRefs+max)
 	for i, at := range b.refAt[b.nRefs:end] {
-		if i%touchAhead == 0 && st.rank != nil {
+		if i%touchAhead == 0 {
 			b.sink += st.rank.touch(vals, b.refAt[b.nRefs+i:min(b.nRefs+i+touchAhead, end)])
 		}
 		id := vals[at]
