@@ -61,3 +61,36 @@ func TestSkipVarintsWords(t *testing.T) {
 		}
 	}
 }
+
+// TestSlowRef: slowRef, which decodes references of two to four bytes in
+// place, gives what fastUvarint and refFrom give, and ends where
+// fastUvarint does, for varints of 1 to 11 bytes (minimal or not,
+// malformed, cut short by the end of the bytes) at every distance from
+// the end, relative to selves near 0, in the middle and near 2⁶⁴.
+func TestSlowRef(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 20000 {
+		n := 1 + rng.IntN(11)
+		var b []byte
+		for i := range n {
+			c := byte(rng.IntN(256))
+			if i < n-1 {
+				c |= 0x80
+			} else if rng.IntN(4) > 0 {
+				c &= 0x7F
+			}
+			b = append(b, c)
+		}
+		b = append(b, make([]byte, rng.IntN(3))...) // bytes after it, or none
+		for _, self := range []uint64{1, 1 << 40, 1<<64 - 2} {
+			wantPos := 0
+			want, wantOK := fastUvarint(b, &wantPos)
+			want = refFrom(self, want)
+			pos := 0
+			got, ok := slowRef(b, &pos, self)
+			if ok != wantOK || ok && (got != want || pos != wantPos) {
+				t.Fatalf("slowRef(% x, self %d) = %d, %v at %d; want %d, %v at %d", b, self, got, ok, pos, want, wantOK, wantPos)
+			}
+		}
+	}
+}
