@@ -16,8 +16,26 @@ import (
 // ways give the same records (TestFastPath).
 
 // fastUvarint decodes a varint at b[*pos], advancing *pos; ok is false if
-// b ends first or the varint is malformed.
+// b ends first or the varint is malformed. Those of one and two bytes,
+// nearly all (class indexes, lengths), are decoded in place, small enough
+// for the compiler to inline; the others in longUvarint.
 func fastUvarint(b []byte, pos *int) (v uint64, ok bool) {
+	if i := *pos; i+1 < len(b) {
+		if c := b[i]; c < 0x80 {
+			*pos = i + 1
+			return uint64(c), true
+		}
+		if c := b[i+1]; c < 0x80 {
+			*pos = i + 2
+			return uint64(b[i]&0x7F) | uint64(c)<<7, true
+		}
+	}
+	return longUvarint(b, pos)
+}
+
+// longUvarint is fastUvarint for the others: varints of three bytes or
+// more, or at the end of b.
+func longUvarint(b []byte, pos *int) (v uint64, ok bool) {
 	i := *pos
 	for shift := uint(0); i < len(b); shift += 7 {
 		c := b[i]

@@ -94,3 +94,33 @@ func TestSlowRef(t *testing.T) {
 		}
 	}
 }
+
+// TestFastUvarint: fastUvarint, which decodes varints of one and two bytes
+// in place, gives what the loop of longUvarint gives, for varints of 1 to
+// 11 bytes (minimal or not, malformed, cut short by the end of the bytes).
+func TestFastUvarint(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range 20000 {
+		n := 1 + rng.IntN(11)
+		if rng.IntN(2) == 0 {
+			n = 1 + rng.IntN(3)
+		}
+		var b []byte
+		for i := range n {
+			c := byte(rng.IntN(256))
+			if i < n-1 {
+				c |= 0x80
+			} else if rng.IntN(4) > 0 {
+				c &= 0x7F
+			}
+			b = append(b, c)
+		}
+		b = append(b, make([]byte, rng.IntN(3))...)
+		wantPos, pos := 0, 0
+		want, wantOK := longUvarint(b, &wantPos)
+		got, ok := fastUvarint(b, &pos)
+		if ok != wantOK || ok && (got != want || pos != wantPos) {
+			t.Fatalf("fastUvarint(% x) = %d, %v at %d; want %d, %v at %d", b, got, ok, pos, want, wantOK, wantPos)
+		}
+	}
+}
