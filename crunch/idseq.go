@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"math/bits"
+	"slices"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -140,18 +141,25 @@ func (r *idRun) addAll(ids []uint64) {
 			continue
 		}
 		sp := &r.runs.spans[k] // its last ID is r.last
-		d, last, hi, or, n, spn := r.delta, r.last, r.hi, r.or, r.n, sp.n
+		// Only what changes from one ID to the next in the loop: the
+		// counts follow from i, and the largest ID, of ascending IDs,
+		// is the last.
+		d, last, or, first := slices.Grow(r.delta, len(ids)), r.last, r.or, r.first
+		run := ids
+		if room := math.MaxUint32 - sp.n; uint64(len(run)) > uint64(room) {
+			run = run[:room] // the run's count fits 32 bits: add starts another
+		}
 		i := 0
-		for ; i < len(ids); i++ {
-			id := ids[i]
+		for ; i < len(run); i++ {
+			id := run[i]
 			step := id - last
-			if id <= last || step >= 1<<6 || spn == math.MaxUint32 {
+			if id <= last || step >= 1<<6 {
 				break // not a one-byte delta (zigzag below 1<<7) in the run
 			}
 			d = append(d, byte(step<<1))
-			last, hi, or, n, spn = id, max(hi, id), or|(id^r.first), n+1, spn+1
+			last, or = id, or|(id^first)
 		}
-		r.delta, r.last, r.hi, r.or, r.n, sp.last, sp.n = d, last, hi, or, n, last, spn
+		r.delta, r.last, r.hi, r.or, r.n, sp.last, sp.n = d, last, max(r.hi, last), or, r.n+i, last, sp.n+uint32(i)
 		if i < len(ids) {
 			r.add(ids[i])
 			i++
