@@ -46,6 +46,9 @@ type layoutClass struct {
 	// varints is, with chain, how many of its fields an instance encodes
 	// as varints, or -1 if some are fixed-size (kept floating point).
 	varints int32
+	// refs is, with chain, whether every value an instance writes is a
+	// reference (and there is one at least).
+	refs bool
 	// size is, with chain, the bytes of an instance's data in the HPROF
 	// (dataSize of chain).
 	size   int64
@@ -147,6 +150,7 @@ func (l *layouts) chain(idx, classes uint64) (fields []Field, ok bool, missing u
 			k.chain = append(append(make([]Field, 0, n), k.fields...), tail...)
 			k.written = writtenTypes(nil, k.chain)
 			k.varints = varintFields(k.written)
+			k.refs = allObjects(k.written)
 			k.size = dataSize(k.chain, l.idSize)
 			l.cached += n + len(k.written)
 			tail = k.chain
@@ -167,22 +171,33 @@ func (l *layouts) chain(idx, classes uint64) (fields []Field, ok bool, missing u
 }
 
 // written returns the types of the fields an instance of class idx writes
-// (writtenTypes of its chain) and the size of its data in the HPROF
-// (dataSize), with chain's ok and missing. The slice may
-// be reused by the next call.
-func (l *layouts) written(idx, classes uint64) (types []Type, size int64, ok bool, missing uint64) {
+// (writtenTypes of its chain), the size of its data in the HPROF
+// (dataSize), whether those types are all Object (layoutClass.refs; false
+// may be returned for a chain not kept), with chain's ok and missing. The
+// slice may be reused by the next call.
+func (l *layouts) written(idx, classes uint64) (types []Type, size int64, refs, ok bool, missing uint64) {
 	if c := l.get(idx); c != nil && c.chain != nil { // most instances: the chain is flattened
-		return c.written, c.size, true, 0
+		return c.written, c.size, c.refs, true, 0
 	}
 	ch, ok, missing := l.chain(idx, classes)
 	if !ok {
-		return nil, 0, false, missing
+		return nil, 0, false, false, missing
 	}
 	if c := l.get(idx); c.chain != nil {
-		return c.written, c.size, true, 0
+		return c.written, c.size, c.refs, true, 0
 	}
 	l.typeBuf = writtenTypes(l.typeBuf[:0], ch)
-	return l.typeBuf, dataSize(ch, l.idSize), true, 0
+	return l.typeBuf, dataSize(ch, l.idSize), false, true, 0
+}
+
+// allObjects reports whether ts holds types and all are Object.
+func allObjects(ts []Type) bool {
+	for _, t := range ts {
+		if t != Object {
+			return false
+		}
+	}
+	return len(ts) > 0
 }
 
 // writtenTypes appends to ts the types of the fields of layout ch that an
