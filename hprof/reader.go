@@ -488,15 +488,27 @@ func primitiveArrayFixed(b []byte, id int) (obj uint64, trace, length uint32, t 
 // and an array of 40 million elements grown an append at a time was
 // copied over and over, 1.2 GB allocated for its 320 MB of IDs.
 func appendIDs(ids []uint64, b []byte, id int) []uint64 {
-	ids = slices.Grow(ids, len(b)/id)
+	n := len(ids)
+	ids = slices.Grow(ids, len(b)/id)[:n+len(b)/id]
+	out := ids[n:]
+	// Each ID stored in place, b moved on: a loop the compiler proves
+	// needs no bounds check, where append checked the room for each.
 	if id == 4 {
-		for i := 0; i+4 <= len(b); i += 4 {
-			ids = append(ids, uint64(binary.BigEndian.Uint32(b[i:])))
+		for i := range out {
+			if len(b) < 4 {
+				break
+			}
+			out[i] = uint64(binary.BigEndian.Uint32(b))
+			b = b[4:]
 		}
 		return ids
 	}
-	for i := 0; i+8 <= len(b); i += 8 {
-		ids = append(ids, binary.BigEndian.Uint64(b[i:]))
+	for i := range out {
+		if len(b) < 8 {
+			break
+		}
+		out[i] = binary.BigEndian.Uint64(b)
+		b = b[8:]
 	}
 	return ids
 }
