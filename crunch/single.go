@@ -93,8 +93,21 @@ func (p *pass2) singleHeapDump(rd *reader) error {
 
 // beforeObject does for an object record what sub does before it writes
 // one: counts it, writes the definitions of its chunk if it starts one,
-// and the place of the class dumps before it.
+// and the place of the class dumps before it. Its usual case, neither,
+// is written out: beginSub and placeRun were calls of their own, not
+// inlined in the large functions that call this.
 func (p *pass2) beforeObject(tag hprof.SubTag) error {
+	if p.clock.subs >= chunkSubRecords || p.place != 0 {
+		return p.beforeObjectSlow(tag)
+	}
+	p.subCount[tag]++
+	p.clock.subs++ // clock.next, in a chunk
+	return p.w.Err()
+}
+
+// beforeObjectSlow is beforeObject when the object starts a chunk or
+// follows class dumps.
+func (p *pass2) beforeObjectSlow(tag hprof.SubTag) error {
 	if err := p.beginSub(tag); err != nil {
 		return err
 	}
