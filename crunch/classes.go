@@ -156,6 +156,14 @@ type fieldPick struct {
 	ref  bool
 }
 
+// picksOf is picks of class k, ci, which has them once they are picked.
+func (st *state) picksOf(k int, ci *classInfo) []fieldPick {
+	if ci.picked {
+		return ci.picks
+	}
+	return st.picks(k)
+}
+
 // picks returns the values an instance of class k keeps, in the order of
 // its layout (its own fields first, then each superclass's): the values
 // bmd.Writer.InstanceKept takes. They are listed once, at the first

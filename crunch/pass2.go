@@ -452,7 +452,7 @@ func (p *pass2) primitiveArray(tag hprof.SubTag, elem uint8, n uint32, id uint64
 
 func (p *pass2) instance(it *ahead) error {
 	k := int(it.n)
-	if err := p.ensureDefined(k); err != nil {
+	if err := p.ensureDefined(k, p.classes[k]); err != nil {
 		return err
 	}
 	values := p.resolved(it, uint32(it.aux))
@@ -463,9 +463,10 @@ func (p *pass2) instance(it *ahead) error {
 	return err
 }
 
-// ensureDefined makes sure class k is defined before an instance of it.
-func (p *pass2) ensureDefined(k int) error {
-	if p.classes[k].defined {
+// ensureDefined makes sure class k, ci, is defined before an instance of
+// it.
+func (p *pass2) ensureDefined(k int, ci *classInfo) error {
+	if ci.defined {
 		return nil
 	}
 	return p.defineChain(k)

@@ -368,7 +368,7 @@ func (rd *reader) sub(s *hprof.SubRecord) {
 // instance decodes the values an instance keeps (picks), its references
 // to be resolved.
 func (rd *reader) instance(s *hprof.SubRecord, it *ahead) error {
-	k, err := rd.instanceClass(s)
+	k, _, err := rd.instanceClass(s)
 	if err != nil {
 		return err
 	}
@@ -383,18 +383,19 @@ func (rd *reader) instance(s *hprof.SubRecord, it *ahead) error {
 	return nil
 }
 
-// instanceClass returns the class index of an instance's class, after
-// checking that the instance has the bytes of fields its class layout
-// has.
-func (rd *reader) instanceClass(s *hprof.SubRecord) (int, error) {
+// instanceClass returns the class index of an instance's class, and the
+// class (rd.classes[k]), after checking that the instance has the bytes
+// of fields its class layout has.
+func (rd *reader) instanceClass(s *hprof.SubRecord) (int, *classInfo, error) {
 	k, err := rd.classOf(s)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
-	if size := rd.classes[k].chainSize; size != len(s.Data) {
-		return 0, &hprof.FormatError{Offset: s.Offset, Record: s.Tag.String(), Tag: int(s.Tag), Msg: fmt.Sprintf("instance has %d bytes of fields, its class layout %d", len(s.Data), size)}
+	ci := rd.classes[k]
+	if size := ci.chainSize; size != len(s.Data) {
+		return 0, nil, &hprof.FormatError{Offset: s.Offset, Record: s.Tag.String(), Tag: int(s.Tag), Msg: fmt.Sprintf("instance has %d bytes of fields, its class layout %d", len(s.Data), size)}
 	}
-	return k, nil
+	return k, ci, nil
 }
 
 // classOf returns the class index of an instance's class.

@@ -3,7 +3,6 @@ package crunch
 import (
 	"encoding/binary"
 	"io"
-	"slices"
 
 	"github.com/heapcrunch/heapcrunch/hprof"
 	"github.com/heapcrunch/heapcrunch/internal/cores"
@@ -121,24 +120,24 @@ func (p *pass2) beforeObjectSlow(tag hprof.SubTag) error {
 // numbered in their order (the values kept are read as in
 // reader.instance, from picks).
 func (p *pass2) directInstance(rd *reader, s *hprof.SubRecord) error {
-	k, err := rd.instanceClass(s)
+	k, ci, err := rd.instanceClass(s)
 	if err != nil {
 		return err
 	}
 	if err := p.beforeObject(s.Tag); err != nil {
 		return err
 	}
-	if err := p.ensureDefined(k); err != nil {
+	// ci, class k, is loaded once for its flags and its picks.
+	if err := p.ensureDefined(k, ci); err != nil {
 		return err
 	}
-	picks := p.picks(k)
-	vals := slices.Grow(p.vals[:0], len(picks))[:len(picks)]
-	p.vals = vals
+	picks := p.picksOf(k, ci)
+	vals := p.valsFor(len(picks))
 	x := p.rank
 	// A loop for the classes whose values are all references (all, by
 	// default), for each ID size, and one for the others.
 	switch {
-	case p.classes[k].refsOnly && p.idSize == 4:
+	case ci.refsOnly && p.idSize == 4:
 		for i := range picks {
 			v := uint64(binary.BigEndian.Uint32(s.Data[picks[i].off:]))
 			if v != 0 {
@@ -150,7 +149,7 @@ func (p *pass2) directInstance(rd *reader, s *hprof.SubRecord) error {
 			}
 			vals[i] = v
 		}
-	case p.classes[k].refsOnly:
+	case ci.refsOnly:
 		for i := range picks {
 			v := binary.BigEndian.Uint64(s.Data[picks[i].off:])
 			if v != 0 {
@@ -180,6 +179,14 @@ func (p *pass2) directInstance(rd *reader, s *hprof.SubRecord) error {
 	}
 	_, err = p.w.InstanceKept(uint64(k)+1, vals)
 	return err
+}
+
+// valsFor returns p.vals with n values, grown if need be.
+func (p *pass2) valsFor(n int) []uint64 {
+	if cap(p.vals) < n {
+		p.vals = make([]uint64, n)
+	}
+	return p.vals[:n]
 }
 
 // directObjectArray writes an object array, its elements resolved in
