@@ -281,6 +281,17 @@ func (rd *reader) readTo(off int64) {
 	rd.in.release(off)
 }
 
+// nextMark returns the offset from which readTo does something (reports
+// progress or gives pages back): readTo of an offset below it may be left
+// out.
+func (rd *reader) nextMark() int64 {
+	mark := rd.in.released + releaseStep
+	if rd.progress.f != nil {
+		mark = min(mark, rd.progress.next)
+	}
+	return mark
+}
+
 // sendIfFull sends the batch if it is full, the input before offset off
 // read.
 func (rd *reader) sendIfFull(off int64) error {

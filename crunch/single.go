@@ -49,8 +49,11 @@ func (p *pass2) writeItems() error {
 // directly, unless objects are dumped twice or heaps dropped, anything
 // else through its item. NextSub in a plain loop, as in reader.heapDump.
 func (p *pass2) singleHeapDump(rd *reader) error {
+	if p.redumps || len(p.drop) > 0 {
+		return p.itemsHeapDump(rd)
+	}
 	s := &rd.s
-	direct := !p.redumps && len(p.drop) == 0
+	mark := rd.nextMark()
 	for {
 		if err := rd.r.NextSub(s); err == io.EOF {
 			return nil
@@ -58,36 +61,61 @@ func (p *pass2) singleHeapDump(rd *reader) error {
 			return err
 		}
 		var err error
-		switch {
-		case direct && s.Tag == hprof.SubInstanceDump:
+		switch s.Tag {
+		case hprof.SubInstanceDump:
 			err = p.directInstance(rd, s)
-		case direct && s.Tag == hprof.SubObjectArrayDump && s.Pending == 0:
-			err = p.directObjectArray(rd, s)
-		case direct && s.Tag == hprof.SubObjectArrayDump:
-			err = p.directArrayPieces(rd, s)
-		case direct && (s.Tag == hprof.SubPrimitiveArrayDump || s.Tag == hprof.SubPrimitiveArrayNoData):
-			err = p.beforeObject(s.Tag)
-			if err == nil {
-				err = p.primitiveArray(s.Tag, uint8(s.ElemType), s.Length, 0, s.StackTrace)
+		case hprof.SubObjectArrayDump:
+			if s.Pending == 0 {
+				err = p.directObjectArray(rd, s)
+			} else {
+				err = p.directArrayPieces(rd, s)
 			}
+		case hprof.SubPrimitiveArrayDump, hprof.SubPrimitiveArrayNoData:
+			err = p.directPrimitiveArray(s)
 		default:
-			rd.sub(s)
-			err = p.writeItems()
-			if err == nil && s.Tag == hprof.SubObjectArrayDump && s.Pending > 0 {
-				err = rd.arrayPieces(s, func() error {
-					rd.readTo(rd.r.Offset())
-					return p.writeItems()
-				})
-			}
+			err = p.subItem(rd, s)
 		}
 		if err != nil {
 			return err
 		}
-		// readTo, written out: called here, for each sub-record, it
-		// was not inlined (+1.2 % instructions on the 134 MB dump).
-		rd.progress.at(s.Offset)
-		rd.in.release(s.Offset)
+		// readTo only at the next offset where it does something: one
+		// test per sub-record, where readTo made four.
+		if s.Offset >= mark {
+			rd.readTo(s.Offset)
+			mark = rd.nextMark()
+		}
 	}
+}
+
+// itemsHeapDump is singleHeapDump when objects are dumped twice or heaps
+// dropped: every sub-record through its item.
+func (p *pass2) itemsHeapDump(rd *reader) error {
+	s := &rd.s
+	for {
+		if err := rd.r.NextSub(s); err == io.EOF {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		if err := p.subItem(rd, s); err != nil {
+			return err
+		}
+		rd.readTo(s.Offset)
+	}
+}
+
+// subItem writes sub-record s through its item, as the reader makes it
+// for the other goroutine, and the pieces of an array read in pieces.
+func (p *pass2) subItem(rd *reader, s *hprof.SubRecord) error {
+	rd.sub(s)
+	err := p.writeItems()
+	if err == nil && s.Tag == hprof.SubObjectArrayDump && s.Pending > 0 {
+		err = rd.arrayPieces(s, func() error {
+			rd.readTo(rd.r.Offset())
+			return p.writeItems()
+		})
+	}
+	return err
 }
 
 // beforeObject does for an object record what sub does before it writes
@@ -187,6 +215,15 @@ func (p *pass2) valsFor(n int) []uint64 {
 		p.vals = make([]uint64, n)
 	}
 	return p.vals[:n]
+}
+
+// directPrimitiveArray writes a primitive array (or Android's NODATA
+// one).
+func (p *pass2) directPrimitiveArray(s *hprof.SubRecord) error {
+	if err := p.beforeObject(s.Tag); err != nil {
+		return err
+	}
+	return p.primitiveArray(s.Tag, uint8(s.ElemType), s.Length, 0, s.StackTrace)
 }
 
 // directObjectArray writes an object array, its elements resolved in
