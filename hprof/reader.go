@@ -324,7 +324,18 @@ func (r *Reader) take(n int, s *SubRecord) ([]byte, error) {
 // NextSub reads the next sub-record of the current HEAP DUMP or HEAP DUMP
 // SEGMENT into s. It returns io.EOF at the end of the record. An unknown
 // sub-record tag is an error, since sub-records carry no length.
+//
+// It is small enough to inline: the usual sub-record, an object lying
+// whole in the buffer, costs its caller one call (fastSub), not two.
 func (r *Reader) NextSub(s *SubRecord) error {
+	if r.fastSub(s) {
+		return nil
+	}
+	return r.nextSub(s)
+}
+
+// nextSub is NextSub for any sub-record.
+func (r *Reader) nextSub(s *SubRecord) error {
 	if !r.inRecord || !r.rec.Tag.IsHeapDump() {
 		return errors.New("hprof: NextSub called outside a heap dump record")
 	}
@@ -337,9 +348,6 @@ func (r *Reader) NextSub(s *SubRecord) error {
 	if off >= r.recEnd {
 		r.inRecord = false
 		return io.EOF
-	}
-	if r.fastSub(s, off) {
-		return nil
 	}
 	if !r.in.Fill(1) {
 		return r.truncated(r.rec.Offset, r.rec.Tag.String(), int(r.rec.Tag), r.recEnd-off)
@@ -365,13 +373,21 @@ func (r *Reader) NextSub(s *SubRecord) error {
 	return &FormatError{Offset: off, Record: r.rec.Tag.String() + " sub-record", Tag: int(s.Tag), Msg: "unknown tag"}
 }
 
-// fastSub reads the next sub-record at offset off into s, as NextSub's
-// readers would, if it is an instance or an array that lies whole in the
-// buffer and within the record (the usual case); else it reads nothing and
-// returns false, and the readers check and report what is wrong.
-func (r *Reader) fastSub(s *SubRecord, off int64) bool {
+// fastSub reads the next sub-record into s, as nextSub's readers would,
+// if it is an instance or an array that lies whole in the buffer and
+// within the current heap dump record, no elements pending (the usual
+// case); else it reads nothing and returns false, and nextSub reads it,
+// or checks and reports what is wrong.
+func (r *Reader) fastSub(s *SubRecord) bool {
+	if !r.inRecord || r.pending > 0 || !r.rec.Tag.IsHeapDump() {
+		return false
+	}
+	off := r.Offset()
 	b := r.in.Buffered()
 	if rest := r.recEnd - off; int64(len(b)) > rest {
+		if rest <= 0 {
+			return false // the end of the record
+		}
 		b = b[:rest]
 	}
 	id := r.idSize
