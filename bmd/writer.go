@@ -233,6 +233,9 @@ func (w *Writer) objectData(n uint64) {
 func (w *Writer) end(k Kind, start int) error {
 	w.Count[k]++
 	w.Bytes[k] += uint64(len(w.buf) - start)
+	if w.inObjects && len(w.buf) < maxRunBytes { // flushIf's usual case
+		return w.err
+	}
 	return w.flushIf()
 }
 
