@@ -390,10 +390,15 @@ func (r *Reader) fastSub(s *SubRecord) bool {
 		}
 		b = b[:rest]
 	}
-	id := r.idSize
-	if len(b) < 2*id+9 { // the longest fixed part, tag included
+	// The longest fixed part of all, tag included: that of 8-byte IDs,
+	// 2*8+9 bytes, at least 2*id+9. A constant, the compiler checks the
+	// bounds of the tag and of the fixed parts here, once. (A record
+	// shorter near the end of the buffer or of the heap dump record goes
+	// to nextSub's readers.)
+	if len(b) < 2*8+9 {
 		return false
 	}
+	id := r.idSize
 	var n int
 	switch SubTag(b[0]) {
 	case SubInstanceDump:
