@@ -21,7 +21,12 @@
 # none, 4.8 % fewer on big-200m.hprof's BMD (2.584 G against 2.714 G) and
 # 5.1 % on big134's (2.326 G against 2.450 G); at 9f8cf98 decrunch's gain
 # was 1.2 %, and it was left without. Profiles are samples: two makings
-# differ by up to 2 % in what they save.
+# differ by up to 2 % in what they save, and after much new hot code by
+# more: on 2026-11-27 (0b5e8fd) two makings of crunch's gave 2,479.5 M and
+# 2,386.5 M instructions with GOMAXPROCS=1 (2,473.2 M with the profile
+# before), and the second was kept, also 3.5 to 3.8 % fewer on
+# big-200m.hprof and with two goroutines: make two or three and keep the
+# best, measured with scripts/instructions.sh.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 (($#)) || { echo "usage: scripts/pgo.sh DUMP.hprof..." >&2; exit 2; }
