@@ -484,6 +484,11 @@ const touchAhead = 64
 // (refAt, from nRefs on), at most max of them, all in one loop: the
 // index lookups, most of them cache misses, then overlap. It reports
 // whether some are left. The writer resolves those the reader did not.
+// It is a call of its own (go:noinline): inlined in its two callers, it
+// made them too large for the compiler to inline lookup in it in turn, a
+// call per reference.
+//
+//go:noinline
 func (b *aheadBatch) resolveRefs(st *state, max int) (more bool) {
 	vals := b.vals
 	end := min(len(b.refAt), b.nRefs+max)
