@@ -7,6 +7,7 @@ import (
 	"io"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -152,6 +153,62 @@ func TestRoom(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestInstanceZeros: Instance returns zeros, without clearing them, in
+// the room the segment held before: after sub-records of bytes other than
+// zero cut into segments, after a zero-filled array in a record of its
+// own (whose header the Writer makes in the segment's room), and in the
+// next heap dump. Not clearing the segment when it is written fails it
+// (not clearing that header would not: an instance's own header covers
+// it).
+func TestInstanceZeros(t *testing.T) {
+	w, err := NewWriter(io.Discard, Header{Version: "JAVA PROFILE 1.0.2", IDSize: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.SegmentSize = 100
+	ones := bytes.Repeat([]byte{0xFF}, 40)
+	check := func(when string) {
+		t.Helper()
+		for size := range 60 {
+			data, err := w.Instance(8, 0, 16, size)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if i := slices.IndexFunc(data, func(b byte) bool { return b != 0 }); i >= 0 {
+				t.Fatalf("%s: Instance of %d bytes gave byte %d = %#x", when, size, i, data[i])
+			}
+			for i := range data {
+				data[i] = 0xEE
+			}
+		}
+	}
+	if err := w.BeginHeapDump(TagHeapDump, 0); err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		if err := w.WriteSub(&SubRecord{Tag: SubInstanceDump, ID: 8, ClassID: 16, Data: ones}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check("after segments")
+	big := &SubRecord{Tag: SubPrimitiveArrayDump, ID: 0xFFFFFFFF, StackTrace: 0xFFFFFFFF, Length: 1000, ElemType: Int}
+	if err := w.WriteSub(big); err != nil {
+		t.Fatal(err)
+	}
+	check("after an array of zeros")
+	if err := w.EndHeapDump(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.BeginHeapDump(TagHeapDump, 0); err != nil {
+		t.Fatal(err)
+	}
+	check("in the next heap dump")
+	if err := w.WriteSub(big); err != nil {
+		t.Fatal(err)
+	}
+	check("after an array of zeros, first in its heap dump")
 }
 
 // TestRoomRefused: Instance and ObjectArray outside a heap dump, or for a

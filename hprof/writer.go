@@ -37,12 +37,16 @@ type Writer struct {
 	idSize int
 	err    error
 
-	inHeap     bool
-	heapTag    Tag
-	heapTime   uint32
-	split      bool // the current heap dump was cut (by size or by a top-level record)
-	segmented  bool // a HEAP DUMP's sub-records went out as HEAP DUMP SEGMENTs, which a HEAP DUMP END closes
-	heapWrote  bool // a record of the current heap dump was written
+	inHeap    bool
+	heapTag   Tag
+	heapTime  uint32
+	split     bool // the current heap dump was cut (by size or by a top-level record)
+	segmented bool // a HEAP DUMP's sub-records went out as HEAP DUMP SEGMENTs, which a HEAP DUMP END closes
+	heapWrote bool // a record of the current heap dump was written
+	// seg holds the sub-records of the heap dump record being made. Its
+	// bytes past its length are zeros (emptySeg), so that Instance need
+	// not clear the data it returns: clear cost 25 instructions an
+	// instance, 2 % of decrunch's (cachegrind, the 134 MB dump's BMD).
 	seg        []byte
 	zero       []byte
 	wroteBytes int64
@@ -128,7 +132,7 @@ func (w *Writer) BeginHeapDump(tag Tag, time uint32) error {
 		w.SegmentSize = DefaultSegmentSize
 	}
 	w.inHeap, w.heapTag, w.heapTime, w.split, w.segmented, w.heapWrote = true, tag, time, false, false, false
-	w.seg = w.seg[:0]
+	w.emptySeg()
 	return w.err
 }
 
@@ -143,8 +147,14 @@ func (w *Writer) flushSegment() {
 	}
 	w.recordHeader(tag, w.heapTime, uint64(len(w.seg)))
 	w.write(w.seg)
-	w.seg = w.seg[:0]
+	w.emptySeg()
 	w.heapWrote = true
+}
+
+// emptySeg empties the segment, zeroing the bytes it held (see seg).
+func (w *Writer) emptySeg() {
+	clear(w.seg)
+	w.seg = w.seg[:0]
 }
 
 // EndHeapDump writes what is buffered and closes the heap dump. A HEAP DUMP
@@ -170,7 +180,7 @@ func (w *Writer) EndHeapDump() error {
 		// END would add an empty dump to the file.
 		w.recordHeader(w.heapTag, w.heapTime, uint64(len(w.seg)))
 		w.write(w.seg)
-		w.seg = w.seg[:0]
+		w.emptySeg()
 	}
 	w.inHeap = false
 	return w.err
@@ -244,7 +254,9 @@ func (w *Writer) writeZeroArray(s *SubRecord, size int64) error {
 		tag, w.segmented = TagHeapDumpSegment, true
 	}
 	w.recordHeader(tag, w.heapTime, uint64(size))
-	w.write(w.appendPrimHeader(w.seg[:0], s))
+	head := w.appendPrimHeader(w.seg[:0], s) // in the empty segment's room
+	w.write(head)
+	clear(head)
 	if w.zero == nil {
 		w.zero = make([]byte, 64<<10)
 	}
@@ -307,7 +319,8 @@ func (w *Writer) putInstanceHeader(b []byte, id uint64, stackTrace uint32, class
 // would, with size bytes of field data, and returns those bytes, zeros,
 // for the caller to fill before it next calls the Writer. A heap has
 // millions of instances: this writes each without a SubRecord and
-// without copying its data from another buffer.
+// without copying its data from another buffer, nor clearing it (see
+// seg).
 func (w *Writer) Instance(id uint64, stackTrace uint32, classID uint64, size int) ([]byte, error) {
 	head := w.objectHeaderSize()
 	if !w.fits(head, size, 1) {
@@ -317,9 +330,7 @@ func (w *Writer) Instance(id uint64, stackTrace uint32, classID uint64, size int
 	}
 	sub := w.grab(head + size)
 	w.putInstanceHeader(sub, id, stackTrace, classID, size)
-	data := sub[head:]
-	clear(data)
-	return data, nil
+	return sub[head:], nil
 }
 
 // putObjectArrayHeader puts the fixed part of an OBJECT ARRAY DUMP of
