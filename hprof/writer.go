@@ -51,6 +51,13 @@ type Writer struct {
 	zero       []byte
 	wroteBytes int64
 
+	// limit is the length the segment may reach with the sub-records
+	// that Instance, ObjectArray and ZeroArray put in place: the segment
+	// size or its capacity, whichever is less, in a heap dump, with no
+	// error and no object array in pieces under way; else 0. setLimit
+	// keeps it, so that fits makes one test where it made six.
+	limit int
+
 	arrayLeft int    // elements of an object array begun (BeginObjectArray) still to come
 	arrayRoom []byte // their room in the segment, or nil: the array has a record of its own
 	piece     []byte // the IDs of one piece of such an array
@@ -84,6 +91,17 @@ func (w *Writer) write(b []byte) {
 	}
 	_, w.err = w.bw.Write(b)
 	w.wroteBytes += int64(len(b))
+	if w.err != nil {
+		w.limit = 0
+	}
+}
+
+// setLimit sets limit from the Writer's state.
+func (w *Writer) setLimit() {
+	w.limit = 0
+	if w.inHeap && w.err == nil && w.arrayLeft == 0 {
+		w.limit = min(w.SegmentSize, cap(w.seg))
+	}
 }
 
 func (w *Writer) recordHeader(tag Tag, time uint32, n uint64) {
@@ -133,6 +151,7 @@ func (w *Writer) BeginHeapDump(tag Tag, time uint32) error {
 	}
 	w.inHeap, w.heapTag, w.heapTime, w.split, w.segmented, w.heapWrote = true, tag, time, false, false, false
 	w.emptySeg()
+	w.setLimit()
 	return w.err
 }
 
@@ -182,7 +201,7 @@ func (w *Writer) EndHeapDump() error {
 		w.write(w.seg)
 		w.emptySeg()
 	}
-	w.inHeap = false
+	w.inHeap, w.limit = false, 0
 	return w.err
 }
 
@@ -387,6 +406,7 @@ func (w *Writer) BeginObjectArray(id uint64, stackTrace uint32, classID uint64, 
 		room, err := w.ObjectArray(id, stackTrace, classID, length)
 		if err == nil {
 			w.arrayLeft, w.arrayRoom = length, room[:0]
+			w.setLimit()
 		}
 		return err
 	}
@@ -414,7 +434,7 @@ func (w *Writer) BeginObjectArray(id uint64, stackTrace uint32, classID uint64, 
 	w.piece = slices.Grow(w.piece[:0], head)[:head]
 	w.putObjectArrayHeader(w.piece, id, stackTrace, length, classID)
 	w.write(w.piece)
-	w.arrayLeft, w.arrayRoom = length, nil
+	w.arrayLeft, w.arrayRoom, w.limit = length, nil, 0
 	return w.err
 }
 
@@ -425,6 +445,7 @@ func (w *Writer) ObjectArrayElements(ids []uint64) error {
 		return fmt.Errorf("hprof: %d object array elements given, %d left to write", len(ids), w.arrayLeft)
 	}
 	w.arrayLeft -= len(ids)
+	w.setLimit()
 	if w.arrayRoom != nil {
 		for _, e := range ids {
 			w.arrayRoom = w.id(w.arrayRoom, e) // within the room ObjectArray made
@@ -455,11 +476,7 @@ func (w *Writer) unfinishedArray() error {
 // 2²⁷ (so that n*size cannot overflow, nor a negative n pass). It is
 // inlined, and makeRoom is called when it fails.
 func (w *Writer) fits(head, n, size int) bool {
-	if !w.inHeap || w.err != nil || uint64(n) > 1<<27 || w.arrayLeft > 0 {
-		return false
-	}
-	end := len(w.seg) + head + n*size
-	return end <= w.SegmentSize && end <= cap(w.seg)
+	return uint64(n) <= 1<<27 && len(w.seg)+head+n*size <= w.limit
 }
 
 // makeRoom makes room in the segment for a sub-record of tag, of head
@@ -489,6 +506,7 @@ func (w *Writer) makeRoom(head, n, size int, tag SubTag) error {
 	if cap(w.seg)-len(w.seg) < total {
 		w.seg = slices.Grow(w.seg, total)
 	}
+	w.setLimit()
 	return w.err
 }
 
@@ -535,7 +553,7 @@ func (w *Writer) appendSub(b []byte, s *SubRecord) []byte {
 		return w.appendRoot(b, s)
 	}
 	if w.err == nil {
-		w.err = fmt.Errorf("hprof: cannot write unknown %s", s.Tag)
+		w.err, w.limit = fmt.Errorf("hprof: cannot write unknown %s", s.Tag), 0
 	}
 	return b
 }
