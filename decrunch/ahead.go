@@ -475,8 +475,19 @@ func (c *converter) primitiveArray(tag hprof.SubTag, id uint64, trace, length ui
 	if size := int64(length) * int64(elem.Size(c.meta.IDSize)); c.opt.MaxOutput > 0 && c.w.Written()+size > c.opt.MaxOutput {
 		return &OutputLimitError{Limit: c.opt.MaxOutput}
 	}
-	c.s.Tag, c.s.ID, c.s.StackTrace, c.s.Length, c.s.ElemType, c.s.Data = tag, c.obj(id), trace, length, elem, nil
-	return c.object()
+	hid := c.obj(id)
+	if tag != hprof.SubPrimitiveArrayDump {
+		c.s.Tag, c.s.ID, c.s.StackTrace, c.s.Length, c.s.ElemType, c.s.Data = tag, hid, trace, length, elem, nil
+		return c.object()
+	}
+	if !c.inHeap || c.idOverflow {
+		return c.canWrite(tag)
+	}
+	if err := c.w.ZeroArray(hid, trace, length, elem); err != nil {
+		return err
+	}
+	c.st.Objects++
+	return nil
 }
 
 // object writes the object sub-record in c.s and counts it.

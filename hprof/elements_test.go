@@ -282,6 +282,7 @@ func TestWriterObjectArrayPiecesMisuse(t *testing.T) {
 				_, err := w.ObjectArray(1, 0, 2, 8)
 				return err
 			},
+			"ZeroArray":        func(w *Writer) error { return w.ZeroArray(1, 0, 8, Int) },
 			"BeginObjectArray": func(w *Writer) error { return w.BeginObjectArray(1, 0, 2, 8) },
 			"WriteRecord":      func(w *Writer) error { return w.WriteRecord(TagString, 0, make([]byte, 9)) },
 			"EndHeapDump":      func(w *Writer) error { return w.EndHeapDump() },

@@ -2,9 +2,11 @@ package hprof
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -209,6 +211,66 @@ func TestInstanceZeros(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("after an array of zeros, first in its heap dump")
+}
+
+// TestZeroArray: primitive arrays of zeros written with ZeroArray give
+// the file WriteSub gives with nil Data, among other sub-records, with
+// both ID sizes, every element type (and an invalid one), lengths from 0
+// to beyond the segment (which takes a record of its own), segments of
+// many sizes, and heap dumps of both tags; and it is refused outside a
+// heap dump as WriteSub is.
+func TestZeroArray(t *testing.T) {
+	types := []BasicType{Boolean, Char, Float, Double, Byte, Short, Int, Long, 3}
+	for _, idSize := range []int{4, 8} {
+		for _, seg := range []int{1, 64, 1000, 1 << 20} {
+			for _, tag := range []Tag{TagHeapDump, TagHeapDumpSegment} {
+				rng := rand.New(rand.NewPCG(uint64(idSize), uint64(seg)))
+				var subs []SubRecord
+				for range 300 {
+					s := SubRecord{Tag: SubPrimitiveArrayDump, ID: rng.Uint64(), StackTrace: rng.Uint32(), ElemType: types[rng.IntN(len(types))]}
+					switch rng.IntN(8) {
+					case 0:
+						s = SubRecord{Tag: SubInstanceDump, ID: rng.Uint64(), ClassID: rng.Uint64(), Data: bytes.Repeat([]byte{0xAB}, rng.IntN(50))}
+					case 1:
+						s.Length = uint32(rng.IntN(3000))
+					default:
+						s.Length = uint32(rng.IntN(40))
+					}
+					subs = append(subs, s)
+				}
+				write := func(zeros bool) []byte {
+					out := sha256.New()
+					w, err := NewWriter(out, Header{Version: Version102, IDSize: idSize})
+					if err != nil {
+						t.Fatal(err)
+					}
+					w.SegmentSize = seg
+					if err := w.ZeroArray(1, 2, 3, Int); err == nil || !strings.Contains(err.Error(), "outside a heap dump") {
+						t.Fatalf("ZeroArray outside a heap dump: %v", err)
+					}
+					w.BeginHeapDump(tag, 7)
+					for i := range subs {
+						s := &subs[i]
+						if zeros && s.Tag == SubPrimitiveArrayDump {
+							err = w.ZeroArray(s.ID, s.StackTrace, s.Length, s.ElemType)
+						} else {
+							err = w.WriteSub(s)
+						}
+						if err != nil {
+							t.Fatal(err)
+						}
+					}
+					if err := w.Flush(); err != nil {
+						t.Fatal(err)
+					}
+					return out.Sum(nil)
+				}
+				if got, want := write(true), write(false); !bytes.Equal(got, want) {
+					t.Fatalf("IDs of %d, segments of %d, %s: SHA-256 %x with ZeroArray, %x with WriteSub", idSize, seg, tag, got, want)
+				}
+			}
+		}
+	}
 }
 
 // TestRoomRefused: Instance and ObjectArray outside a heap dump, or for a

@@ -352,6 +352,45 @@ func (w *Writer) Instance(id uint64, stackTrace uint32, classID uint64, size int
 	return sub[head:], nil
 }
 
+// ZeroArray appends a PRIMITIVE ARRAY DUMP of length zeros of type t to
+// the open heap dump, as WriteSub does one with nil Data. Those that fit
+// in the segment, nearly all, are put in place, their zeros already there
+// (see seg): through WriteSub, with a SubRecord and a clear, a primitive
+// array took about 130 instructions more, 5 % of decrunch's (cachegrind,
+// the 134 MB dump's BMD).
+func (w *Writer) ZeroArray(id uint64, stackTrace uint32, length uint32, t BasicType) error {
+	head, size := w.idSize+10, t.Size(w.idSize)
+	if !w.fits(head, int(length), size) {
+		return w.writeZeros(id, stackTrace, length, t)
+	}
+	b := w.grab(head + int(length)*size)
+	if w.idSize == 4 {
+		b = b[:14]
+		b[0] = byte(SubPrimitiveArrayDump)
+		binary.BigEndian.PutUint32(b[1:], uint32(id))
+		binary.BigEndian.PutUint32(b[5:], stackTrace)
+		binary.BigEndian.PutUint32(b[9:], length)
+		b[13] = byte(t)
+		return nil
+	}
+	b = b[:18]
+	b[0] = byte(SubPrimitiveArrayDump)
+	binary.BigEndian.PutUint64(b[1:], id)
+	binary.BigEndian.PutUint32(b[9:], stackTrace)
+	binary.BigEndian.PutUint32(b[13:], length)
+	b[17] = byte(t)
+	return nil
+}
+
+// writeZeros is ZeroArray through WriteSub, for an array that does not
+// fit in the segment as it is; the next may (setLimit: the segment may
+// have grown).
+func (w *Writer) writeZeros(id uint64, stackTrace uint32, length uint32, t BasicType) error {
+	err := w.WriteSub(&SubRecord{Tag: SubPrimitiveArrayDump, ID: id, StackTrace: stackTrace, Length: length, ElemType: t})
+	w.setLimit()
+	return err
+}
+
 // putObjectArrayHeader puts the fixed part of an OBJECT ARRAY DUMP of
 // length elements at the start of b (objectHeaderSize bytes).
 func (w *Writer) putObjectArrayHeader(b []byte, id uint64, stackTrace uint32, length int, classID uint64) {
