@@ -387,24 +387,26 @@ func (c *converter) shapedInstance(id, class uint64, trace uint32, sh *classShap
 		return err
 	}
 	// The IDs as objectIDs.id makes them, in a loop for each layout
-	// (uncompressed, 4-byte, 8-byte compressed).
-	shift := c.ids.shift & 63
+	// (uncompressed, 4-byte, 8-byte compressed). Each ID's room is cut to
+	// its size, and d<<shift is d*mul: with data[f.off:] (its pointer
+	// masked for an empty slice) and a shift (its count moved to CX), a
+	// reference took 27 instructions.
+	mul := c.ids.mul
 	switch {
 	case c.ids.odd != 0:
 		for i := range refs {
-			f := &refs[i]
-			d := vals[f.i]
-			binary.BigEndian.PutUint64(data[f.off:], d<<31+(d&1)<<shift)
+			o, d := int(refs[i].off), vals[refs[i].i]
+			binary.BigEndian.PutUint64(data[o:o+8], d<<31+(d&1)*mul)
 		}
 	case c.meta.IDSize == 4:
 		for i := range refs {
-			f := &refs[i]
-			binary.BigEndian.PutUint32(data[f.off:], uint32(vals[f.i]<<shift))
+			o := int(refs[i].off)
+			binary.BigEndian.PutUint32(data[o:o+4], uint32(vals[refs[i].i]*mul))
 		}
 	default:
 		for i := range refs {
-			f := &refs[i]
-			binary.BigEndian.PutUint64(data[f.off:], vals[f.i]<<shift)
+			o := int(refs[i].off)
+			binary.BigEndian.PutUint64(data[o:o+8], vals[refs[i].i]*mul)
 		}
 	}
 	for _, f := range sh.prims {
@@ -447,21 +449,22 @@ func (c *converter) objectArray(id, class uint64, trace uint32, elems []uint64) 
 		return err
 	}
 	// The IDs as objectIDs.id makes them (see shapedInstance).
-	shift := c.ids.shift & 63
+	mul := c.ids.mul
 	switch {
 	case c.ids.odd != 0:
+		room = room[:8*len(elems)]
 		for i, d := range elems {
-			binary.BigEndian.PutUint64(room[8*i:], d<<31+(d&1)<<shift)
+			binary.BigEndian.PutUint64(room[8*i:8*i+8], d<<31+(d&1)*mul)
 		}
 	case c.meta.IDSize == 4:
 		room = room[:4*len(elems)]
 		for i, d := range elems {
-			binary.BigEndian.PutUint32(room[4*i:], uint32(d<<shift))
+			binary.BigEndian.PutUint32(room[4*i:4*i+4], uint32(d*mul))
 		}
 	default:
 		room = room[:8*len(elems)]
 		for i, d := range elems {
-			binary.BigEndian.PutUint64(room[8*i:], d<<shift)
+			binary.BigEndian.PutUint64(room[8*i:8*i+8], d*mul)
 		}
 	}
 	c.st.Objects++

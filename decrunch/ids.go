@@ -27,6 +27,7 @@ type objectIDs struct {
 	// shift and odd is 0; uncompressed, scale is 31 and odd is 1.
 	scale, shift uint
 	odd          uint64
+	mul          uint64 // 1<<shift, for the loops over references
 	max          uint64 // the largest d that gives a valid ID
 }
 
@@ -36,7 +37,7 @@ func newObjectIDs(m *bmd.Metadata) objectIDs {
 		a = 8
 	}
 	o := objectIDs{shift: uint(bits.TrailingZeros64(a))}
-	o.scale = o.shift
+	o.scale, o.mul = o.shift, 1<<o.shift
 	idMax := uint64(1)<<(8*m.IDSize) - 1
 	if m.IDSize == 8 {
 		idMax = ^uint64(0)
