@@ -165,33 +165,42 @@ func newRankIndex(s *idSeq, l rankLayout) (x *rankIndex, dups int) {
 
 // setBits sets the bit of each ID of s. It walks the deltas itself, as
 // idSeq.each does, without a call per ID: it runs once per object. The
-// one-byte deltas, nearly all, are decoded in place, with the index's
-// fields in local variables.
+// one-byte deltas, nearly all, are decoded in an inner loop of their own,
+// with the index's fields in local variables; the shifts are masked to
+// 63 (shift and blockBits are below 64), which spares the compiler's
+// check of a shift by 64 or more.
 func (x *rankIndex) setBits(s *idSeq) {
-	words, lo, shift := x.words, x.min, x.shift
-	blocks, bb := x.blocks, x.blockBits
+	words, lo, shift := x.words, x.min, x.shift&63
+	blocks, bb := x.blocks, x.blockBits&63
 	for _, c := range s.chunks {
 		id, d := c.base, c.delta
 		for i := 0; i < len(d); {
-			z := uint64(d[i])
-			if z < 0x80 {
-				i++
-			} else {
-				var n int
-				if z, n = shortDelta(d[i:]); n == 0 {
-					z, n = protowire.ConsumeVarint(d[i:])
-				}
-				i += n
+			for ; i < len(d) && d[i] < 0x80; i++ {
+				id += uint64(protowire.DecodeZigZag(uint64(d[i])))
+				setUnit(words, blocks, bb, (id-lo)>>shift)
 			}
+			if i == len(d) {
+				break
+			}
+			z, n := shortDelta(d[i:])
+			if n == 0 {
+				z, n = protowire.ConsumeVarint(d[i:])
+			}
+			i += n
 			id += uint64(protowire.DecodeZigZag(z))
-			k := (id - lo) >> shift
-			w := k / 64
-			if blocks != nil { // the ID's block has words
-				w = uint64(blocks[k>>bb]) + k&(1<<bb-1)/64
-			}
-			words[w].bits |= 1 << (k % 64)
+			setUnit(words, blocks, bb, (id-lo)>>shift)
 		}
 	}
+}
+
+// setUnit sets the bit of unit k in words, with blocks of 1<<bb units if
+// blocks is set (rankIndex.blocks).
+func setUnit(words []rankWord, blocks []uint32, bb uint, k uint64) {
+	w := k / 64
+	if blocks != nil { // the ID's block has words
+		w = uint64(blocks[k>>bb]) + k&(1<<bb-1)/64
+	}
+	words[w].bits |= 1 << (k % 64)
 }
 
 // piecesFromRuns makes the pieces from the ascending runs of the IDs,
