@@ -9,13 +9,13 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
-// idSeq collects object IDs in order, compactly: each ID is stored as the
-// zigzag varint of its difference from the previous one. A heap is dumped
-// mostly in address order, so consecutive IDs differ by an object's size:
-// one or two bytes per object where a []uint64 takes eight. It also keeps
-// the facts the index needs about the whole set (idFacts), so that
-// building the index reads the sequence only to place the IDs. Chunks of
-// fixed size mean growing never copies.
+// idSeq collects object IDs in order, compactly: each ID is stored as its
+// difference from the previous one, a delta (appendDelta). A heap is
+// dumped mostly in address order, so consecutive IDs differ by an
+// object's size: one or two bytes per object where a []uint64 takes
+// eight. It also keeps the facts the index needs about the whole set
+// (idFacts), so that building the index reads the sequence only to place
+// the IDs. Chunks of fixed size mean growing never copies.
 type idSeq struct {
 	chunks []idChunkData
 	idFacts
@@ -85,14 +85,19 @@ func (s *idSeq) add(id uint64) {
 	s.note(id)
 }
 
-// appendDelta appends the encoding of id after last: the zigzag varint of
-// their difference.
+// appendDelta appends the encoding of id after last, a delta: a step up
+// of less than 128, nearly all (objects are small), in one byte, the step
+// itself, which the loops over millions of IDs decode with an addition;
+// any other difference as the zigzag varint of it in two bytes or more,
+// whose first byte is 128 or more (a zigzag value below 128, a step down
+// of at most 64, takes two bytes, the second 0).
 func appendDelta(b []byte, last, id uint64) []byte {
-	z := protowire.EncodeZigZag(int64(id - last))
-	if z < 1<<14 { // nearly all: objects are small; in place, without a call
-		if z < 1<<7 {
-			return append(b, byte(z))
-		}
+	step := id - last
+	if step < 0x80 {
+		return append(b, byte(step))
+	}
+	z := protowire.EncodeZigZag(int64(step))
+	if z < 1<<14 { // in place, without a call
 		return append(b, byte(z)|0x80, byte(z>>7))
 	}
 	return protowire.AppendVarint(b, z)
@@ -153,10 +158,10 @@ func (r *idRun) addAll(ids []uint64) {
 		for ; i < len(run); i++ {
 			id := run[i]
 			step := id - last
-			if id <= last || step >= 1<<6 {
-				break // not a one-byte delta (zigzag below 1<<7) in the run
+			if step-1 >= 0x7f {
+				break // not a step up of 1 to 127, a one-byte delta in the run
 			}
-			d = append(d, byte(step<<1))
+			d = append(d, byte(step))
 			last, or = id, or|(id^first)
 		}
 		r.delta, r.last, r.hi, r.or, r.n, sp.last, sp.n = d, last, max(r.hi, last), or, r.n+i, last, sp.n+uint32(i)
@@ -194,30 +199,28 @@ func (s *idSeq) each(f func(id uint64)) {
 	for _, c := range s.chunks {
 		id, d := c.base, c.delta
 		for len(d) > 0 {
-			z, n := shortDelta(d)
-			if n == 0 {
-				z, n = protowire.ConsumeVarint(d)
+			step, n := uint64(d[0]), 1
+			if step >= 0x80 {
+				step, n = longDelta(d)
 			}
 			d = d[n:]
-			id += uint64(protowire.DecodeZigZag(z))
+			id += step
 			f(id)
 		}
 	}
 }
 
-// shortDelta decodes the delta at the start of d if it takes one or two
-// bytes, as nearly all do (objects are small): its zigzag value and its
-// length, or a length of 0 for a longer delta, which the caller decodes
-// with protowire.ConsumeVarint. Small enough to be inlined in the loops
-// over millions of IDs, where a call per ID costs more than the decoding.
-func shortDelta(d []byte) (z uint64, n int) {
-	if d[0] < 0x80 {
-		return uint64(d[0]), 1
-	}
+// longDelta decodes the delta at the start of d that takes two bytes or
+// more (d[0] >= 0x80): the step to add to the ID before, modulo 2⁶⁴, and
+// its length.
+func longDelta(d []byte) (step uint64, n int) {
+	var z uint64
 	if len(d) > 1 && d[1] < 0x80 {
-		return uint64(d[0]&0x7f) | uint64(d[1])<<7, 2
+		z, n = uint64(d[0]&0x7f)|uint64(d[1])<<7, 2
+	} else {
+		z, n = protowire.ConsumeVarint(d)
 	}
-	return 0, 0
+	return uint64(protowire.DecodeZigZag(z)), n
 }
 
 // release drops the IDs.

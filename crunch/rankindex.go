@@ -4,8 +4,6 @@ import (
 	"cmp"
 	"math/bits"
 	"slices"
-
-	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // rankIndex maps object IDs to dense ordinals with a bitmap over the span
@@ -176,18 +174,15 @@ func (x *rankIndex) setBits(s *idSeq) {
 		id, d := c.base, c.delta
 		for i := 0; i < len(d); {
 			for ; i < len(d) && d[i] < 0x80; i++ {
-				id += uint64(protowire.DecodeZigZag(uint64(d[i])))
+				id += uint64(d[i])
 				setUnit(words, blocks, bb, (id-lo)>>shift)
 			}
 			if i == len(d) {
 				break
 			}
-			z, n := shortDelta(d[i:])
-			if n == 0 {
-				z, n = protowire.ConsumeVarint(d[i:])
-			}
+			step, n := longDelta(d[i:])
 			i += n
-			id += uint64(protowire.DecodeZigZag(z))
+			id += step
 			setUnit(words, blocks, bb, (id-lo)>>shift)
 		}
 	}

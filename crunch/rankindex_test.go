@@ -350,27 +350,45 @@ func BenchmarkRankIndexBuild(b *testing.B) {
 	}
 }
 
-// TestAppendDelta: the in-place encodings of one- and two-byte deltas are
-// protowire's zigzag varints, at their edges and beyond.
+// TestAppendDelta: a step up of 0 to 127 is one byte, the step; any other
+// difference is its zigzag varint, of two bytes or more (the first 128 or
+// more), at the edges and beyond; longDelta and idSeq.each decode them.
 func TestAppendDelta(t *testing.T) {
-	for _, d := range []int64{0, 1, -1, 63, -64, 64, -65, 8191, -8192, 8192, -8193, 1 << 40, math.MinInt64, math.MaxInt64} {
+	for _, d := range []int64{0, 1, 127, 128, -1, 63, -64, 64, -65, 8191, -8192, 8192, -8193, 1 << 40, math.MinInt64, math.MaxInt64} {
 		last := uint64(1 << 62)
 		got := appendDelta(nil, last, last+uint64(d))
-		want := protowire.AppendVarint(nil, protowire.EncodeZigZag(d))
-		if !bytes.Equal(got, want) {
-			t.Errorf("delta %d: % x, want % x", d, got, want)
+		if d >= 0 && d < 128 {
+			if !bytes.Equal(got, []byte{byte(d)}) {
+				t.Errorf("delta %d: % x, want %02x", d, got, d)
+			}
+		} else {
+			z, n := protowire.ConsumeVarint(got)
+			if len(got) < 2 || got[0] < 0x80 || n != len(got) || z != protowire.EncodeZigZag(d) {
+				t.Errorf("delta %d: % x, want the zigzag varint %d in two bytes or more", d, got, protowire.EncodeZigZag(d))
+			}
+			if step, n := longDelta(got); step != uint64(d) || n != len(got) {
+				t.Errorf("delta %d: longDelta %d, %d bytes, want %d bytes", d, int64(step), n, len(got))
+			}
+		}
+		var s idSeq
+		s.add(last)
+		s.add(last + uint64(d))
+		var ids []uint64
+		s.each(func(id uint64) { ids = append(ids, id) })
+		if !slices.Equal(ids, []uint64{last, last + uint64(d)}) {
+			t.Errorf("delta %d: each gives %#x", d, ids)
 		}
 	}
 }
 
 // TestIDRunAddAll: adding IDs in batches (addAll) makes the run that
 // adding them one by one makes: deltas, facts and ascending runs, for
-// steps at the one-byte edge (63 and 64 bytes), runs that start and stop
+// steps at the one-byte edge (127 and 128 bytes), runs that start and stop
 // within a batch, IDs repeated or going down, the first ID of a run, and
 // more ascending runs than are followed (over).
 func TestIDRunAddAll(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	steps := []uint64{8, 16, 63, 64, 65, 1 << 16, 1<<16 + 8, 0, ^uint64(7)} // the last goes down
+	steps := []uint64{8, 16, 63, 64, 65, 127, 128, 129, 1 << 16, 1<<16 + 8, 0, ^uint64(7)} // the last goes down
 	for _, c := range []struct {
 		name string
 		n    int
