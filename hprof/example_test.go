@@ -111,7 +111,9 @@ func Example() {
 
 // ExampleReader_SkimObjects counts the objects of each class in a heap
 // dump, reading the objects a batch at a time and anything else (here a
-// CLASS DUMP and a root) with NextSub.
+// CLASS DUMP and a root) with NextSub, which also reads the objects that
+// SkimObjects leaves (here the array, whose 19 bytes and the root's 5 end
+// the record: fewer than the 25 that SkimObjects asks for).
 func ExampleReader_SkimObjects() {
 	var buf bytes.Buffer
 	w, err := hprof.NewWriter(&buf, hprof.Header{Version: hprof.Version102, IDSize: 4})
@@ -137,6 +139,13 @@ func ExampleReader_SkimObjects() {
 	heads := make([]hprof.ObjectHead, 256)
 	var s hprof.SubRecord
 	instances := map[uint64]int{}
+	object := func(tag hprof.SubTag, id, class uint64, length uint32, t hprof.BasicType) {
+		if tag == hprof.SubInstanceDump {
+			instances[class]++
+		} else {
+			fmt.Printf("%s 0x%x: %d elements of %s\n", tag, id, length, t)
+		}
+	}
 	for rec, err := range r.Records() {
 		if err != nil {
 			log.Fatal(err)
@@ -147,11 +156,7 @@ func ExampleReader_SkimObjects() {
 		for {
 			if n := r.SkimObjects(heads, 0); n > 0 {
 				for _, h := range heads[:n] {
-					if h.Tag == hprof.SubInstanceDump {
-						instances[h.ClassID]++
-					} else {
-						fmt.Printf("%s 0x%x: %d elements of %s\n", h.Tag, h.ID, h.Length, h.ElemType)
-					}
+					object(h.Tag, h.ID, h.ClassID, h.Length, h.ElemType)
 				}
 				continue
 			}
@@ -160,7 +165,12 @@ func ExampleReader_SkimObjects() {
 			} else if err != nil {
 				log.Fatal(err)
 			}
-			fmt.Printf("%s 0x%x\n", s.Tag, s.ID)
+			switch s.Tag {
+			case hprof.SubInstanceDump, hprof.SubObjectArrayDump, hprof.SubPrimitiveArrayDump:
+				object(s.Tag, s.ID, s.ClassID, s.Length, s.ElemType)
+			default:
+				fmt.Printf("%s 0x%x\n", s.Tag, s.ID)
+			}
 		}
 	}
 	fmt.Println("instances of class 0x100:", instances[0x100])

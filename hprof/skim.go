@@ -26,13 +26,13 @@ type ObjectHead struct {
 // file offset until or after it (until <= 0: no such bound). It stops
 // early at any other sub-record, at the record's end, at one that NextSub
 // would reject, and where fewer bytes are buffered than the next object
-// takes, or than the longest fixed part (2*IDSize+9 bytes, so also before
-// a short primitive array at the buffer's or the record's end); so it may
-// return 0 with sub-records left, and NextSub then reads the next one, or
-// reports what is wrong with it. The sub-records it reads are the ones
-// NextSub would read, with the same checks; it does their work in one
-// loop rather than a call each, for a reader that visits millions of
-// objects and needs only their IDs, classes and sizes.
+// takes, or than the longest fixed part of all (2*8+9 bytes, whatever the
+// ID size, so also before a short object at the buffer's or the record's
+// end); so it may return 0 with sub-records left, and NextSub then reads
+// the next one, or reports what is wrong with it. The sub-records it
+// reads are the ones NextSub would read, with the same checks; it does
+// their work in one loop rather than a call each, for a reader that
+// visits millions of objects and needs only their IDs, classes and sizes.
 func (r *Reader) SkimObjects(heads []ObjectHead, until int64) int {
 	off := r.Offset()
 	if !r.inRecord || !r.rec.Tag.IsHeapDump() || off >= r.recEnd || r.pending > 0 {
@@ -46,47 +46,60 @@ func (r *Reader) SkimObjects(heads []ObjectHead, until int64) int {
 	if until > 0 && until-off < int64(stop) {
 		stop = int(max(until-off, 0))
 	}
-	n, p := skim(b, stop, heads, off, r.idSize)
+	var n, p int
+	if r.idSize == 4 {
+		n, p = skim[uint32](b, stop, heads, off)
+	} else {
+		n, p = skim[uint64](b, stop, heads, off)
+	}
 	r.in.Discard(p)
 	return n
 }
 
 // skim reads into heads the object sub-records of b, a file's bytes from
-// offset off on, with IDs of id bytes, that start before b[stop]; it
-// returns how many it read and the bytes they take. Its checks are
-// fastSub's.
-func skim(b []byte, stop int, heads []ObjectHead, off int64, id int) (n, p int) {
-	fixed := 2*id + 9 // the longest fixed part, tag included
-	for n < len(heads) && p < stop {
-		c := b[p:]
-		if len(c) < fixed {
-			break
-		}
+// offset off on, with IDs of type ID (4 or 8 bytes), that start before
+// b[stop]; it returns how many it read and the bytes they take. Its
+// checks are fastSub's. It is compiled for each ID size apart, the size a
+// constant, and, as in fastSub, the bytes it asks for before a
+// sub-record are the longest fixed part of all, a constant too, so that
+// the compiler checks the bounds of the tag and of the fixed parts once:
+// from 75 to 52 instructions an object (cachegrind, 134 MB dump).
+func skim[ID uint32 | uint64](b []byte, stop int, heads []ObjectHead, off int64) (n, p int) {
+	const fixedMax = 2*8 + 9 // that of 8-byte IDs, tag included: at least 2*id+9
+	id := 4
+	if uint64(^ID(0)) > 1<<32-1 {
+		id = 8
+	}
+	end := min(stop, len(b)-fixedMax+1)
+	b = b[:len(b):len(b)] // one value, not two, for the bounds checks of b
+	for n < len(heads) && p < end {
+		c := (*[fixedMax]byte)(b[p : p+fixedMax])
+		rest := len(b) - p
 		h := &heads[n]
 		switch SubTag(c[0]) {
 		case SubInstanceDump:
 			obj, trace, class, size := instanceFixed(c[1:], id)
-			if uint64(size) > uint64(len(c)-fixed) {
+			if uint64(size) > uint64(rest-2*id-9) {
 				return n, p
 			}
 			h.ID, h.ClassID, h.Length, h.StackTrace = obj, class, size, trace
 			h.Tag, h.ElemType, h.Offset = SubInstanceDump, 0, off+int64(p)
-			p += fixed + int(size)
+			p += 2*id + 9 + int(size)
 		case SubObjectArrayDump:
 			obj, trace, length, class := objectArrayFixed(c[1:], id)
-			if uint64(length)*uint64(id) > uint64(len(c)-fixed) {
+			if uint64(length)*uint64(id) > uint64(rest-2*id-9) {
 				return n, p
 			}
 			h.ID, h.ClassID, h.Length, h.StackTrace = obj, class, length, trace
 			h.Tag, h.ElemType, h.Offset = SubObjectArrayDump, 0, off+int64(p)
-			p += fixed + int(length)*id
+			p += 2*id + 9 + int(length)*id
 		case SubPrimitiveArrayDump:
 			obj, trace, length, t := primitiveArrayFixed(c[1:], id)
 			if !t.Valid() || t == Object {
 				return n, p
 			}
 			size := uint64(length) * uint64(t.Size(id))
-			if size > uint64(len(c)-id-10) {
+			if size > uint64(rest-id-10) {
 				return n, p
 			}
 			h.ID, h.ClassID, h.Length, h.ElemType, h.StackTrace = obj, 0, length, t, trace
