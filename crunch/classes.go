@@ -384,7 +384,10 @@ type recentClass struct {
 // get returns the value remembered for id, if it is.
 func (c *recentClasses) get(id uint64) (int32, bool) {
 	e := &c[(id>>3)%uint64(len(c))]
-	return e.k, e.id == id && id != 0
+	if e.id != id || id == 0 {
+		return 0, false
+	}
+	return e.k, true
 }
 
 // put remembers k for id, in place of the ID that shares its slot.

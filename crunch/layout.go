@@ -22,7 +22,7 @@ type addressLayout struct {
 // distances from any one of them; once it is 8 or less it is MAT's minimum
 // and nothing more is computed.
 func (l *addressLayout) object(id uint64) {
-	if id == 0 || (l.gcd != 0 && l.gcd <= 8) {
+	if id == 0 || l.aligned() {
 		return
 	}
 	if l.first == 0 {
@@ -35,6 +35,10 @@ func (l *addressLayout) object(id uint64) {
 	}
 	l.gcd = gcd(l.gcd, d)
 }
+
+// aligned reports whether the alignment is known to be MAT's minimum, 8
+// or less, so that object need not be called any more.
+func (l *addressLayout) aligned() bool { return l.gcd != 0 && l.gcd <= 8 }
 
 // gcd returns the greatest common divisor of a and b (the other one if
 // one is 0).

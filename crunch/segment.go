@@ -118,24 +118,36 @@ func (sg *segment) read(r *hprof.Reader, limit int, until int64, drop map[uint32
 const skimBatch = 256
 
 // objects records the objects of heads and counts them (sg.subs), as
-// subRecord and read did one by one.
+// subRecord and read did one by one. What can be is done once for the
+// batch: the count, and the alignment (addrs.object), nearly always known
+// after the first objects. It is not inlined: in segment.read its loop
+// reloaded read's values at every object (33 instructions an object
+// before these changes, 24 after, cachegrind, 134 MB dump).
+//
+//go:noinline
 func (sg *segment) objects(heads []hprof.ObjectHead, drop map[uint32]bool) error {
 	run, dropped := &sg.objs, sg.heap.dropped(drop)
 	if dropped {
 		run = &sg.drops
+	}
+	if !sg.addrs.aligned() {
+		for i := 0; i < len(heads) && heads[i].ID != 0; i++ { // up to a null, an error below
+			sg.addrs.object(heads[i].ID)
+		}
 	}
 	ids := sg.ids[:len(heads)]
 	for i := range heads {
 		h := &heads[i]
 		if h.ID == 0 {
 			run.addAll(ids[:i])
+			sg.subs += i
 			return nullObject(h.Offset, h.Tag)
 		}
-		sg.addrs.object(h.ID)
+		ids[i] = h.ID
 		switch h.Tag {
 		case hprof.SubInstanceDump:
-			if !dropped {
-				sg.need(h.ClassID)
+			if _, seen := sg.needSeen.get(h.ClassID); !seen && !dropped {
+				sg.newNeed(h.ClassID, sg.subs+i) // as need
 			}
 		case hprof.SubObjectArrayDump:
 			if !sg.array1.ok {
@@ -143,9 +155,8 @@ func (sg *segment) objects(heads []hprof.ObjectHead, drop map[uint32]bool) error
 			}
 			sg.addrs.objectArray(h.ID, h.Length)
 		}
-		ids[i] = h.ID
-		sg.subs++
 	}
+	sg.subs += len(heads)
 	run.addAll(ids)
 	return nil
 }
@@ -195,9 +206,17 @@ func (sg *segment) subRecord(s *hprof.SubRecord, drop map[uint32]bool) error {
 // need records that the class with HPROF ID id is needed by the current
 // sub-record, unless an earlier need of it is recorded.
 func (sg *segment) need(id uint64) {
-	if _, seen := sg.needSeen.get(id); seen {
-		return
+	if _, seen := sg.needSeen.get(id); !seen {
+		sg.newNeed(id, sg.subs)
 	}
+}
+
+// newNeed records the first need of a class by the sub-record of index
+// sub. It is not inlined: it is rare, and inlined in segment.objects its
+// append left fewer registers to the loop over the objects.
+//
+//go:noinline
+func (sg *segment) newNeed(id uint64, sub int) {
 	sg.needSeen.put(id, 0)
-	sg.needs = append(sg.needs, segNeed{id, sg.subs})
+	sg.needs = append(sg.needs, segNeed{id, sub})
 }
