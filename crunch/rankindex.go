@@ -162,38 +162,52 @@ func newRankIndex(s *idSeq, l rankLayout) (x *rankIndex, dups int) {
 }
 
 // setBits sets the bit of each ID of s. It walks the deltas itself, as
-// idSeq.each does, without a call per ID: it runs once per object. The
-// one-byte deltas, nearly all, are decoded in an inner loop of their own,
-// with the index's fields in local variables; the shifts are masked to
-// 63 (shift and blockBits are below 64), which spares the compiler's
-// check of a shift by 64 or more.
+// idSeq.each does, without a call per ID: it runs once per object.
 func (x *rankIndex) setBits(s *idSeq) {
-	words, lo, shift := x.words, x.min, x.shift&63
-	blocks, bb := x.blocks, x.blockBits&63
 	for _, c := range s.chunks {
 		id, d := c.base, c.delta
 		for i := 0; i < len(d); {
-			for ; i < len(d) && d[i] < 0x80; i++ {
-				id += uint64(d[i])
-				setUnit(words, blocks, bb, (id-lo)>>shift)
-			}
+			n, last := x.setOneByteSteps(id, x.shift, d[i:])
+			i, id = i+n, last
 			if i == len(d) {
 				break
 			}
 			step, n := longDelta(d[i:])
-			i += n
-			id += step
-			setUnit(words, blocks, bb, (id-lo)>>shift)
+			i, id = i+n, id+step
+			x.setUnit(x.words, (id-x.min)>>(x.shift&63))
 		}
 	}
 }
 
-// setUnit sets the bit of unit k in words, with blocks of 1<<bb units if
-// blocks is set (rankIndex.blocks).
-func setUnit(words []rankWord, blocks []uint32, bb uint, k uint64) {
+// setOneByteSteps sets the bits of the IDs of the one-byte deltas at the
+// start of d, nearly all (idSeq.add), which go on from id, and returns
+// how many and the last ID. A leaf function of its own, its loop has a
+// register for each value, with few values: the distance from the
+// smallest ID, not the ID, and the blocks read only in an index that has
+// them (inlined in setBits, whose calls spilled its values, it cost 28
+// instructions an ID, 21 here). The shift (x.shift) is a parameter, the
+// third register of the amd64 calling convention, CX, where the shift
+// instruction wants it (a field loaded to another register, moves to and
+// from CX cost 3 more an ID), masked to 63 (it is below 64), which spares
+// the compiler's check of a shift by 64 or more.
+//
+//go:noinline
+func (x *rankIndex) setOneByteSteps(id uint64, shift uint, d []byte) (int, uint64) {
+	words, u := x.words, id-x.min
+	shift &= 63
+	i := 0
+	for ; i < len(d) && d[i] < 0x80; i++ {
+		u += uint64(d[i])
+		x.setUnit(words, u>>shift)
+	}
+	return i, u + x.min
+}
+
+// setUnit sets the bit of unit k in words, the index's words.
+func (x *rankIndex) setUnit(words []rankWord, k uint64) {
 	w := k / 64
-	if blocks != nil { // the ID's block has words
-		w = uint64(blocks[k>>bb]) + k&(1<<bb-1)/64
+	if x.blocks != nil { // the ID's block has words
+		w, _ = x.blockWord(k)
 	}
 	words[w].bits |= 1 << (k % 64)
 }
