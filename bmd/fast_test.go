@@ -70,18 +70,7 @@ func TestSkipVarintsWords(t *testing.T) {
 func TestSlowRef(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for range 20000 {
-		n := 1 + rng.IntN(11)
-		var b []byte
-		for i := range n {
-			c := byte(rng.IntN(256))
-			if i < n-1 {
-				c |= 0x80
-			} else if rng.IntN(4) > 0 {
-				c &= 0x7F
-			}
-			b = append(b, c)
-		}
-		b = append(b, make([]byte, rng.IntN(3))...) // bytes after it, or none
+		b := randomVarint(rng, 1+rng.IntN(11))
 		for _, self := range []uint64{1, 1 << 40, 1<<64 - 2} {
 			wantPos := 0
 			want, wantOK := fastUvarint(b, &wantPos)
@@ -105,17 +94,7 @@ func TestFastUvarint(t *testing.T) {
 		if rng.IntN(2) == 0 {
 			n = 1 + rng.IntN(3)
 		}
-		var b []byte
-		for i := range n {
-			c := byte(rng.IntN(256))
-			if i < n-1 {
-				c |= 0x80
-			} else if rng.IntN(4) > 0 {
-				c &= 0x7F
-			}
-			b = append(b, c)
-		}
-		b = append(b, make([]byte, rng.IntN(3))...)
+		b := randomVarint(rng, n)
 		wantPos, pos := 0, 0
 		want, wantOK := longUvarint(b, &wantPos)
 		got, ok := fastUvarint(b, &pos)
@@ -123,4 +102,22 @@ func TestFastUvarint(t *testing.T) {
 			t.Fatalf("fastUvarint(% x) = %d, %v at %d; want %d, %v at %d", b, got, ok, pos, want, wantOK, wantPos)
 		}
 	}
+}
+
+// randomVarint returns n random bytes, all but the last with the
+// continuation bit, the last without it three times in four (a varint of
+// n bytes) and random the fourth (a varint that may run on, or be cut
+// short), then zero to two bytes after them.
+func randomVarint(rng *rand.Rand, n int) []byte {
+	var b []byte
+	for i := range n {
+		c := byte(rng.IntN(256))
+		if i < n-1 {
+			c |= 0x80
+		} else if rng.IntN(4) > 0 {
+			c &= 0x7F
+		}
+		b = append(b, c)
+	}
+	return append(b, make([]byte, rng.IntN(3))...)
 }
