@@ -288,11 +288,10 @@ func (w *Writer) writeZeroArray(s *SubRecord, size int64) error {
 }
 
 func (w *Writer) appendPrimHeader(b []byte, s *SubRecord) []byte {
-	b = append(b, byte(s.Tag))
-	b = w.id(b, s.ID)
-	b = binary.BigEndian.AppendUint32(b, s.StackTrace)
-	b = binary.BigEndian.AppendUint32(b, s.Length)
-	return append(b, byte(s.ElemType))
+	n := len(b)
+	b = slices.Grow(b, w.idSize+10)[:n+w.idSize+10]
+	w.putPrimitiveArrayHeader(b[n:], s.Tag, s.ID, s.StackTrace, s.Length, s.ElemType)
+	return b
 }
 
 func appendValue(b []byte, t BasicType, v uint64, idSize int) []byte {
@@ -382,23 +381,28 @@ func (w *Writer) ZeroArray(id uint64, stackTrace uint32, length uint32, t BasicT
 	at, end := len(w.seg), len(w.seg)+head+int(length)*size // as Instance does
 	seg := w.seg[:end]
 	w.seg = seg
-	b := seg[at:end]
+	w.putPrimitiveArrayHeader(seg[at:end], SubPrimitiveArrayDump, id, stackTrace, length, t)
+	return nil
+}
+
+// putPrimitiveArrayHeader puts the fixed part of a PRIMITIVE ARRAY DUMP
+// (or NODATA, tag) at the start of b (idSize+10 bytes).
+func (w *Writer) putPrimitiveArrayHeader(b []byte, tag SubTag, id uint64, stackTrace, length uint32, t BasicType) {
 	if w.idSize == 4 {
 		b = b[:14]
-		b[0] = byte(SubPrimitiveArrayDump)
+		b[0] = byte(tag)
 		binary.BigEndian.PutUint32(b[1:], uint32(id))
 		binary.BigEndian.PutUint32(b[5:], stackTrace)
 		binary.BigEndian.PutUint32(b[9:], length)
 		b[13] = byte(t)
-		return nil
+		return
 	}
 	b = b[:18]
-	b[0] = byte(SubPrimitiveArrayDump)
+	b[0] = byte(tag)
 	binary.BigEndian.PutUint64(b[1:], id)
 	binary.BigEndian.PutUint32(b[9:], stackTrace)
 	binary.BigEndian.PutUint32(b[13:], length)
 	b[17] = byte(t)
-	return nil
 }
 
 // writeZeros is ZeroArray through WriteSub, for an array that does not
