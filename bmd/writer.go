@@ -633,6 +633,9 @@ func (w *Writer) ObjectID(id uint64) error {
 	return w.end(KindObjectID, s)
 }
 
+// NextID returns the object ID that the next object record takes.
+func (w *Writer) NextID() uint64 { return w.nextID }
+
 // object gives the next object record its ID.
 func (w *Writer) object() uint64 {
 	id := w.nextID
@@ -762,10 +765,27 @@ func (w *Writer) refs(elems []uint64, self uint64) {
 }
 
 // appendRefs appends to buf the references targets of object self, each
-// as ref writes it. It is ref and uv written out over a local slice: ref
-// and uv load and store w.buf for each byte, and uv was a call per
-// reference (a third fewer instructions for crunch's writer).
+// as ref writes it, failing the Writer if one has no encoding.
 func (w *Writer) appendRefs(buf []byte, targets []uint64, self uint64) []byte {
+	buf, ok := appendRefs(buf, targets, self)
+	if !ok {
+		for _, t := range targets {
+			if t != 0 && protowire.EncodeZigZag(int64(t-self)) == math.MaxUint64 {
+				w.fail("reference from object %d to object %d cannot be encoded", self, t)
+				break
+			}
+		}
+	}
+	return buf
+}
+
+// appendRefs appends to buf the references targets of object self, each
+// as ref writes it, and reports whether all have an encoding (one that
+// has none is written as 0). It is ref and uv written out over a local
+// slice: ref and uv load and store w.buf for each byte, and uv was a call
+// per reference (a third fewer instructions for crunch's writer).
+func appendRefs(buf []byte, targets []uint64, self uint64) (_ []byte, ok bool) {
+	ok = true
 	for _, t := range targets {
 		if t == 0 {
 			buf = append(buf, 0)
@@ -782,13 +802,11 @@ func (w *Writer) appendRefs(buf []byte, targets []uint64, self uint64) []byte {
 		case z-1 < 1<<28-1:
 			buf = append(buf, byte(z)|0x80, byte(z>>7)|0x80, byte(z>>14)|0x80, byte(z>>21))
 		default:
-			if z == 0 {
-				w.fail("reference from object %d to object %d cannot be encoded", self, t)
-			}
+			ok = ok && z != 0
 			buf = protowire.AppendVarint(buf, z)
 		}
 	}
-	return buf
+	return buf, ok
 }
 
 // BeginObjectArray begins an OBJECT ARRAY DUMP of n elements, which

@@ -1,0 +1,323 @@
+package bmd
+
+import (
+	"slices"
+
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// An ObjectRun holds object records encoded apart from a Writer, on another
+// goroutine say, for Writer.AddObjects to add later: INSTANCE records of
+// classes whose values are all references (every class, by default),
+// OBJECT ARRAY records and PRIMITIVE ARRAY (and NODATA) records, whose
+// object IDs follow one another from the run's first. AddObjects writes
+// exactly the bytes that writing them one by one (InstanceKept,
+// ObjectArray, PrimitiveArray) would have written, OBJECTS records and
+// blocks included, after checking that what the run took for granted of
+// the Writer holds: the first ID, and which classes are defined with
+// which layouts.
+//
+//	r := bmd.NewObjectRun(classes, idSize)
+//	r.Reset(firstID)
+//	if !r.Instance(class, size, refs) { ... } // nothing added: write it otherwise
+//	...
+//	err := w.AddObjects(r) // on the Writer's goroutine, when its next ID is firstID
+type ObjectRun struct {
+	first   uint64 // the object ID of the first record
+	idSize  int
+	classes uint64 // the metadata's class count
+
+	buf   []byte   // the records
+	ends  []uint32 // where each record ends in buf
+	hprof []uint64 // HPROF bytes of the records up to each one's end
+
+	uses []classUse // the class indexes the records name, each once
+	seen []uint32   // per class index, 1 + its place in uses, or 0
+
+	count, bytes [4]uint64 // records and bytes, by kind (kindSlot)
+}
+
+// classUse is what the records of a run take for granted of a class
+// index: that it is defined with a layout of nvals references and size
+// bytes of HPROF data (an instance's class), or whether it is defined (an
+// object array's class).
+type classUse struct {
+	idx       uint64
+	instance  bool  // an instance names it
+	nvals     int   // the values of its instances
+	size      int64 // the HPROF bytes of their data
+	arrayDefd int8  // an array names it: -1 no, 0 as undefined, 1 as defined
+}
+
+// NewObjectRun returns an empty ObjectRun for a Writer whose metadata has
+// the given class count and identifier size.
+func NewObjectRun(classes uint64, idSize int) *ObjectRun {
+	return &ObjectRun{classes: classes, idSize: idSize}
+}
+
+// Reset empties the run, its first record to take object ID first.
+func (r *ObjectRun) Reset(first uint64) {
+	for _, u := range r.uses {
+		r.seen[u.idx] = 0
+	}
+	r.first = first
+	r.buf, r.ends, r.hprof, r.uses = r.buf[:0], r.ends[:0], r.hprof[:0], r.uses[:0]
+	r.count, r.bytes = [4]uint64{}, [4]uint64{}
+}
+
+// Len returns the number of records in the run.
+func (r *ObjectRun) Len() int { return len(r.ends) }
+
+// Bytes returns the size of the records in the run.
+func (r *ObjectRun) Bytes() int { return len(r.buf) }
+
+// self returns the object ID of the next record.
+func (r *ObjectRun) self() uint64 { return r.first + uint64(len(r.ends)) }
+
+// use returns the classUse of class index idx (1 to the class count),
+// added if the run has none. A record that takes a class calls it only
+// once it is sure to be added.
+func (r *ObjectRun) use(idx uint64) *classUse {
+	if u := r.used(idx); u != nil {
+		return u
+	}
+	r.uses = append(r.uses, classUse{idx: idx, arrayDefd: -1})
+	r.seen[idx] = uint32(len(r.uses))
+	return &r.uses[len(r.uses)-1]
+}
+
+// used returns the classUse of class index idx, or nil if the run has
+// none.
+func (r *ObjectRun) used(idx uint64) *classUse {
+	if r.seen == nil {
+		r.seen = make([]uint32, r.classes+1)
+	}
+	if e := r.seen[idx]; e != 0 {
+		return &r.uses[e-1]
+	}
+	return nil
+}
+
+// Instance adds an INSTANCE of class index class, defined when the run is
+// added, whose layout's values are the references refs (dense object IDs,
+// 0 for null) and whose data takes size bytes in the HPROF. It reports
+// false, adding nothing, if the record cannot be added as the Writer would
+// write it: class is not a class index, another record of the run took it
+// with another layout, or a reference has no encoding (spec/bmd.md §2.4).
+func (r *ObjectRun) Instance(class uint64, size int64, refs []uint64) bool {
+	if class == 0 || class > r.classes {
+		return false
+	}
+	if u := r.used(class); u != nil && u.instance && (u.nvals != len(refs) || u.size != size) {
+		return false
+	}
+	start := len(r.buf)
+	buf := append(r.buf, byte(KindInstance))
+	buf = appendUvarint(buf, class)
+	buf, ok := appendRefs(buf, refs, r.self())
+	if !ok {
+		return false
+	}
+	if u := r.use(class); !u.instance {
+		u.instance, u.nvals, u.size = true, len(refs), size
+	}
+	r.add(buf, start, KindInstance, uint64(size))
+	return true
+}
+
+// ObjectArray adds an OBJECT ARRAY of elements elems (dense object IDs, 0
+// for null) whose class has dense ID class, and which classDefined says is
+// a class defined when the run is added (written as its index) or not
+// (written as a reference). It reports false, adding nothing, if another
+// record of the run took the class the other way, or if a reference has no
+// encoding.
+func (r *ObjectRun) ObjectArray(class uint64, classDefined bool, elems []uint64) bool {
+	isClass := class != 0 && class <= r.classes
+	if !isClass && classDefined {
+		return false
+	}
+	want := int8(0)
+	if classDefined {
+		want = 1
+	}
+	if isClass {
+		if u := r.used(class); u != nil && u.arrayDefd >= 0 && u.arrayDefd != want {
+			return false
+		}
+	}
+	start := len(r.buf)
+	self := r.self()
+	buf := append(r.buf, byte(KindObjectArray))
+	ok := true
+	if classDefined {
+		buf = appendUvarint(buf, class)
+	} else {
+		buf = append(buf, 0)
+		buf, ok = appendRef(buf, class, self)
+	}
+	buf = appendUvarint(buf, uint64(len(elems)))
+	if ok {
+		buf, ok = appendRefs(buf, elems, self)
+	}
+	if !ok {
+		return false
+	}
+	if isClass {
+		r.use(class).arrayDefd = want
+	}
+	r.add(buf, start, KindObjectArray, elementBytes(Object, uint64(len(elems)), r.idSize))
+	return true
+}
+
+// PrimitiveArray adds a PRIMITIVE ARRAY (or, with noData, a PRIMITIVE
+// ARRAY NODATA) of length elements of type t. It reports false, adding
+// nothing, for a type that is not a primitive one.
+func (r *ObjectRun) PrimitiveArray(t Type, length uint32, noData bool) bool {
+	if !t.Valid() || t == Object {
+		return false
+	}
+	k, n := KindPrimitiveArray, elementBytes(t, uint64(length), r.idSize)
+	if noData {
+		k, n = KindPrimitiveNoData, 0
+	}
+	start := len(r.buf)
+	buf := append(r.buf, byte(k), byte(t))
+	r.add(appendUvarint(buf, uint64(length)), start, k, n)
+	return true
+}
+
+// add records the record of kind k that buf holds from start on, n bytes
+// of HPROF.
+func (r *ObjectRun) add(buf []byte, start int, k Kind, n uint64) {
+	r.buf = buf
+	r.ends = append(r.ends, uint32(len(buf)))
+	var before uint64
+	if len(r.hprof) > 0 {
+		before = r.hprof[len(r.hprof)-1]
+	}
+	r.hprof = append(r.hprof, before+n)
+	s := kindSlot(k)
+	r.count[s]++
+	r.bytes[s] += uint64(len(buf) - start)
+}
+
+// kindSlot numbers the object kinds from 0.
+func kindSlot(k Kind) int { return int(k - KindInstance) }
+
+// AddObjects writes the records of run r, in order, as writing them one
+// by one would have. It fails the Writer if r does not fit its state: r's
+// first ID is not the next ID, a class r's instances name is not defined
+// with the layout they took, or a class r's object arrays name is defined
+// where they took it as undefined, or the other way.
+func (w *Writer) AddObjects(r *ObjectRun) error {
+	if w.err != nil || len(r.ends) == 0 {
+		return w.err
+	}
+	if w.arrayLeft > 0 {
+		w.unfinishedArray()
+		return w.err
+	}
+	if r.first != w.nextID {
+		return w.fail("a run of objects from ID %d added where the next ID is %d", r.first, w.nextID)
+	}
+	if r.classes != w.classes || r.idSize != w.lay.idSize {
+		return w.fail("a run of objects for %d classes and %d-byte IDs added to a file of %d and %d", r.classes, r.idSize, w.classes, w.lay.idSize)
+	}
+	for i := range r.uses {
+		if err := w.checkUse(&r.uses[i]); err != nil {
+			return err
+		}
+	}
+	for i := 0; i < len(r.ends); {
+		if !w.inObjects {
+			w.openObjects()
+		}
+		j := len(r.ends) - 1 // the last record of this OBJECTS run
+		if w.inObjects {
+			// The run ends after the first record that takes it to
+			// maxRunBytes, as end does.
+			base := r.start(i)
+			room := uint32(maxRunBytes - len(w.buf))
+			j = i + min(j-i, sortSearch(r.ends[i:], func(e uint32) bool { return e-base >= room }))
+		}
+		w.buf = append(w.buf, r.buf[r.start(i):r.ends[j]]...)
+		n := uint64(j + 1 - i)
+		w.records += n
+		w.nextID += n
+		if w.inObjects {
+			w.objSize += r.hprofBetween(i, j)
+		}
+		i = j + 1
+		if !w.inObjects || len(w.buf) >= maxRunBytes {
+			if err := w.flushIf(); err != nil {
+				return err
+			}
+		}
+	}
+	for s := range r.count {
+		w.Count[KindInstance+Kind(s)] += r.count[s]
+		w.Bytes[KindInstance+Kind(s)] += r.bytes[s]
+	}
+	return w.err
+}
+
+// start returns where record i of the run begins in its buffer.
+func (r *ObjectRun) start(i int) uint32 {
+	if i == 0 {
+		return 0
+	}
+	return r.ends[i-1]
+}
+
+// hprofBetween returns the HPROF bytes of records i to j of the run.
+func (r *ObjectRun) hprofBetween(i, j int) uint64 {
+	if i == 0 {
+		return r.hprof[j]
+	}
+	return r.hprof[j] - r.hprof[i-1]
+}
+
+// sortSearch returns the first index of ends for which f is true, or
+// len(ends) - 1 if none is (f is false, then true, along ends).
+func sortSearch(ends []uint32, f func(uint32) bool) int {
+	i, _ := slices.BinarySearchFunc(ends, true, func(e uint32, _ bool) int {
+		if f(e) {
+			return 1
+		}
+		return -1
+	})
+	return min(i, len(ends)-1)
+}
+
+// checkUse checks what a run took for granted of a class against the
+// Writer's definitions.
+func (w *Writer) checkUse(u *classUse) error {
+	if u.instance {
+		ts, size, _, ok, missing := w.lay.written(u.idx, w.classes)
+		if err := w.checkInstance(u.idx, ok, missing, u.nvals, len(ts), "fields kept"); err != nil {
+			return err
+		}
+		if size != u.size || (len(ts) > 0 && !allObjects(ts)) {
+			return w.fail("a run of objects has instances of class %d as %d references and %d bytes, not its layout", u.idx, u.nvals, u.size)
+		}
+	}
+	if u.arrayDefd >= 0 && w.lay.defined(u.idx) != (u.arrayDefd == 1) {
+		return w.fail("a run of objects took class %d as defined (%v) where it is not", u.idx, u.arrayDefd == 1)
+	}
+	return nil
+}
+
+// appendUvarint appends v as a varint, a byte in place for the usual
+// small value.
+func appendUvarint(buf []byte, v uint64) []byte {
+	if v < 0x80 {
+		return append(buf, byte(v))
+	}
+	return protowire.AppendVarint(buf, v)
+}
+
+// appendRef appends the reference target of object self, as ref writes
+// it; false if it has no encoding.
+func appendRef(buf []byte, target, self uint64) ([]byte, bool) {
+	return appendRefs(buf, []uint64{target}, self)
+}
