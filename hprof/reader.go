@@ -282,6 +282,47 @@ func (r *Reader) SplitHeapDump(sub *Reader) error {
 	return nil
 }
 
+// NewSubRecordReader returns a Reader of the sub-records in data: those of
+// the heap dump record rec of a dump with header h, from file offset off
+// on. data holds the bytes of the file from off (a part of a file mapped
+// in memory, say), to the end of rec or less, and is read in place.
+// NextSub walks them, with the offsets and errors a Reader of the whole
+// file gives, and returns io.EOF at the end of rec; a sub-record cut short
+// by the end of data is truncated. With SplitHeapDump, which splits off
+// the record the Reader is in, it lets another goroutine read a part of a
+// heap dump record that a Reader passed by.
+func NewSubRecordReader(h Header, rec Record, data []byte, off int64) (*Reader, error) {
+	end := rec.Offset + 9 + int64(rec.Length)
+	switch {
+	case !rec.Tag.IsHeapDump():
+		return nil, fmt.Errorf("hprof: sub-records of a %s record", rec.Tag)
+	case h.IDSize != 4 && h.IDSize != 8:
+		return nil, fmt.Errorf("hprof: identifier size %d", h.IDSize)
+	case off < rec.Offset+9 || off > end:
+		return nil, fmt.Errorf("hprof: offset %d outside the body of the record at %d (%d bytes)", off, rec.Offset, rec.Length)
+	}
+	r := &Reader{hdr: h, idSize: h.IDSize, rec: rec, inRecord: true, recEnd: end}
+	r.in.SetBytes(data[:min(int64(len(data)), end-off)], off, io.EOF)
+	return r, nil
+}
+
+// SkipSubs moves the Reader on, within the heap dump record it is in, to
+// file offset off, where a sub-record starts (or the record ends),
+// without reading the sub-records before it: for a caller that has read
+// them another way (with a Reader of NewSubRecordReader, on another
+// goroutine). Elements of an object array still pending are skipped with
+// them.
+func (r *Reader) SkipSubs(off int64) error {
+	if !r.inRecord || !r.rec.Tag.IsHeapDump() {
+		return errors.New("hprof: SkipSubs called outside a heap dump record")
+	}
+	if off < r.Offset() || off > r.recEnd {
+		return fmt.Errorf("hprof: SkipSubs to offset %d, outside %d to %d", off, r.Offset(), r.recEnd)
+	}
+	r.pending = 0
+	return r.skipTo(off)
+}
+
 // readN returns the next n bytes. Memory grows only with bytes actually
 // read, so a corrupt length cannot make it allocate more than the input has.
 func (r *Reader) readN(n int64, off int64, record string, tag int) ([]byte, error) {

@@ -1,0 +1,108 @@
+package hprof
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/heapcrunch/heapcrunch/internal/testutil"
+)
+
+// describeSubs reads the sub-records of r's current heap dump record to
+// its end and describes each (tag, offset, IDs, lengths), and the error
+// that ends them if it is not io.EOF.
+func describeSubs(r *Reader) []string {
+	var out []string
+	var s SubRecord
+	for {
+		err := r.NextSub(&s)
+		if err == io.EOF {
+			return out
+		}
+		if err != nil {
+			return append(out, "error: "+err.Error())
+		}
+		out = append(out, fmt.Sprintf("%s@%d id %x class %x len %d elems %v data %d", s.Tag, s.Offset, s.ID, s.ClassID, s.Length, s.Elements, len(s.Data)))
+	}
+}
+
+// TestSubRecordReader checks that a Reader of NewSubRecordReader, started
+// at a sub-record of a real dump's heap dump record, reads what a Reader
+// of the whole file reads from there, and that SkipSubs there makes the
+// latter go on from it; and, cut short, the same error.
+func TestSubRecordReader(t *testing.T) {
+	for _, name := range []string{"sample.hprof.gz", "sample32.hprof.gz"} {
+		data := testutil.ReadAll(t, testutil.Fixture(name))
+		whole, err := NewReaderBytes(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rec Record
+		for {
+			if rec, err = whole.Next(); err != nil {
+				t.Fatalf("%s: no heap dump record: %v", name, err)
+			}
+			if rec.Tag.IsHeapDump() {
+				break
+			}
+		}
+		var offsets []int64
+		var s SubRecord
+		for whole.NextSub(&s) == nil {
+			offsets = append(offsets, s.Offset)
+		}
+		if len(offsets) < 100 {
+			t.Fatalf("%s: %d sub-records", name, len(offsets))
+		}
+		end := rec.Offset + 9 + int64(rec.Length)
+		for _, i := range []int{0, 1, len(offsets) / 3, len(offsets) - 1} {
+			off := offsets[i]
+			all, err := NewReaderBytes(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := all.Next(); err != nil {
+				t.Fatal(err)
+			}
+			for all.Offset() < rec.Offset+9 {
+				all.Next()
+			}
+			if err := all.SkipSubs(off); err != nil {
+				t.Fatal(err)
+			}
+			want := describeSubs(all)
+			if len(want) != len(offsets)-i {
+				t.Fatalf("%s: after SkipSubs to %d: %d sub-records, want %d", name, off, len(want), len(offsets)-i)
+			}
+			sub, err := NewSubRecordReader(whole.Header(), rec, data[off:], off)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := describeSubs(sub)
+			if strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Fatalf("%s: from %d: read\n%s\nwant\n%s", name, off, strings.Join(got[:min(3, len(got))], "\n"), strings.Join(want[:min(3, len(want))], "\n"))
+			}
+			// Cut short, in the middle of the sub-record at off.
+			cut, err := NewSubRecordReader(whole.Header(), rec, data[off:off+3], off)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = describeSubs(cut)
+			if len(got) != 1 || !strings.Contains(got[0], "truncated") {
+				t.Fatalf("%s: cut at %d: %q, want a truncation", name, off+3, got)
+			}
+		}
+		if _, err := NewSubRecordReader(whole.Header(), rec, data[end:], end); err != nil {
+			t.Fatalf("at the record's end: %v", err)
+		}
+		for _, off := range []int64{rec.Offset, end + 1} {
+			if _, err := NewSubRecordReader(whole.Header(), rec, data[off:], off); err == nil {
+				t.Errorf("%s: a sub-record reader from %d, outside the body %d to %d", name, off, rec.Offset+9, end)
+			}
+		}
+		if err := whole.SkipSubs(end); err == nil {
+			t.Errorf("%s: SkipSubs outside a record", name)
+		}
+	}
+}
