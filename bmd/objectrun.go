@@ -1,6 +1,7 @@
 package bmd
 
 import (
+	"iter"
 	"slices"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -63,6 +64,35 @@ func (r *ObjectRun) Reset(first uint64) {
 	r.first = first
 	r.buf, r.ends, r.hprof, r.uses = r.buf[:0], r.ends[:0], r.hprof[:0], r.uses[:0]
 	r.count, r.bytes = [4]uint64{}, [4]uint64{}
+}
+
+// First returns the object ID of the run's first record.
+func (r *ObjectRun) First() uint64 { return r.first }
+
+// Count returns the number of records of kind k in the run.
+func (r *ObjectRun) Count(k Kind) uint64 {
+	if !k.object() {
+		return 0
+	}
+	return r.count[kindSlot(k)]
+}
+
+// Uses returns what the run takes for granted of the Writer's classes:
+// each class index its records name, and whether it must be defined (a
+// class of instances, or of object arrays that name it by its index) or
+// not (of object arrays that name it by a reference). A class of
+// instances and of arrays is given twice.
+func (r *ObjectRun) Uses() iter.Seq2[uint64, bool] {
+	return func(yield func(uint64, bool) bool) {
+		for _, u := range r.uses {
+			if u.instance && !yield(u.idx, true) {
+				return
+			}
+			if u.arrayDefd >= 0 && !yield(u.idx, u.arrayDefd == 1) {
+				return
+			}
+		}
+	}
 }
 
 // Len returns the number of records in the run.

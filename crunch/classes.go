@@ -176,13 +176,21 @@ func (st *state) picks(k int) []fieldPick {
 		return ci.picks
 	}
 	ci.picked = true
+	ci.picks, ci.refsOnly = st.pickFields(k, ci.picks)
+	return ci.picks
+}
+
+// pickFields appends to picks the values an instance of class k keeps
+// (picks), and reports whether all are references. It changes nothing:
+// pass 2's other goroutines call it (spanWorker.picksOf).
+func (st *state) pickFields(k int, picks []fieldPick) ([]fieldPick, bool) {
 	off := 0
 	for j := int(st.up[k]); j >= 0; {
 		cj := st.classes[j]
 		for _, f := range cj.dump.Fields {
 			size := f.Type.Size(st.idSize)
 			if cj.fieldKept(f) {
-				ci.picks = append(ci.picks, fieldPick{off: uint32(off), size: uint8(size), ref: f.Type == hprof.Object})
+				picks = append(picks, fieldPick{off: uint32(off), size: uint8(size), ref: f.Type == hprof.Object})
 			}
 			off += size
 		}
@@ -192,11 +200,11 @@ func (st *state) picks(k int) []fieldPick {
 		}
 		j = int(st.up[next])
 	}
-	ci.refsOnly = true
-	for _, f := range ci.picks {
-		ci.refsOnly = ci.refsOnly && f.ref
+	refsOnly := true
+	for _, f := range picks {
+		refsOnly = refsOnly && f.ref
 	}
-	return ci.picks
+	return picks, refsOnly
 }
 
 // keptValues decides which primitive values each class keeps: all with

@@ -134,6 +134,7 @@ type state struct {
 	up        []int32           // class index -> nearest class at or above it with fields, or -1
 	firstNeed map[uint64]uint32 // pass 1: class object ID -> the first chunk that needs it
 	defOrder  []int             // class indexes in the order pass 2 defines them
+	spans     []span            // heap dump records pass 2 may write on other goroutines
 
 	objs        idSeq      // non-class object IDs in order (pass 1)
 	redumps     bool       // some objects are dumped more than once (several heap dumps)

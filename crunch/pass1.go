@@ -224,7 +224,7 @@ func (p *pass1) heapDump(rec hprof.Record) error {
 		limit = max(limit, maxSplitMapped)
 	}
 	if p.pool != nil && rec.Length <= limit {
-		return p.split()
+		return p.split(rec)
 	}
 	if err := p.drain(); err != nil {
 		return err
@@ -251,6 +251,7 @@ func (p *pass1) heapDump(rec hprof.Record) error {
 func (p *pass1) merge(sg *segment, first bool) error {
 	if first {
 		p.clock.record()
+		sg.clock = p.clock
 	}
 	for _, c := range sg.classes {
 		if err := p.classDump(c); err != nil {

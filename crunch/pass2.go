@@ -33,6 +33,7 @@ type pass2 struct {
 	loadsSeen   int    // LOAD CLASS records met
 
 	frames []uint64
+	split  *splitter // spans written on other goroutines, or nil
 
 	topCount, topBytes, subCount [256]int64 // by tag, for Stats
 	rawLeftOut                   [256]int64 // top-level records left out (rawKept), by tag
@@ -76,6 +77,10 @@ func (st *state) runPass2(in *input, out io.Writer) error {
 // (pass2.single).
 func (p *pass2) consume(r *hprof.Reader, in *input) error {
 	rd := &reader{state: p.state, r: r, in: in, progress: progress{f: p.opt.Progress, pass: 2}}
+	if p.startSplit(in, r.Header()); p.split != nil {
+		defer p.stopSplit()
+		return p.single(rd)
+	}
 	if pass2OneGoroutine(p.nObj) {
 		return p.single(rd)
 	}

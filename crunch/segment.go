@@ -17,6 +17,8 @@ type segment struct {
 	r     hprof.Reader  // the record split off (SplitHeapDump)
 	done  chan struct{} // closed when the record is read
 	start int64         // the file offset of the bytes it reads
+	rec   hprof.Record  // the record split off
+	clock chunkClock    // pass 1's chunk clock at its start (merge)
 	sub   hprof.SubRecord
 	heads []hprof.ObjectHead // objects skimmed, reused
 	ids   []uint64           // their IDs

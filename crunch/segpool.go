@@ -1,6 +1,10 @@
 package crunch
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/heapcrunch/heapcrunch/hprof"
+)
 
 // segmentPool reads heap dump records split off by pass 1 on goroutines of
 // its own, while pass 1 reads on; pass 1 merges them in file order.
@@ -39,7 +43,7 @@ func (sp *segmentPool) stop() {
 
 // split hands the current heap dump record to the pool, after merging the
 // oldest one read if no segment is free.
-func (p *pass1) split() error {
+func (p *pass1) split(rec hprof.Record) error {
 	sp := p.pool
 	if len(sp.free) == 0 {
 		if err := p.mergeOldest(); err != nil {
@@ -52,7 +56,7 @@ func (p *pass1) split() error {
 	if err := p.r.SplitHeapDump(&sg.r); err != nil {
 		return err
 	}
-	sg.done, sg.start = make(chan struct{}), sg.r.Offset()
+	sg.done, sg.start, sg.rec = make(chan struct{}), sg.r.Offset(), rec
 	sp.queue = append(sp.queue, sg)
 	sp.jobs <- sg
 	return nil
@@ -69,6 +73,7 @@ func (p *pass1) mergeOldest() error {
 		p.failed = true
 		return err
 	}
+	p.addSpan(sg)
 	return nil
 }
 

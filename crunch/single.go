@@ -52,6 +52,11 @@ func (p *pass2) singleHeapDump(rd *reader) error {
 	if p.redumps || len(p.drop) > 0 {
 		return p.itemsHeapDump(rd)
 	}
+	if p.split != nil {
+		if done, err := p.atSpan(rd); done || err != nil {
+			return err
+		}
+	}
 	s := &rd.s
 	mark := rd.nextMark()
 	for {
@@ -60,22 +65,7 @@ func (p *pass2) singleHeapDump(rd *reader) error {
 		} else if err != nil {
 			return err
 		}
-		var err error
-		switch s.Tag {
-		case hprof.SubInstanceDump:
-			err = p.directInstance(rd, s)
-		case hprof.SubObjectArrayDump:
-			if s.Pending == 0 {
-				err = p.directObjectArray(rd, s)
-			} else {
-				err = p.directArrayPieces(rd, s)
-			}
-		case hprof.SubPrimitiveArrayDump, hprof.SubPrimitiveArrayNoData:
-			err = p.directPrimitiveArray(s)
-		default:
-			err = p.subItem(rd, s)
-		}
-		if err != nil {
+		if err := p.directSub(rd, s); err != nil {
 			return err
 		}
 		// readTo only at the next offset where it does something: one
@@ -85,6 +75,23 @@ func (p *pass2) singleHeapDump(rd *reader) error {
 			mark = rd.nextMark()
 		}
 	}
+}
+
+// directSub writes sub-record s: an object directly, anything else
+// through its item.
+func (p *pass2) directSub(rd *reader, s *hprof.SubRecord) error {
+	switch s.Tag {
+	case hprof.SubInstanceDump:
+		return p.directInstance(rd, s)
+	case hprof.SubObjectArrayDump:
+		if s.Pending == 0 {
+			return p.directObjectArray(rd, s)
+		}
+		return p.directArrayPieces(rd, s)
+	case hprof.SubPrimitiveArrayDump, hprof.SubPrimitiveArrayNoData:
+		return p.directPrimitiveArray(s)
+	}
+	return p.subItem(rd, s)
 }
 
 // itemsHeapDump is singleHeapDump when objects are dumped twice or heaps

@@ -11,8 +11,9 @@
 # built as users build it (go build, with the committed PGO profile) and
 # run twice under cachegrind with GOGC=off (the collector's background
 # work under valgrind would add noise): with GOMAXPROCS=1, and with its
-# second pass on two goroutines forced (HEAPCRUNCH_PIPELINE=on), whose
-# count is the work of both goroutines. For decrunch INPUT is a BMD file.
+# second pass on two goroutines forced (HEAPCRUNCH_PIPELINE=on, and for
+# crunch HEAPCRUNCH_SPLIT=off: the pipeline, not the spans), whose count is
+# the work of both goroutines. For decrunch INPUT is a BMD file.
 # Prints a line per REV, with each count's change from the first REV, and
 # whether the output (to a file, compared byte for byte) is the first
 # REV's.
@@ -56,7 +57,7 @@ for rev in "$@"; do
     bin="$work/$tool.$rev"
     build "$rev" "$bin"
     one=$(count "$bin" "$work/out.$rev" GOMAXPROCS=1)
-    two=$(count "$bin" "$work/out2.$rev" HEAPCRUNCH_PIPELINE=on)
+    two=$(count "$bin" "$work/out2.$rev" HEAPCRUNCH_PIPELINE=on HEAPCRUNCH_SPLIT=off)
     [[ -n $one && -n $two ]] || { echo "instructions: no count for $rev (did $tool fail?)" >&2; exit 1; }
     cmp -s "$work/out.$rev" "$work/out2.$rev" || { echo "instructions: $rev: one goroutine and two wrote different outputs" >&2; exit 1; }
     same=""

@@ -5,6 +5,7 @@
 # first):
 #
 #   scripts/pgo.sh DUMP.hprof...
+#   TOOLS=crunch scripts/pgo.sh DUMP.hprof...   (one tool's profile only)
 #
 # The committed profiles were made from two dumps, a 4-byte-ID one and a JDK
 # 17 one with 8-byte IDs, the README's "134 MB dump" and big-200m.hprof:
@@ -33,19 +34,23 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 cd "$root"
-for tool in crunch decrunch; do
+for tool in ${TOOLS:-crunch decrunch}; do
   go test -c -o "$work/$tool.test" "./$tool"
   bench=BenchmarkCrunch
   [[ $tool == decrunch ]] && bench=BenchmarkDecrunch
+  # The ways each dump is run: GOMAXPROCS, then HEAPCRUNCH_PIPELINE and
+  # HEAPCRUNCH_SPLIT. With two cores each way is forced, whatever the
+  # VM's cores measure (internal/cores), so that all are in the profile:
+  # crunch's pass 2 split by spans (its way with two free cores) and on
+  # two goroutines in a pipeline (its way where spans cannot be).
+  ways="1:off:off 2:on:off"
+  [[ $tool == crunch ]] && ways="1:off:off 2:off:on 2:on:off"
   n=0
   for dump in "$@"; do
-    for procs in 2 1; do
+    for way in $ways; do
+      IFS=: read -r procs pipeline split <<<"$way"
       n=$((n + 1))
-      # Two cores: the two-goroutine pass forced, whatever the VM's cores
-      # measure (internal/cores), so that both ways are in the profile.
-      pipeline=off
-      ((procs == 2)) && pipeline=on
-      (cd "$tool" && GOMAXPROCS=$procs HEAPCRUNCH_PIPELINE=$pipeline HEAPCRUNCH_BENCH_DUMP="$dump" "$work/$tool.test" \
+      (cd "$tool" && GOMAXPROCS=$procs HEAPCRUNCH_PIPELINE=$pipeline HEAPCRUNCH_SPLIT=$split HEAPCRUNCH_BENCH_DUMP="$dump" "$work/$tool.test" \
         -test.run '^$' -test.bench "^$bench\$" -test.benchtime 6x -test.cpuprofile "$work/$tool.$n.prof" >/dev/null)
     done
   done

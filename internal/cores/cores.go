@@ -84,6 +84,40 @@ func Pipeline(objects uint64) bool {
 	return objects >= minObjects && Pays(Probe())
 }
 
+// SplitEnv names the environment variable that overrides Split.
+const SplitEnv = "HEAPCRUNCH_SPLIT"
+
+// freeLimit is the round trip under which the other core is free: above
+// both bands of a free core (48-75 ns with a shared cache, 282-401 ns
+// without) and below that of a busy one (1,000-1,900 ns).
+const freeLimit = 700 * time.Nanosecond
+
+// Split reports whether a pass over objects objects pays for splitting
+// its work with a goroutine on another core, each working on data of its
+// own (crunch's pass 2 by spans): there is more than one core for Go code
+// (GOMAXPROCS), the pass has minObjects or more, and the other core is
+// free: a cache line goes to another goroutine's thread and back in under
+// freeLimit, whether or not the cores share a cache.
+//
+// The environment variable HEAPCRUNCH_SPLIT overrides the size and the
+// probe: "on" for a split whenever GOMAXPROCS allows, "off" for none.
+func Split(objects uint64) bool {
+	if runtime.GOMAXPROCS(0) < 2 {
+		return false
+	}
+	switch os.Getenv(SplitEnv) {
+	case "on":
+		return true
+	case "off":
+		return false
+	}
+	if objects < minObjects {
+		return false
+	}
+	rt, err := Probe()
+	return err == nil && rt > 0 && rt < freeLimit
+}
+
 // Pays reports whether a probe's result says that two goroutines pay: a
 // round trip measured, above zero (a clock too coarse to measure one
 // says nothing), and under nearLimit.

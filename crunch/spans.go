@@ -1,0 +1,561 @@
+package crunch
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+
+	"github.com/heapcrunch/heapcrunch/bmd"
+	"github.com/heapcrunch/heapcrunch/hprof"
+	"github.com/heapcrunch/heapcrunch/internal/cores"
+)
+
+// Pass 2 by spans, on two goroutines or more. A span is a heap dump record
+// of a mapped dump (a JDK's HEAP DUMP SEGMENTs are a megabyte each). Its
+// objects need, to be written, only what pass 1 built and nothing changes
+// in pass 2: the index, which gives each object its dense ID and each
+// reference its target, and the classes. So another goroutine can write
+// the objects of a span ahead, into runs of object records
+// (bmd.ObjectRun), while pass 2's goroutine writes the records before it.
+// When pass 2's goroutine comes to the span, it adds the runs to the
+// file (bmd.Writer.AddObjects), skips the sub-records they hold, and
+// writes the others itself, one by one, as it writes any sub-record: the
+// sub-records that change pass 2's state (roots, class dumps, heap
+// infos), and objects the other goroutine could not write (a reference
+// to an ID not in the dump, which pass 2 numbers in the order it meets
+// them, an instance of a class not defined yet, an array read in
+// pieces). The file is the same, byte for byte, as written on one
+// goroutine: a run makes the records writing them one by one makes, and
+// a run is added only where what it took for granted holds (its first
+// object ID, the chunk of its records, which classes are defined); else
+// pass 2's goroutine writes its objects itself.
+
+// span is a heap dump record whose objects another goroutine may write:
+// its sub-records from file offset start to end, and pass 1's chunk clock
+// at its start.
+type span struct {
+	rec        hprof.Record
+	start, end int64
+	clock      chunkClock
+}
+
+// minSpanBytes is the smallest heap dump record that is a span: an
+// Android dump's HEAP DUMP SEGMENTs of 4 KiB are written on pass 2's
+// goroutine, where handing them over would cost more than writing them.
+// Tests change it.
+var minSpanBytes int64 = 64 << 10
+
+// addSpan notes the record that segment sg read as a span, if it can be
+// one: a whole record of a mapped file, read without error.
+func (p *pass1) addSpan(sg *segment) {
+	end := sg.rec.Offset + 9 + int64(sg.rec.Length)
+	if p.in.mapped == nil || sg.err != nil || sg.r.Offset() != end || end-sg.start < minSpanBytes {
+		return
+	}
+	p.spans = append(p.spans, span{rec: sg.rec, start: sg.start, end: end, clock: sg.clock})
+}
+
+// pass2Split reports whether pass 2, over objects objects, writes spans
+// on other goroutines (cores.Split); tests change it.
+var pass2Split = cores.Split
+
+// spanPart is a part of a span: a run of object records that another
+// goroutine wrote, or a gap, sub-records that pass 2's goroutine writes.
+type spanPart struct {
+	from, to int64          // its sub-records' file offsets
+	run      *bmd.ObjectRun // nil for a gap
+	tag      hprof.SubTag   // the run's first record's
+	trace    uint32         // the stack trace serial of its records
+	chunk    uint32         // the chunk of its records
+	starts   bool           // its first record starts the chunk
+}
+
+// spanOut is what a goroutine made of a span: its parts, in order.
+type spanOut struct {
+	parts  []spanPart
+	runs   []*bmd.ObjectRun // the runs of parts, reused
+	used   int              // runs in use
+	failed bool             // the mapped file failed: all a gap
+}
+
+// reset empties o for another span.
+func (o *spanOut) reset() {
+	o.parts, o.used, o.failed = o.parts[:0], 0, false
+}
+
+// newRun returns an empty run of objects from ID first.
+func (o *spanOut) newRun(first uint64, st *state) *bmd.ObjectRun {
+	if o.used == len(o.runs) {
+		o.runs = append(o.runs, bmd.NewObjectRun(uint64(len(st.classes)), st.idSize))
+	}
+	r := o.runs[o.used]
+	o.used++
+	r.Reset(first)
+	return r
+}
+
+// spanWorker writes the objects of spans into runs. The state it reads,
+// pass 1's, does not change in pass 2; what it learns it keeps for itself.
+type spanWorker struct {
+	st    *state
+	h     hprof.Header
+	in    *input
+	data  []byte   // the mapped dump
+	plan  []uint32 // by class index, the chunk before which pass 2 defines it
+	seen  recentClasses
+	picks []workerPicks // by class index
+	vals  []uint64
+	s     hprof.SubRecord
+}
+
+// workerPicks are a class's picks, as spanWorker keeps them.
+type workerPicks struct {
+	picks          []fieldPick
+	refsOnly, done bool
+}
+
+// encode writes what it can of span sp into o.
+func (wk *spanWorker) encode(sp *span, o *spanOut) {
+	o.reset()
+	var err error
+	func() {
+		defer guard()()
+		defer wk.in.catchFault(&err)
+		wk.parts(sp, o)
+	}()
+	if err != nil {
+		o.failed = true
+	}
+}
+
+// parts cuts span sp into parts: a run of objects ends where the next
+// object cannot be added to it (a new chunk, another stack trace serial)
+// or is not written here, which starts a gap.
+func (wk *spanWorker) parts(sp *span, o *spanOut) {
+	r, err := hprof.NewSubRecordReader(wk.h, sp.rec, wk.data[sp.start:sp.end], sp.start)
+	if err != nil {
+		o.failed = true
+		return
+	}
+	r.MaxElements = maxArrayWhole
+	clk := sp.clock
+	s := &wk.s
+	var cur *spanPart
+	var self uint64 // the dense ID of the next object, once known
+	for {
+		off := r.Offset()
+		err := r.NextSub(s)
+		if err == io.EOF {
+			return
+		}
+		if err != nil { // the rest is pass 2's goroutine's, which reports it
+			o.gap(cur, off).to = sp.end
+			return
+		}
+		starts := clk.next()
+		object := s.Tag == hprof.SubInstanceDump || s.Tag == hprof.SubObjectArrayDump ||
+			s.Tag == hprof.SubPrimitiveArrayDump || s.Tag == hprof.SubPrimitiveArrayNoData
+		if object && self == 0 {
+			if self, _ = wk.st.known(s.ID); self == 0 {
+				o.gap(cur, off).to = sp.end
+				return
+			}
+		}
+		added := false
+		if object {
+			if cur == nil || cur.run == nil || starts || cur.trace != s.StackTrace {
+				o.parts = append(o.parts, spanPart{from: off, run: o.newRun(self, wk.st), tag: s.Tag, trace: s.StackTrace, chunk: clk.chunk, starts: starts})
+				cur = &o.parts[len(o.parts)-1]
+			}
+			added = wk.add(cur.run, s, clk.chunk)
+			if !added && cur.run.Len() == 0 {
+				o.parts, o.used = o.parts[:len(o.parts)-1], o.used-1
+				cur = nil
+				if len(o.parts) > 0 {
+					cur = &o.parts[len(o.parts)-1]
+				}
+			}
+			self++
+		}
+		if !added {
+			cur = o.gap(cur, off)
+		}
+		for s.Pending > 0 { // an array read in pieces: its elements are the gap's
+			if err := r.NextElements(s, arrayPiece); err != nil {
+				cur.to = sp.end
+				return
+			}
+		}
+		cur.to = r.Offset()
+	}
+}
+
+// gap returns the gap that goes on from cur, or a new one from offset
+// off.
+func (o *spanOut) gap(cur *spanPart, off int64) *spanPart {
+	if cur != nil && cur.run == nil {
+		return cur
+	}
+	o.parts = append(o.parts, spanPart{from: off, to: off})
+	return &o.parts[len(o.parts)-1]
+}
+
+// add adds object s, of chunk chunk, to run, and reports
+// whether it did.
+func (wk *spanWorker) add(run *bmd.ObjectRun, s *hprof.SubRecord, chunk uint32) bool {
+	switch s.Tag {
+	case hprof.SubInstanceDump:
+		return wk.instance(run, s, chunk)
+	case hprof.SubObjectArrayDump:
+		return s.Pending == 0 && wk.objectArray(run, s, chunk)
+	}
+	return run.PrimitiveArray(bmd.Type(s.ElemType), s.Length, s.Tag == hprof.SubPrimitiveArrayNoData)
+}
+
+// instance adds an instance whose values are all references, of a class
+// defined by then.
+func (wk *spanWorker) instance(run *bmd.ObjectRun, s *hprof.SubRecord, chunk uint32) bool {
+	k, ok := wk.classOf(s.ClassID)
+	if !ok {
+		return false
+	}
+	ci := wk.st.classes[k]
+	if ci.chainSize != len(s.Data) || !wk.defined(k, chunk) {
+		return false
+	}
+	pk := wk.picksOf(k)
+	if !pk.refsOnly {
+		return false
+	}
+	vals := wk.vals[:0]
+	for _, f := range pk.picks {
+		var v uint64
+		if wk.st.idSize == 4 {
+			v = uint64(binary.BigEndian.Uint32(s.Data[f.off:]))
+		} else {
+			v = binary.BigEndian.Uint64(s.Data[f.off:])
+		}
+		if v, ok = wk.resolve(v); !ok {
+			return false
+		}
+		vals = append(vals, v)
+	}
+	wk.vals = vals
+	return run.Instance(uint64(k)+1, int64(ci.chainSize), vals)
+}
+
+// objectArray adds an object array whose elements and class are all
+// objects of the dump.
+func (wk *spanWorker) objectArray(run *bmd.ObjectRun, s *hprof.SubRecord, chunk uint32) bool {
+	elems := s.Elements
+	for i, v := range elems {
+		d, ok := wk.resolve(v)
+		if !ok {
+			return false
+		}
+		elems[i] = d
+	}
+	if k, ok := wk.classOf(s.ClassID); ok {
+		return run.ObjectArray(uint64(k)+1, wk.defined(k, chunk), elems)
+	}
+	class, ok := wk.resolve(s.ClassID)
+	return ok && run.ObjectArray(class, false, elems)
+}
+
+// resolve returns the dense ID of object id, if it is an object of the
+// dump (or null): as pass2.obj would, where obj numbers other IDs in the
+// order it meets them.
+func (wk *spanWorker) resolve(id uint64) (uint64, bool) {
+	if o, ok := wk.st.rank.lookup(id); ok {
+		return wk.st.objBase + uint64(o), true
+	}
+	return wk.st.known(id)
+}
+
+// classOf returns the class index of the class with HPROF ID id, if it
+// is one, as reader.classOf does.
+func (wk *spanWorker) classOf(id uint64) (int, bool) {
+	if k, ok := wk.seen.get(id); ok {
+		return int(k), true
+	}
+	o, ok := wk.st.classIndex.lookup(id)
+	if !ok {
+		return 0, false
+	}
+	wk.seen.put(id, int32(o))
+	return int(o), true
+}
+
+// defined reports whether class k is defined when pass 2 writes a record
+// of chunk chunk, as the plan has it: pass 2 defines a class before the
+// chunk of its first need, its dump or an instance of it or of a
+// subclass (planDefinitions). (pass2.fits checks it.)
+func (wk *spanWorker) defined(k int, chunk uint32) bool {
+	return wk.plan[k] <= chunk
+}
+
+// picksOf returns the picks of class k, as state.picks would.
+func (wk *spanWorker) picksOf(k int) *workerPicks {
+	if wk.picks == nil {
+		wk.picks = make([]workerPicks, len(wk.st.classes))
+	}
+	pk := &wk.picks[k]
+	if !pk.done {
+		pk.picks, pk.refsOnly = wk.st.pickFields(k, nil)
+		pk.done = true
+	}
+	return pk
+}
+
+// Span states.
+const (
+	spanFree  = iota // nobody's yet
+	spanAhead        // taken by a goroutine writing it ahead
+	spanDone         // written ahead
+	spanHere         // pass 2's goroutine writes it itself
+)
+
+// splitter hands spans to goroutines that write them ahead, and gives
+// pass 2's goroutine what they wrote, in order.
+type splitter struct {
+	spans  []span
+	states []atomic.Int32
+	outs   []*spanOut      // by span, once done
+	done   []chan struct{} // by span, closed once done
+	free   chan *spanOut   // outputs to fill
+	next   atomic.Int64    // the first span a goroutine may take
+	stop   chan struct{}
+	wg     sync.WaitGroup
+	here   int         // the next span pass 2's goroutine comes to
+	helper *spanWorker // pass 2's goroutine's, writing ahead while it waits
+	mine   *spanOut    // what it writes of a span it takes (spansHere false)
+
+	added, refused int // runs added, and runs written one by one instead (fits)
+}
+
+// Tests set these: newSpanWorker changes each spanWorker made, and
+// splitStopped sees the splitter when pass 2 ends.
+var (
+	newSpanWorker = func(*spanWorker) {}
+	splitStopped  = func(*splitter) {}
+	// spansHere lets pass 2's goroutine write a span no other goroutine
+	// has taken as any other record; without it, it writes the span ahead
+	// itself and adds what it wrote.
+	spansHere = true
+)
+
+// splitWorkers is how many goroutines write spans ahead, beside pass 2's.
+const splitWorkers = 1
+
+// startSplit starts the goroutines that write spans ahead, if pass 2 has
+// spans and the cores for them.
+func (p *pass2) startSplit(in *input, h hprof.Header) {
+	if len(p.spans) == 0 || p.redumps || len(p.drop) > 0 || in.mapped == nil || !pass2Split(p.nObj) {
+		return
+	}
+	sp := &splitter{spans: p.spans, states: make([]atomic.Int32, len(p.spans)), outs: make([]*spanOut, len(p.spans)),
+		done: make([]chan struct{}, len(p.spans)), free: make(chan *spanOut, 2*splitWorkers+2), stop: make(chan struct{})}
+	for i := range sp.done {
+		sp.done[i] = make(chan struct{})
+	}
+	for range cap(sp.free) {
+		sp.free <- new(spanOut)
+	}
+	plan := make([]uint32, len(p.classes))
+	for k, ci := range p.classes {
+		plan[k] = ci.chunk
+	}
+	worker := func() *spanWorker {
+		wk := &spanWorker{st: p.state, h: h, in: in, data: in.mapped, plan: plan}
+		newSpanWorker(wk)
+		return wk
+	}
+	sp.helper = worker()
+	sp.wg.Add(splitWorkers)
+	for range splitWorkers {
+		wk := worker()
+		go func() {
+			defer sp.wg.Done()
+			for {
+				select {
+				case <-sp.stop:
+					return
+				default:
+				}
+				var o *spanOut
+				select {
+				case o = <-sp.free:
+				case <-sp.stop:
+					return
+				}
+				if !sp.ahead(wk, o) {
+					return
+				}
+			}
+		}()
+	}
+	p.split = sp
+}
+
+// stopSplit stops the goroutines writing ahead, and waits for them.
+func (p *pass2) stopSplit() {
+	if p.split != nil {
+		close(p.split.stop)
+		p.split.wg.Wait()
+		splitStopped(p.split)
+	}
+}
+
+// ahead takes the next free span and writes it into o, reporting false if
+// there is none left.
+func (sp *splitter) ahead(wk *spanWorker, o *spanOut) bool {
+	for i := sp.next.Load(); i < int64(len(sp.spans)); i++ {
+		if sp.states[i].CompareAndSwap(spanFree, spanAhead) {
+			sp.next.Store(i + 1)
+			wk.encode(&sp.spans[i], o)
+			sp.outs[i] = o
+			sp.states[i].Store(spanDone)
+			close(sp.done[i])
+			return true
+		}
+	}
+	sp.free <- o
+	return false
+}
+
+// atSpan writes the heap dump record the reader is at the start of, if it
+// is a span written ahead, and reports whether it did. If no goroutine
+// has taken it, pass 2's goroutine takes it, and writes it as any other
+// record; if one is writing it, it waits, writing another span ahead
+// meanwhile if it can.
+func (p *pass2) atSpan(rd *reader) (bool, error) {
+	sp := p.split
+	off := rd.r.Offset()
+	for sp.here < len(sp.spans) && sp.spans[sp.here].start < off {
+		sp.here++ // not met: pass 2 stopped at an error before
+	}
+	if sp.here == len(sp.spans) || sp.spans[sp.here].start != off {
+		return false, nil
+	}
+	i := sp.here
+	sp.here++
+	if sp.states[i].CompareAndSwap(spanFree, spanHere) {
+		if spansHere {
+			return false, nil
+		}
+		if sp.mine == nil {
+			sp.mine = new(spanOut)
+		}
+		sp.helper.encode(&sp.spans[i], sp.mine)
+		return true, p.writeSpan(rd, &sp.spans[i], sp.mine)
+	}
+	for sp.states[i].Load() != spanDone {
+		select {
+		case o := <-sp.free:
+			if !sp.ahead(sp.helper, o) {
+				<-sp.done[i]
+			}
+		case <-sp.done[i]:
+		}
+	}
+	o := sp.outs[i]
+	sp.outs[i] = nil
+	err := p.writeSpan(rd, &sp.spans[i], o)
+	sp.free <- o
+	return true, err
+}
+
+// writeSpan writes span s from what another goroutine made of it, o.
+func (p *pass2) writeSpan(rd *reader, s *span, o *spanOut) error {
+	if o.failed {
+		return p.gap(rd, s.end)
+	}
+	for i := range o.parts {
+		pt := &o.parts[i]
+		if off := rd.r.Offset(); off != pt.from {
+			return fmt.Errorf("crunch: pass 2 at offset %d where a part of the span %d to %d starts at %d", off, s.start, s.end, pt.from)
+		}
+		var err error
+		switch {
+		case pt.run == nil:
+			err = p.gap(rd, pt.to)
+		case p.fits(pt):
+			p.split.added++
+			err = p.addRun(rd, pt)
+		default:
+			p.split.refused++
+			err = p.gap(rd, pt.to)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fits reports whether run pt can be added here: its first object ID is
+// the next, its records are those of the chunk where they are, and the
+// classes it took as defined or not are.
+func (p *pass2) fits(pt *spanPart) bool {
+	starts := p.clock.subs >= chunkSubRecords
+	chunk, subs := p.clock.chunk, p.clock.subs
+	if starts {
+		chunk, subs = chunk+1, 0
+	}
+	n := pt.run.Len()
+	if starts != pt.starts || chunk != pt.chunk || subs+n > chunkSubRecords || pt.run.First() != p.w.NextID() {
+		return false
+	}
+	for idx, defined := range pt.run.Uses() {
+		ci := p.classes[idx-1]
+		if (ci.defined || starts && ci.chunk <= chunk) != defined {
+			return false
+		}
+	}
+	return true
+}
+
+// addRun writes run pt, as writing its objects one by one (beforeObject,
+// objectStart and the record) would.
+func (p *pass2) addRun(rd *reader, pt *spanPart) error {
+	if err := p.beforeObject(pt.tag); err != nil {
+		return err
+	}
+	if err := p.objectStart(0, pt.trace); err != nil {
+		return err
+	}
+	if err := p.w.AddObjects(pt.run); err != nil {
+		return err
+	}
+	p.clock.subs += pt.run.Len() - 1
+	p.subCount[pt.tag]--
+	p.subCount[hprof.SubInstanceDump] += int64(pt.run.Count(bmd.KindInstance))
+	p.subCount[hprof.SubObjectArrayDump] += int64(pt.run.Count(bmd.KindObjectArray))
+	p.subCount[hprof.SubPrimitiveArrayDump] += int64(pt.run.Count(bmd.KindPrimitiveArray))
+	p.subCount[hprof.SubPrimitiveArrayNoData] += int64(pt.run.Count(bmd.KindPrimitiveNoData))
+	if err := rd.r.SkipSubs(pt.to); err != nil {
+		return err
+	}
+	rd.readTo(pt.to)
+	return nil
+}
+
+// gap writes the sub-records from the reader's offset to offset to, one
+// by one.
+func (p *pass2) gap(rd *reader, to int64) error {
+	s := &rd.s
+	for rd.r.Offset() < to {
+		if err := rd.r.NextSub(s); err == io.EOF {
+			return fmt.Errorf("crunch: pass 2 at the end of a heap dump record at %d, before %d", rd.r.Offset(), to)
+		} else if err != nil {
+			return err
+		}
+		if err := p.directSub(rd, s); err != nil {
+			return err
+		}
+	}
+	rd.readTo(to)
+	return nil
+}

@@ -1,0 +1,209 @@
+package crunch
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"testing"
+
+	"github.com/heapcrunch/heapcrunch/hprof"
+	"github.com/heapcrunch/heapcrunch/internal/testutil"
+)
+
+// crunchFile crunches the file at path, mapped, with pass 2 split by
+// spans (every heap dump record of minSpan bytes or more) or on one
+// goroutine, and returns the splitter's counts of runs added and refused.
+func crunchFile(t *testing.T, path string, opt Options, split bool, minSpan int64) (st *Stats, out []byte, err error, added, refused int) {
+	t.Helper()
+	defer func(f func(uint64) bool, m int64) { pass2Split, minSpanBytes = f, m }(pass2Split, minSpanBytes)
+	defer onOneGoroutine(true)()
+	pass2Split = func(uint64) bool { return split }
+	minSpanBytes = minSpan
+	defer func(h bool) { spansHere = h }(spansHere)
+	spansHere = false // every span through a run: the runs' way tested whatever the timing
+	defer func(f func(*splitter)) { splitStopped = f }(splitStopped)
+	splitStopped = func(sp *splitter) { added, refused = sp.added, sp.refused }
+	var buf bytes.Buffer
+	st, err = Crunch(openMapped(t, path), &buf, opt)
+	return st, buf.Bytes(), err, added, refused
+}
+
+// sameSplit checks that the file at path crunched with pass 2 split by
+// spans is the file crunched on one goroutine, byte for byte, with the
+// same Stats, or fails with the same error; it returns the runs added and
+// refused.
+func sameSplit(t *testing.T, path string, opt Options, minSpan int64) (added, refused int) {
+	t.Helper()
+	wantSt, want, wantErr, _, _ := crunchFile(t, path, opt, false, minSpan)
+	st, got, err, added, refused := crunchFile(t, path, opt, true, minSpan)
+	if fmt.Sprint(err) != fmt.Sprint(wantErr) {
+		t.Fatalf("%s %+v: split: error %v; one goroutine: %v", filepath.Base(path), opt, err, wantErr)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("%s %+v: split wrote %d bytes of BMD, which differ from the %d of one goroutine", filepath.Base(path), opt, len(got), len(want))
+	}
+	if err == nil && !reflect.DeepEqual(st, wantSt) {
+		t.Fatalf("%s %+v: split's Stats\n%+v\ndiffer from one goroutine's\n%+v", filepath.Base(path), opt, st, wantSt)
+	}
+	return added, refused
+}
+
+// writeTemp writes data to a file of the test's and returns its path.
+func writeTemp(t *testing.T, name string, data []byte) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// spansDump writes a dump whose heap dump records of about segSize bytes
+// hold what pass 2's split must leave to its goroutine or check: class
+// dumps among the objects, instances of a class before its dump, object
+// arrays of a class before and after its dump, references to IDs not in
+// the dump and to classes, roots and heap infos in the middle, stack
+// trace serials that change, an object array read in pieces, primitive
+// arrays with and without data, an int field (kept with KeepPrimitives),
+// and chunks that end inside records and between them.
+func spansDump(idSize int, segSize int) []byte {
+	var buf bytes.Buffer
+	w, _ := hprof.NewWriter(&buf, hprof.Header{Version: hprof.Version102, IDSize: idSize})
+	w.SegmentSize = segSize
+	enc := w.Encoder()
+	for i, s := range []string{"Node", "next", "prev", "Leaf", "count", "[LNode;", "app", "image", "java.lang.Object"} {
+		w.WriteRecord(hprof.TagString, 0, enc.AppendString(nil, uint64(i+1), []byte(s)))
+	}
+	const object, node, leaf, array = 0x10, 0x20, 0x30, 0x40
+	for i, c := range []struct{ id, name uint64 }{{object, 9}, {node, 1}, {leaf, 4}, {array, 6}} {
+		w.WriteRecord(hprof.TagLoadClass, 0, enc.AppendLoadClass(nil, hprof.LoadClass{Serial: uint32(i + 1), ClassID: c.id, Name: c.name}))
+	}
+	ref := func(id uint64) []byte {
+		if idSize == 4 {
+			return binary.BigEndian.AppendUint32(nil, uint32(id))
+		}
+		return binary.BigEndian.AppendUint64(nil, id)
+	}
+	classDump := func(id, super uint64, fields []hprof.Field) {
+		size := uint32(0)
+		for _, f := range fields {
+			size += uint32(f.Type.Size(idSize))
+		}
+		w.WriteSub(&hprof.SubRecord{Tag: hprof.SubClassDump, ID: id, Class: hprof.ClassDump{ID: id, Super: super, InstanceSize: size, Fields: fields}})
+	}
+	w.BeginHeapDump(hprof.TagHeapDumpSegment, 0)
+	w.WriteSub(&hprof.SubRecord{Tag: hprof.SubRootStickyClass, ID: object})
+	classDump(object, 0, nil)
+	classDump(node, object, []hprof.Field{{Name: 2, Type: hprof.Object}, {Name: 3, Type: hprof.Object}})
+	const n = 12000
+	nodeID := func(i int) uint64 { return 0x100000 + 16*uint64(i) }
+	for i := range n {
+		switch {
+		case i == 3000:
+			classDump(leaf, node, []hprof.Field{{Name: 5, Type: hprof.Int}})
+		case i == 5000:
+			classDump(array, object, nil)
+		case i%997 == 0:
+			w.WriteSub(&hprof.SubRecord{Tag: hprof.SubRootJNIGlobal, ID: nodeID(i), JNIRef: 7})
+		case i%1499 == 0:
+			w.WriteSub(&hprof.SubRecord{Tag: hprof.SubHeapDumpInfo, HeapType: uint32('A' + i%2*('I'-'A')), HeapName: uint64(7 + i%2)})
+		}
+		next, prev := nodeID(i+1), nodeID(i-1)
+		switch {
+		case i%211 == 0:
+			next = 0xdead0000 + uint64(i%5) // not in the dump
+		case i%307 == 0:
+			prev = node // a class
+		case i == n-1:
+			next = 0
+		}
+		trace := uint32(1)
+		if i/2500%2 == 1 {
+			trace = 2
+		}
+		id := nodeID(i)
+		switch {
+		case i%10 == 9: // an array of nodes
+			elems := []uint64{prev, 0, next}
+			if i == 7009 {
+				elems = make([]uint64, arrayPiece+5) // read in pieces
+				elems[arrayPiece] = prev
+			}
+			w.WriteSub(&hprof.SubRecord{Tag: hprof.SubObjectArrayDump, ID: id, StackTrace: trace, ClassID: array, Elements: elems})
+		case i%10 == 8:
+			tag := hprof.SubPrimitiveArrayDump
+			if i%20 == 8 {
+				tag = hprof.SubPrimitiveArrayNoData
+			}
+			w.WriteSub(&hprof.SubRecord{Tag: tag, ID: id, StackTrace: trace, ElemType: hprof.Char, Length: uint32(i % 300), Data: make([]byte, 2*(i%300))})
+		case i%10 == 7 || i == 2500: // leaves, some before their class dump
+			data := append(binary.BigEndian.AppendUint32(nil, uint32(i)), ref(next)...)
+			w.WriteSub(&hprof.SubRecord{Tag: hprof.SubInstanceDump, ID: id, StackTrace: trace, ClassID: leaf, Data: append(data, ref(prev)...)})
+		default:
+			w.WriteSub(&hprof.SubRecord{Tag: hprof.SubInstanceDump, ID: id, StackTrace: trace, ClassID: node, Data: append(ref(next), ref(prev)...)})
+		}
+	}
+	w.EndHeapDump()
+	w.Flush()
+	return buf.Bytes()
+}
+
+// TestSplitSameFile: pass 2 split by spans writes the file pass 2 writes
+// on one goroutine, byte for byte, with the same Stats, or fails with the
+// same error: on spansDump's records of 4 KiB to 1 MiB, with 4- and
+// 8-byte IDs and the options that keep more, whole, cut short and with
+// bytes changed; on the fixtures and the corpus's dumps. Most objects go
+// in runs; some runs are refused.
+func TestSplitSameFile(t *testing.T) {
+	options := []Options{{}, {KeepPrimitives: true, KeepStrings: true}, {Profile: "leak"}}
+	for _, idSize := range []int{4, 8} {
+		for _, seg := range []int{4 << 10, 64 << 10, 1 << 20} {
+			data := spansDump(idSize, seg)
+			path := writeTemp(t, "spans.hprof", data)
+			for _, opt := range options {
+				added, refused := sameSplit(t, path, opt, 1)
+				if added == 0 || refused != 0 {
+					t.Errorf("%d-byte IDs, segments of %d, %+v: %d runs added, %d refused, want some and none", idSize, seg, opt, added, refused)
+				}
+			}
+			for _, at := range []int{len(data) / 3, len(data) / 2, len(data) - 100} {
+				bad := bytes.Clone(data)
+				bad[at] ^= 0x5a
+				sameSplit(t, writeTemp(t, "bad.hprof", bad), Options{}, 1)
+				sameSplit(t, writeTemp(t, "cut.hprof", data[:at]), Options{}, 1)
+			}
+		}
+	}
+	dumps := testutil.SmallDumps(t, "sample.hprof.gz", "sample32.hprof.gz", "sample-align16.hprof.gz", "sample-nocoops.hprof.gz", "secrets.hprof.gz")
+	for _, p := range testutil.CorpusHPROFs(t) {
+		dumps[filepath.Base(p)] = testutil.ReadAll(t, p)
+	}
+	for name, data := range dumps {
+		path := writeTemp(t, "dump.hprof", data)
+		added, _ := sameSplit(t, path, Options{}, 1)
+		sameSplit(t, path, Options{Profile: "leak", DropHeaps: []string{"zygote"}}, 1)
+		t.Logf("%s: %d runs added", name, added)
+	}
+}
+
+// TestSplitRefused: a run whose records were written on what the plan
+// tells but which does not hold when pass 2 comes to it (here every class
+// taken as defined from the start, or never) is refused, and its objects
+// written one by one: the same file.
+func TestSplitRefused(t *testing.T) {
+	path := writeTemp(t, "spans.hprof", spansDump(4, 64<<10))
+	for _, chunk := range []uint32{0, noChunk} {
+		defer func(f func(*spanWorker)) { newSpanWorker = f }(newSpanWorker)
+		newSpanWorker = func(wk *spanWorker) {
+			wk.plan = slices.Repeat([]uint32{chunk}, len(wk.plan))
+		}
+		added, refused := sameSplit(t, path, Options{}, 1)
+		if refused == 0 || added == 0 {
+			t.Errorf("classes taken as defined from chunk %d: %d runs added, %d refused", chunk, added, refused)
+		}
+	}
+}
