@@ -338,11 +338,16 @@ func (w *Writer) checkUse(u *classUse) error {
 }
 
 // appendUvarint appends v as a varint, a byte in place for the usual
-// small value.
+// small value. (Small enough to inline.)
 func appendUvarint(buf []byte, v uint64) []byte {
 	if v < 0x80 {
 		return append(buf, byte(v))
 	}
+	return appendLongUvarint(buf, v)
+}
+
+// appendLongUvarint is appendUvarint of a value of two bytes or more.
+func appendLongUvarint(buf []byte, v uint64) []byte {
 	return protowire.AppendVarint(buf, v)
 }
 

@@ -215,7 +215,7 @@ func (wk *spanWorker) add(run *bmd.ObjectRun, s *hprof.SubRecord, chunk uint32) 
 }
 
 // instance adds an instance whose values are all references, of a class
-// defined by then.
+// defined by then. Its loops are directInstance's, lookup inlined.
 func (wk *spanWorker) instance(run *bmd.ObjectRun, s *hprof.SubRecord, chunk uint32) bool {
 	k, ok := wk.classOf(s.ClassID)
 	if !ok {
@@ -229,20 +229,36 @@ func (wk *spanWorker) instance(run *bmd.ObjectRun, s *hprof.SubRecord, chunk uin
 	if !pk.refsOnly {
 		return false
 	}
-	vals := wk.vals[:0]
-	for _, f := range pk.picks {
-		var v uint64
-		if wk.st.idSize == 4 {
-			v = uint64(binary.BigEndian.Uint32(s.Data[f.off:]))
-		} else {
-			v = binary.BigEndian.Uint64(s.Data[f.off:])
-		}
-		if v, ok = wk.resolve(v); !ok {
-			return false
-		}
-		vals = append(vals, v)
+	if cap(wk.vals) < len(pk.picks) {
+		wk.vals = make([]uint64, len(pk.picks))
 	}
-	wk.vals = vals
+	vals := wk.vals[:len(pk.picks)]
+	x, base := wk.st.rank, wk.st.objBase
+	if wk.st.idSize == 4 {
+		for i := range pk.picks {
+			v := uint64(binary.BigEndian.Uint32(s.Data[pk.picks[i].off:]))
+			if v != 0 {
+				if o, ok := x.lookup(v); ok {
+					v = base + uint64(o)
+				} else if v, ok = wk.st.known(v); !ok {
+					return false
+				}
+			}
+			vals[i] = v
+		}
+	} else {
+		for i := range pk.picks {
+			v := binary.BigEndian.Uint64(s.Data[pk.picks[i].off:])
+			if v != 0 {
+				if o, ok := x.lookup(v); ok {
+					v = base + uint64(o)
+				} else if v, ok = wk.st.known(v); !ok {
+					return false
+				}
+			}
+			vals[i] = v
+		}
+	}
 	return run.Instance(uint64(k)+1, int64(ci.chainSize), vals)
 }
 
@@ -250,12 +266,15 @@ func (wk *spanWorker) instance(run *bmd.ObjectRun, s *hprof.SubRecord, chunk uin
 // objects of the dump.
 func (wk *spanWorker) objectArray(run *bmd.ObjectRun, s *hprof.SubRecord, chunk uint32) bool {
 	elems := s.Elements
+	x, base := wk.st.rank, wk.st.objBase
 	for i, v := range elems {
-		d, ok := wk.resolve(v)
-		if !ok {
-			return false
+		if v != 0 {
+			if o, ok := x.lookup(v); ok {
+				elems[i] = base + uint64(o)
+			} else if elems[i], ok = wk.st.known(v); !ok {
+				return false
+			}
 		}
-		elems[i] = d
 	}
 	if k, ok := wk.classOf(s.ClassID); ok {
 		return run.ObjectArray(uint64(k)+1, wk.defined(k, chunk), elems)
