@@ -47,13 +47,13 @@ umask; a replaced one keeps its own.
 Cores: the second pass uses a second core only where that pays: more
 than one core for Go (GOMAXPROCS), 262,144 objects or more, and the
 other core free. A dump read from a file (not standard input) whose heap
-dump records are 64 KiB or more, as a JDK writes them, is split: another
-goroutine writes the objects of records ahead, if a cache line goes to
-the other core and back in under 700 ns (else the other one is busy).
-Otherwise two goroutines share the work in a pipeline, if the line comes
-back in under 150 ns (the cores share a cache). The BMD file is the same
-either way. HEAPCRUNCH_SPLIT=on or off forces the split or none, and
-HEAPCRUNCH_PIPELINE=on or off the pipeline or one goroutine.
+dump records are 64 KiB or more, as a JDK writes them, is split: the
+other core writes the objects of records ahead, if a cache line goes to
+it and back in under 700 ns (else it is busy). Otherwise reading and
+writing share the work in a pipeline, if the line comes back in under
+150 ns (the cores share a cache). The BMD file is the same either way.
+HEAPCRUNCH_SPLIT=on or off forces the split or none, and
+HEAPCRUNCH_PIPELINE=on or off the pipeline or one core.
 
 Exit codes: 0 done; 1 bad input or failed conversion (no output file is
 left behind); 2 usage error; 128+N ended by signal N, after removing temporary
