@@ -32,8 +32,8 @@ type ObjectRun struct {
 	ends  []uint32 // where each record ends in buf
 	hprof []uint64 // HPROF bytes of the records up to each one's end
 
-	uses []classUse // the class indexes the records name, each once
-	seen []uint32   // per class index, 1 + its place in uses, or 0
+	uses  []classUse  // the class indexes the records name, each once
+	table *classTable // finds them in uses, shared with its siblings
 
 	count, bytes [4]uint64 // records and bytes, by kind (kindSlot)
 }
@@ -50,16 +50,39 @@ type classUse struct {
 	arrayDefd int8  // an array names it: -1 no, 0 as undefined, 1 as defined
 }
 
+// classTable finds, for one run at a time (its owner), the place in its
+// uses of each class index its records name: a slot per class of the
+// file. Runs filled one after the other share one (ObjectRun.Sibling):
+// with a table each, a span cut into many short runs (objects of as many
+// stack trace serials, or each between two roots) took 4 bytes per class
+// of the file for each run, hundreds of megabytes.
+type classTable struct {
+	seen  []uint32   // per class index, 1 + its place in owner's uses, or 0
+	owner *ObjectRun // the run whose uses seen holds, or nil
+}
+
 // NewObjectRun returns an empty ObjectRun for a Writer whose metadata has
 // the given class count and identifier size.
 func NewObjectRun(classes uint64, idSize int) *ObjectRun {
-	return &ObjectRun{classes: classes, idSize: idSize}
+	return &ObjectRun{classes: classes, idSize: idSize, table: new(classTable)}
+}
+
+// Sibling returns an empty ObjectRun for the same Writer as r, which
+// shares r's table of the classes a run's records name: a run and its
+// siblings are filled on one goroutine (records are added to one at a
+// time), where a table of their own would take 4 bytes per class of the
+// file each.
+func (r *ObjectRun) Sibling() *ObjectRun {
+	return &ObjectRun{classes: r.classes, idSize: r.idSize, table: r.table}
 }
 
 // Reset empties the run, its first record to take object ID first.
 func (r *ObjectRun) Reset(first uint64) {
-	for _, u := range r.uses {
-		r.seen[u.idx] = 0
+	if t := r.table; t.owner == r {
+		for _, u := range r.uses {
+			t.seen[u.idx] = 0
+		}
+		t.owner = nil
 	}
 	r.first = first
 	r.buf, r.ends, r.hprof, r.uses = r.buf[:0], r.ends[:0], r.hprof[:0], r.uses[:0]
@@ -112,20 +135,39 @@ func (r *ObjectRun) use(idx uint64) *classUse {
 		return u
 	}
 	r.uses = append(r.uses, classUse{idx: idx, arrayDefd: -1})
-	r.seen[idx] = uint32(len(r.uses))
+	r.table.seen[idx] = uint32(len(r.uses))
 	return &r.uses[len(r.uses)-1]
 }
 
 // used returns the classUse of class index idx, or nil if the run has
 // none.
 func (r *ObjectRun) used(idx uint64) *classUse {
-	if r.seen == nil {
-		r.seen = make([]uint32, r.classes+1)
+	t := r.table
+	if t.owner != r {
+		r.own()
 	}
-	if e := r.seen[idx]; e != 0 {
+	if e := t.seen[idx]; e != 0 {
 		return &r.uses[e-1]
 	}
 	return nil
+}
+
+// own makes the run its table's owner: the slots of the owner before
+// emptied, its own filled.
+func (r *ObjectRun) own() {
+	t := r.table
+	if t.seen == nil {
+		t.seen = make([]uint32, r.classes+1)
+	}
+	if o := t.owner; o != nil {
+		for _, u := range o.uses {
+			t.seen[u.idx] = 0
+		}
+	}
+	for i, u := range r.uses {
+		t.seen[u.idx] = uint32(i + 1)
+	}
+	t.owner = r
 }
 
 // Instance adds an INSTANCE of class index class, defined when the run is

@@ -3,6 +3,7 @@ package bmd_test
 import (
 	"bytes"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -228,5 +229,57 @@ func TestAddObjectsChecks(t *testing.T) {
 	}
 	if r.Len() != 2 {
 		t.Errorf("the run holds %d records, want 2", r.Len())
+	}
+}
+
+// TestObjectRunSiblings: runs that share a table of classes (Sibling)
+// keep what each took for granted apart, filled in any order, and share
+// it: a thousand siblings of a run for a million classes allocate a
+// table once, not once each.
+func TestObjectRunSiblings(t *testing.T) {
+	a := bmd.NewObjectRun(5, 4)
+	a.Reset(10)
+	b := a.Sibling()
+	b.Reset(20)
+	if !a.Instance(1, 8, []uint64{0, 0}) || !b.Instance(1, 4, []uint64{0}) {
+		t.Fatal("an instance of class 1 refused by a new run")
+	}
+	// Back to a, then to b: each keeps its own layout of class 1.
+	if a.Instance(1, 4, []uint64{0}) || !a.Instance(1, 8, []uint64{0, 0}) {
+		t.Error("run a, back from its sibling, forgot the layout it took for class 1")
+	}
+	if b.Instance(1, 8, []uint64{0, 0}) || !b.Instance(1, 4, []uint64{0}) {
+		t.Error("run b, back from its sibling, forgot the layout it took for class 1")
+	}
+	if !a.ObjectArray(3, true, nil) || !b.ObjectArray(3, false, nil) || a.ObjectArray(3, false, nil) || b.ObjectArray(3, true, nil) {
+		t.Error("siblings took class 3 as defined and not, each for itself, and kept it")
+	}
+	b.Reset(30) // emptied: takes class 1 anew
+	if !b.Instance(1, 8, []uint64{0, 0}) || a.Instance(1, 4, []uint64{0}) {
+		t.Error("after Reset of its sibling, a run takes a layout again or forgets its own")
+	}
+	var uses [][2]any
+	for idx, defd := range a.Uses() {
+		uses = append(uses, [2]any{idx, defd})
+	}
+	if len(uses) != 2 || uses[0] != [2]any{uint64(1), true} || uses[1] != [2]any{uint64(3), true} {
+		t.Errorf("a's uses: %v", uses)
+	}
+
+	const classes = 1 << 20
+	first := bmd.NewObjectRun(classes, 4)
+	first.Reset(1)
+	first.Instance(classes, 4, []uint64{0})
+	var ms0, ms1 runtime.MemStats
+	runtime.ReadMemStats(&ms0)
+	runs := make([]*bmd.ObjectRun, 1000)
+	for i := range runs {
+		runs[i] = first.Sibling()
+		runs[i].Reset(uint64(i) + 2)
+		runs[i].Instance(uint64(i)+1, 4, []uint64{0})
+	}
+	runtime.ReadMemStats(&ms1)
+	if got := ms1.TotalAlloc - ms0.TotalAlloc; got > 8<<20 {
+		t.Errorf("1000 sibling runs of one instance each, for %d classes, allocated %d bytes", classes, got)
 	}
 }

@@ -85,10 +85,16 @@ func (o *spanOut) reset() {
 	o.parts, o.used, o.failed = o.parts[:0], 0, false
 }
 
-// newRun returns an empty run of objects from ID first.
+// newRun returns an empty run of objects from ID first. The runs of o,
+// filled one after the other, share one table of classes
+// (bmd.ObjectRun.Sibling).
 func (o *spanOut) newRun(first uint64, st *state) *bmd.ObjectRun {
 	if o.used == len(o.runs) {
-		o.runs = append(o.runs, bmd.NewObjectRun(uint64(len(st.classes)), st.idSize))
+		if o.used == 0 {
+			o.runs = append(o.runs, bmd.NewObjectRun(uint64(len(st.classes)), st.idSize))
+		} else {
+			o.runs = append(o.runs, o.runs[0].Sibling())
+		}
 	}
 	r := o.runs[o.used]
 	o.used++
