@@ -154,10 +154,11 @@ func (wk *spanWorker) parts(sp *span, o *spanOut) {
 		off := r.Offset()
 		err := r.NextSub(s)
 		if err == io.EOF {
+			o.settle()
 			return
 		}
 		if err != nil { // the rest is pass 2's goroutine's, which reports it
-			o.gap(cur, off).to = sp.end
+			o.gap(off).to = sp.end
 			return
 		}
 		starts := clk.next()
@@ -165,13 +166,14 @@ func (wk *spanWorker) parts(sp *span, o *spanOut) {
 			s.Tag == hprof.SubPrimitiveArrayDump || s.Tag == hprof.SubPrimitiveArrayNoData
 		if object && self == 0 {
 			if self, _ = wk.st.known(s.ID); self == 0 {
-				o.gap(cur, off).to = sp.end
+				o.gap(off).to = sp.end
 				return
 			}
 		}
 		added := false
 		if object {
 			if cur == nil || cur.run == nil || starts || cur.trace != s.StackTrace {
+				o.settle()
 				o.parts = append(o.parts, spanPart{from: off, run: o.newRun(self, wk.st), tag: s.Tag, trace: s.StackTrace, chunk: clk.chunk, starts: starts})
 				cur = &o.parts[len(o.parts)-1]
 			}
@@ -186,7 +188,7 @@ func (wk *spanWorker) parts(sp *span, o *spanOut) {
 			self++
 		}
 		if !added {
-			cur = o.gap(cur, off)
+			cur = o.gap(off)
 		}
 		for s.Pending > 0 { // an array read in pieces: its elements are the gap's
 			if err := r.NextElements(s, arrayPiece); err != nil {
@@ -198,14 +200,39 @@ func (wk *spanWorker) parts(sp *span, o *spanOut) {
 	}
 }
 
-// gap returns the gap that goes on from cur, or a new one from offset
-// off.
-func (o *spanOut) gap(cur *spanPart, off int64) *spanPart {
-	if cur != nil && cur.run == nil {
-		return cur
+// gap returns the gap that goes on from the last part, or a new one from
+// offset off.
+func (o *spanOut) gap(off int64) *spanPart {
+	o.settle()
+	if n := len(o.parts); n > 0 && o.parts[n-1].run == nil {
+		return &o.parts[n-1]
 	}
 	o.parts = append(o.parts, spanPart{from: off, to: off})
 	return &o.parts[len(o.parts)-1]
+}
+
+// minRunRecords is the fewest records a run holds: a shorter one is
+// written by pass 2's goroutine, in a gap. A run costs its ObjectRun and
+// its part, some 500 bytes: a span cut into runs of one record each (each
+// object of its own stack trace serial) took 500 MB where pass 2 on one
+// goroutine took 25 (a 32 MiB span of 33-byte instances). Tests change
+// it.
+var minRunRecords = 16
+
+// settle turns the last part, once complete, into a gap if it is a run
+// of fewer than minRunRecords records, one with the gap before it.
+func (o *spanOut) settle() {
+	n := len(o.parts)
+	if n == 0 || o.parts[n-1].run == nil || o.parts[n-1].run.Len() >= minRunRecords {
+		return
+	}
+	o.used-- // its run is the last one used
+	if n > 1 && o.parts[n-2].run == nil {
+		o.parts[n-2].to = o.parts[n-1].to
+		o.parts = o.parts[:n-1]
+		return
+	}
+	o.parts[n-1].run = nil
 }
 
 // add adds object s, of chunk chunk, to run, and reports

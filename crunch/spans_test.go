@@ -15,6 +15,10 @@ import (
 	"github.com/heapcrunch/heapcrunch/internal/testutil"
 )
 
+// testMinRun is minRunRecords for crunchFile: runs of any length, so
+// that all go through pass2.fits and Writer.AddObjects.
+var testMinRun = 1
+
 // crunchFile crunches the file at path, mapped, with pass 2 split by
 // spans (every heap dump record of minSpan bytes or more) or on one
 // goroutine, and returns the splitter's counts of runs added and refused.
@@ -24,6 +28,8 @@ func crunchFile(t *testing.T, path string, opt Options, split bool, minSpan int6
 	defer onOneGoroutine(true)()
 	pass2Split = func(uint64) bool { return split }
 	minSpanBytes = minSpan
+	defer func(m int) { minRunRecords = m }(minRunRecords)
+	minRunRecords = testMinRun
 	defer func(h bool) { spansHere = h }(spansHere)
 	spansHere = false // every span through a run: the runs' way tested whatever the timing
 	defer func(f func(*splitter)) { splitStopped = f }(splitStopped)
@@ -210,12 +216,12 @@ func TestSplitRefused(t *testing.T) {
 }
 
 // manyRunsDump writes a dump of classes classes, each with one object
-// field, and objects instances in one heap dump record, each of its own
-// stack trace serial: each a run of its own.
-func manyRunsDump(classes, objects int) []byte {
+// field, and objects instances in one heap dump record, perTrace of each
+// stack trace serial: runs of perTrace records.
+func manyRunsDump(classes, objects, perTrace int) []byte {
 	var buf bytes.Buffer
 	w, _ := hprof.NewWriter(&buf, hprof.Header{Version: hprof.Version102, IDSize: 8})
-	w.SegmentSize = 1 << 20
+	w.SegmentSize = 4 << 20
 	enc := w.Encoder()
 	w.WriteRecord(hprof.TagString, 0, enc.AppendString(nil, 1, []byte("f")))
 	classID := func(i int) uint64 { return 0x100000 + 16*uint64(i) }
@@ -235,34 +241,45 @@ func manyRunsDump(classes, objects int) []byte {
 		if i == objects-1 {
 			next = 0
 		}
-		w.WriteSub(&hprof.SubRecord{Tag: hprof.SubInstanceDump, ID: objID(i), StackTrace: uint32(i + 1), ClassID: classID(i % classes), Data: binary.BigEndian.AppendUint64(nil, next)})
+		w.WriteSub(&hprof.SubRecord{Tag: hprof.SubInstanceDump, ID: objID(i), StackTrace: uint32(i/perTrace + 1), ClassID: classID(i % classes), Data: binary.BigEndian.AppendUint64(nil, next)})
 	}
 	w.EndHeapDump()
 	w.Flush()
 	return buf.Bytes()
 }
 
-// TestSplitManyRuns: a span cut into thousands of runs (objects of as
-// many stack trace serials) gives the same file, and its runs share a
-// table of the classes: with one each (4 bytes per class of the dump),
-// 6,000 runs of a dump of 4,000 classes allocated 96 MB more than pass 2
-// on one goroutine, and 25,000 runs a span of a dump of 20,000 classes
-// took gigabytes.
+// TestSplitManyRuns: a span cut into many runs gives the same file, in a
+// memory that does not grow with their number times the classes, nor
+// much with their number. A run of fewer than minRunRecords records (here
+// each object of its own stack trace serial) is left to pass 2's
+// goroutine: with an ObjectRun each, 100,000 runs of a 3 MB span
+// allocated 60 MB more than one goroutine (1,000,000 runs of a 32 MiB span
+// took 500 MB). Longer runs share a table of the classes
+// (4 bytes per class of the dump): with one each, 1,000 runs of a dump of
+// 20,000 classes allocated 80 MB more.
 func TestSplitManyRuns(t *testing.T) {
-	path := writeTemp(t, "runs.hprof", manyRunsDump(4000, 6000))
-	allocated := func(split bool) uint64 {
-		var ms0, ms1 runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&ms0)
-		crunchFile(t, path, Options{}, split, 1)
-		runtime.ReadMemStats(&ms1)
-		return ms1.TotalAlloc - ms0.TotalAlloc
-	}
-	if added, refused := sameSplit(t, path, Options{}, 1); added < 6000 || refused != 0 {
-		t.Errorf("%d runs added, %d refused; want 6000 or more, and none", added, refused)
-	}
-	one, split := allocated(false), allocated(true)
-	if split > one+16<<20 {
-		t.Errorf("split by spans, crunch allocated %d bytes, %d more than on one goroutine", split, split-one)
+	defer func(m int) { testMinRun = m }(testMinRun)
+	testMinRun = 16
+	for _, c := range []struct{ classes, objects, perTrace, minAdded int }{
+		{100, 100000, 1, 0},
+		{20000, 16000, 16, 1000},
+	} {
+		path := writeTemp(t, "runs.hprof", manyRunsDump(c.classes, c.objects, c.perTrace))
+		allocated := func(split bool) uint64 {
+			var ms0, ms1 runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&ms0)
+			crunchFile(t, path, Options{}, split, 1)
+			runtime.ReadMemStats(&ms1)
+			return ms1.TotalAlloc - ms0.TotalAlloc
+		}
+		added, refused := sameSplit(t, path, Options{}, 1)
+		if added < c.minAdded || refused != 0 {
+			t.Errorf("%+v: %d runs added, %d refused; want %d or more, and none", c, added, refused, c.minAdded)
+		}
+		one, split := allocated(false), allocated(true)
+		if split > one+16<<20 {
+			t.Errorf("%+v: split by spans, crunch allocated %d bytes, %d more than on one goroutine", c, split, split-one)
+		}
 	}
 }
