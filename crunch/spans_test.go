@@ -22,7 +22,7 @@ var testMinRun = 1
 // crunchFile crunches the file at path, mapped, with pass 2 split by
 // spans (every heap dump record of minSpan bytes or more) or on one
 // goroutine, and returns the splitter's counts of runs added and refused.
-func crunchFile(t *testing.T, path string, opt Options, split bool, minSpan int64) (st *Stats, out []byte, err error, added, refused int) {
+func crunchFile(t *testing.T, path string, opt Options, split bool, minSpan int64) (st *Stats, out []byte, added, refused int, err error) {
 	t.Helper()
 	defer func(f func(uint64) bool, m int64) { pass2Split, minSpanBytes = f, m }(pass2Split, minSpanBytes)
 	defer onOneGoroutine(true)()
@@ -36,7 +36,7 @@ func crunchFile(t *testing.T, path string, opt Options, split bool, minSpan int6
 	splitStopped = func(sp *splitter) { added, refused = sp.added, sp.refused }
 	var buf bytes.Buffer
 	st, err = Crunch(openMapped(t, path), &buf, opt)
-	return st, buf.Bytes(), err, added, refused
+	return st, buf.Bytes(), added, refused, err
 }
 
 // sameSplit checks that the file at path crunched with pass 2 split by
@@ -45,8 +45,8 @@ func crunchFile(t *testing.T, path string, opt Options, split bool, minSpan int6
 // refused.
 func sameSplit(t *testing.T, path string, opt Options, minSpan int64) (added, refused int) {
 	t.Helper()
-	wantSt, want, wantErr, _, _ := crunchFile(t, path, opt, false, minSpan)
-	st, got, err, added, refused := crunchFile(t, path, opt, true, minSpan)
+	wantSt, want, _, _, wantErr := crunchFile(t, path, opt, false, minSpan)
+	st, got, added, refused, err := crunchFile(t, path, opt, true, minSpan)
 	if fmt.Sprint(err) != fmt.Sprint(wantErr) {
 		t.Fatalf("%s %+v: split: error %v; one goroutine: %v", filepath.Base(path), opt, err, wantErr)
 	}
