@@ -41,17 +41,26 @@ type span struct {
 	clock      chunkClock
 }
 
-// minSpanBytes is the smallest heap dump record that is a span: an
-// Android dump's HEAP DUMP SEGMENTs of 4 KiB are written on pass 2's
-// goroutine, where handing them over would cost more than writing them.
-// Tests change it.
-var minSpanBytes int64 = 64 << 10
+// minSpanBytes and maxSpanBytes bound the heap dump records that are
+// spans. An Android dump's HEAP DUMP SEGMENTs of 4 KiB are written on
+// pass 2's goroutine, where handing them over would cost more than
+// writing them. A record larger than 4 MiB is too: the spans written
+// ahead hold their pages of the mapped dump and their runs until pass 2's
+// goroutine comes to them, and with genhprof's records of 32 MiB crunch
+// took 175 MB where one goroutine takes 38 (3.2 M objects, a budget of
+// 101 MB: scripts/scale.sh). A JDK writes records of 1 MB. Tests change
+// minSpanBytes.
+var (
+	minSpanBytes int64 = 64 << 10
+	maxSpanBytes int64 = 4 << 20
+)
 
 // addSpan notes the record that segment sg read as a span, if it can be
-// one: a whole record of a mapped file, read without error.
+// one: a whole record of a mapped file, read without error, of
+// minSpanBytes to maxSpanBytes.
 func (p *pass1) addSpan(sg *segment) {
 	end := sg.rec.Offset + 9 + int64(sg.rec.Length)
-	if p.in.mapped == nil || sg.err != nil || sg.r.Offset() != end || end-sg.start < minSpanBytes {
+	if n := end - sg.start; p.in.mapped == nil || sg.err != nil || sg.r.Offset() != end || n < minSpanBytes || n > maxSpanBytes {
 		return
 	}
 	p.spans = append(p.spans, span{rec: sg.rec, start: sg.start, end: end, clock: sg.clock})
