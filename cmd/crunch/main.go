@@ -44,14 +44,13 @@ is never the input, also through links or redirections (< in.hprof,
 >> in.hprof), even with --force. A new file's permissions follow the
 umask; a replaced one keeps its own.
 
-Cores: the second pass uses a second core only where that pays: more
-than one core for Go (GOMAXPROCS), 262,144 objects or more, and the
-other core free. A dump read from a file (not standard input) whose heap
-dump records are 64 KiB or more, as a JDK writes them, is split: the
-other core writes the objects of records ahead, if a cache line goes to
-it and back in under 700 ns (else it is busy). Otherwise reading and
-writing share the work in a pipeline, if the line comes back in under
-150 ns (the cores share a cache). The BMD file is the same either way.
+Cores: the second pass uses a second core where that pays: more than
+one core for Go (GOMAXPROCS) and 262,144 objects or more. A dump whose
+heap dump records are 64 KiB to 4 MiB, as a JDK writes them, is split:
+the other core writes the objects of records ahead. Otherwise reading
+and writing share the work in a pipeline, if a cache line measured to go
+to the other core and back takes under 150 ns (the cores share a cache,
+and the other one is not busy). The BMD file is the same either way.
 HEAPCRUNCH_SPLIT=on or off forces the split or none, and
 HEAPCRUNCH_PIPELINE=on or off the pipeline or one core.
 
