@@ -2,7 +2,7 @@ package bmd
 
 import (
 	"iter"
-	"slices"
+	"sort"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -120,9 +120,6 @@ func (r *ObjectRun) Uses() iter.Seq2[uint64, bool] {
 
 // Len returns the number of records in the run.
 func (r *ObjectRun) Len() int { return len(r.ends) }
-
-// Bytes returns the size of the records in the run.
-func (r *ObjectRun) Bytes() int { return len(r.buf) }
 
 // self returns the object ID of the next record.
 func (r *ObjectRun) self() uint64 { return r.first + uint64(len(r.ends)) }
@@ -308,9 +305,8 @@ func (w *Writer) AddObjects(r *ObjectRun) error {
 		if w.inObjects {
 			// The run ends after the first record that takes it to
 			// maxRunBytes, as end does.
-			base := r.start(i)
-			room := uint32(maxRunBytes - len(w.buf))
-			j = i + min(j-i, sortSearch(r.ends[i:], func(e uint32) bool { return e-base >= room }))
+			base, room := r.start(i), uint32(maxRunBytes-len(w.buf))
+			j = i + sort.Search(j-i, func(k int) bool { return r.ends[i+k]-base >= room })
 		}
 		w.buf = append(w.buf, r.buf[r.start(i):r.ends[j]]...)
 		n := uint64(j + 1 - i)
@@ -347,18 +343,6 @@ func (r *ObjectRun) hprofBetween(i, j int) uint64 {
 		return r.hprof[j]
 	}
 	return r.hprof[j] - r.hprof[i-1]
-}
-
-// sortSearch returns the first index of ends for which f is true, or
-// len(ends) - 1 if none is (f is false, then true, along ends).
-func sortSearch(ends []uint32, f func(uint32) bool) int {
-	i, _ := slices.BinarySearchFunc(ends, true, func(e uint32, _ bool) int {
-		if f(e) {
-			return 1
-		}
-		return -1
-	})
-	return min(i, len(ends)-1)
 }
 
 // checkUse checks what a run took for granted of a class against the
