@@ -283,3 +283,20 @@ func TestSplitManyRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestSplitMaxSpan: a heap dump record larger than maxSpanBytes is not a
+// span (the runs written ahead of such records held too much memory):
+// pass 2's goroutine writes it, and the file is the same.
+func TestSplitMaxSpan(t *testing.T) {
+	defer func(m int64) { maxSpanBytes = m }(maxSpanBytes)
+	maxSpanBytes = 512 << 10
+	for _, c := range []struct {
+		seg    int
+		splits bool
+	}{{1 << 20, false}, {64 << 10, true}} {
+		path := writeTemp(t, "spans.hprof", spansDump(4, c.seg))
+		if added, _ := sameSplit(t, path, Options{}, 1); (added > 0) != c.splits {
+			t.Errorf("records of %d bytes, spans of %d at most: %d runs added", c.seg, maxSpanBytes, added)
+		}
+	}
+}
