@@ -398,28 +398,41 @@ func (rd *reader) instance(s *hprof.SubRecord, it *ahead) error {
 // class (rd.classes[k]), after checking that the instance has the bytes
 // of fields its class layout has.
 func (rd *reader) instanceClass(s *hprof.SubRecord) (int, *classInfo, error) {
-	k, err := rd.classOf(s)
+	return rd.instanceClassAt(s.Offset, s.ClassID, len(s.Data))
+}
+
+// instanceClassAt is instanceClass for the instance at file offset off
+// of class ID class with size bytes of fields.
+func (rd *reader) instanceClassAt(off int64, class uint64, size int) (int, *classInfo, error) {
+	k, err := rd.classOf(off, class)
 	if err != nil {
 		return 0, nil, err
 	}
 	ci := rd.classes[k]
-	if size := ci.chainSize; size != len(s.Data) {
-		return 0, nil, &hprof.FormatError{Offset: s.Offset, Record: s.Tag.String(), Tag: int(s.Tag), Msg: fmt.Sprintf("instance has %d bytes of fields, its class layout %d", len(s.Data), size)}
+	if ci.chainSize != size {
+		return 0, nil, instanceError(off, fmt.Sprintf("instance has %d bytes of fields, its class layout %d", size, ci.chainSize))
 	}
 	return k, ci, nil
 }
 
-// classOf returns the class index of an instance's class.
-func (rd *reader) classOf(s *hprof.SubRecord) (int, error) {
-	if k, ok := rd.classSeen.get(s.ClassID); ok {
+// classOf returns the class index of the class of ID class of the
+// instance at file offset off.
+func (rd *reader) classOf(off int64, class uint64) (int, error) {
+	if k, ok := rd.classSeen.get(class); ok {
 		return int(k), nil
 	}
-	o, ok := rd.classIndex.lookup(s.ClassID)
+	o, ok := rd.classIndex.lookup(class)
 	if !ok {
-		return 0, &hprof.FormatError{Offset: s.Offset, Record: s.Tag.String(), Tag: int(s.Tag), Msg: fmt.Sprintf("instance of class 0x%x, which has no CLASS DUMP", s.ClassID)}
+		return 0, instanceError(off, fmt.Sprintf("instance of class 0x%x, which has no CLASS DUMP", class))
 	}
-	rd.classSeen.put(s.ClassID, int32(o))
+	rd.classSeen.put(class, int32(o))
 	return int(o), nil
+}
+
+// instanceError is the error msg of the instance at file offset off.
+func instanceError(off int64, msg string) error {
+	t := hprof.SubInstanceDump
+	return &hprof.FormatError{Offset: off, Record: t.String(), Tag: int(t), Msg: msg}
 }
 
 // arrayClass resolves the class ID of an object array: a class, met

@@ -460,7 +460,7 @@ func (r *Reader) fastSub(s *SubRecord) bool {
 		n = 2*id + 9 + int(s.Length)*id
 		s.Elements, s.Pending = s.Elements[:0], 0
 		if !r.SkipElements {
-			s.Elements = appendIDs(s.Elements, b[2*id+9:n], id)
+			s.Elements = AppendIDs(s.Elements, b[2*id+9:n], id)
 		}
 	case SubPrimitiveArrayDump:
 		r.primitiveArrayHeader(b[1:], s)
@@ -545,11 +545,12 @@ func primitiveArrayFixed(b []byte, id int) (obj uint64, trace, length uint32, t 
 	return binary.BigEndian.Uint64(b), binary.BigEndian.Uint32(b[8:]), binary.BigEndian.Uint32(b[12:]), BasicType(b[16])
 }
 
-// appendIDs appends the big-endian IDs of size id in b to ids, growing ids
-// once for all of them: a mapped dump's object array comes in one piece,
+// AppendIDs appends the big-endian IDs of size id (4 or 8) in b to ids,
+// as many as b holds whole, growing ids once for all of them: a mapped
+// dump's object array comes in one piece,
 // and an array of 40 million elements grown an append at a time was
 // copied over and over, 1.2 GB allocated for its 320 MB of IDs.
-func appendIDs(ids []uint64, b []byte, id int) []uint64 {
+func AppendIDs(ids []uint64, b []byte, id int) []uint64 {
 	n := len(ids)
 	ids = slices.Grow(ids, len(b)/id)[:n+len(b)/id]
 	out := ids[n:]
@@ -766,7 +767,7 @@ func (r *Reader) readElements(s *SubRecord, n, more int) error {
 			// what has been read, not for what the length claims.
 			s.Elements = slices.Grow(s.Elements, min(rem, max(k, n)))
 		}
-		s.Elements = appendIDs(s.Elements, b, id)
+		s.Elements = AppendIDs(s.Elements, b, id)
 		rem -= k
 	}
 	return nil

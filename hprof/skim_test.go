@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 
@@ -286,4 +287,105 @@ func firstDiff(got, want []string) string {
 		return "(the end)"
 	}
 	return fmt.Sprintf("event %d: SkimObjects and NextSub read\n%s\nNextSub alone\n%s", i, at(got), at(want))
+}
+
+// contentsEvents describes the objects of data, each with its contents
+// (an instance's field bytes, an array's elements), read with MaxElements
+// maxElems and ArrayData: with SkimObjectsData, in batches of 64, and
+// NextSub where it reads none, or with NextSub alone. An object array
+// read in pieces comes whole, its pieces joined.
+func contentsEvents(t *testing.T, data []byte, inPlace, skim bool, maxElems int) []string {
+	var r *hprof.Reader
+	var err error
+	if inPlace {
+		r, err = hprof.NewReaderBytes(data)
+	} else {
+		r, err = hprof.NewReader(bytes.NewReader(data))
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.MaxElements, r.ArrayData = maxElems, true
+	idBytes := func(ids []uint64) []byte {
+		var b []byte
+		for _, id := range ids {
+			if r.IDSize() == 4 {
+				b = binary.BigEndian.AppendUint32(b, uint32(id))
+			} else {
+				b = binary.BigEndian.AppendUint64(b, id)
+			}
+		}
+		return b
+	}
+	var ev []string
+	heads := make([]hprof.ObjectHead, 64)
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			return ev
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !rec.Tag.IsHeapDump() {
+			continue
+		}
+		for {
+			if skim {
+				n, b, base := r.SkimObjectsData(heads, 0)
+				for i := range heads[:n] {
+					h := &heads[i]
+					if h.Tag == hprof.SubObjectArrayDump && h.Length > uint32(maxElems) {
+						t.Fatalf("SkimObjectsData read an object array of %d elements at %d, MaxElements %d", h.Length, h.Offset, maxElems)
+					}
+					ev = append(ev, fmt.Sprintf("%s@%d %x", h.Tag, h.Offset, h.Contents(b, base, r.IDSize())))
+				}
+				if n > 0 {
+					continue
+				}
+			}
+			var s hprof.SubRecord
+			err := r.NextSub(&s)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch s.Tag {
+			case hprof.SubInstanceDump, hprof.SubPrimitiveArrayDump:
+				ev = append(ev, fmt.Sprintf("%s@%d %x", s.Tag, s.Offset, s.Data))
+			case hprof.SubObjectArrayDump:
+				elems := slices.Clone(s.Elements)
+				for s.Pending > 0 {
+					if err := r.NextElements(&s, 1000); err != nil {
+						t.Fatal(err)
+					}
+					elems = append(elems, s.Elements...)
+				}
+				ev = append(ev, fmt.Sprintf("%s@%d %x", s.Tag, s.Offset, idBytes(elems)))
+			}
+		}
+	}
+}
+
+// TestSkimObjectsDataContents: the contents SkimObjectsData gives each
+// object (ObjectHead.Contents) are those NextSub reads, in place and from
+// a buffered stream; it leaves object arrays longer than MaxElements to
+// NextSub, which reads them in pieces.
+func TestSkimObjectsDataContents(t *testing.T) {
+	for name, data := range skimDumps(t) {
+		for _, maxElems := range []int{1 << 20, 3} {
+			want := contentsEvents(t, data, true, false, maxElems)
+			if len(want) == 0 {
+				t.Fatalf("%s: no objects read", name)
+			}
+			for _, inPlace := range []bool{false, true} {
+				got := contentsEvents(t, data, inPlace, true, maxElems)
+				if !slices.Equal(got, want) {
+					t.Fatalf("%s, in place %v, MaxElements %d: %s", name, inPlace, maxElems, firstDiff(got, want))
+				}
+			}
+		}
+	}
 }
