@@ -122,6 +122,8 @@ type spanWorker struct {
 	seen  recentClasses
 	picks []workerPicks // by class index
 	vals  []uint64
+	elems []uint64           // an object array's elements, when skimmed
+	heads []hprof.ObjectHead // objects skimmed
 	s     hprof.SubRecord
 }
 
@@ -147,7 +149,9 @@ func (wk *spanWorker) encode(sp *span, o *spanOut) {
 
 // parts cuts span sp into parts: a run of objects ends where the next
 // object cannot be added to it (a new chunk, another stack trace serial)
-// or is not written here, which starts a gap.
+// or is not written here, which starts a gap. Its objects are read a
+// batch at a time (SkimObjectsData), the others and the objects it
+// leaves one by one (NextSub).
 func (wk *spanWorker) parts(sp *span, o *spanOut) {
 	r, err := hprof.NewSubRecordReader(wk.h, sp.rec, wk.data[sp.start:sp.end], sp.start)
 	if err != nil {
@@ -155,11 +159,44 @@ func (wk *spanWorker) parts(sp *span, o *spanOut) {
 		return
 	}
 	r.MaxElements = maxArrayWhole
-	clk := sp.clock
+	if wk.heads == nil {
+		wk.heads = make([]hprof.ObjectHead, skimBatch)
+	}
+	c := spanCursor{o: o, clk: sp.clock}
 	s := &wk.s
-	var cur *spanPart
-	var self uint64 // the dense ID of the next object, once known
 	for {
+		if n, data, base := r.SkimObjectsData(wk.heads, 0); n > 0 {
+			heads := wk.heads[:n]
+			for i := range heads {
+				h := &heads[i]
+				var contents []byte
+				var elems []uint64
+				switch h.Tag {
+				case hprof.SubInstanceDump:
+					contents = h.Contents(data, base, wk.st.idSize)
+				case hprof.SubObjectArrayDump:
+					wk.elems = hprof.AppendIDs(wk.elems[:0], h.Contents(data, base, wk.st.idSize), wk.st.idSize)
+					elems = wk.elems
+				}
+				starts := c.clk.next()
+				// Most objects go on the run before them (object's
+				// first case), which a run, once begun, always holds.
+				if cur := c.cur; !starts && cur != nil && cur.run != nil && cur.trace == h.StackTrace {
+					if !wk.add(cur.run, h, contents, elems, c.clk.chunk) {
+						c.cur = o.gap(h.Offset)
+					}
+					c.self++
+				} else if !wk.object(&c, h, contents, elems, false, starts) {
+					o.gap(h.Offset).to = sp.end
+					return
+				}
+				c.cur.to = r.Offset() // the end of the last object
+				if i+1 < n {
+					c.cur.to = heads[i+1].Offset
+				}
+			}
+			continue
+		}
 		off := r.Offset()
 		err := r.NextSub(s)
 		if err == io.EOF {
@@ -170,43 +207,65 @@ func (wk *spanWorker) parts(sp *span, o *spanOut) {
 			o.gap(off).to = sp.end
 			return
 		}
-		starts := clk.next()
-		object := s.Tag == hprof.SubInstanceDump || s.Tag == hprof.SubObjectArrayDump ||
-			s.Tag == hprof.SubPrimitiveArrayDump || s.Tag == hprof.SubPrimitiveArrayNoData
-		if object && self == 0 {
-			if self, _ = wk.st.known(s.ID); self == 0 {
+		switch s.Tag {
+		case hprof.SubInstanceDump, hprof.SubObjectArrayDump, hprof.SubPrimitiveArrayDump, hprof.SubPrimitiveArrayNoData:
+			h := hprof.ObjectHead{Offset: off, ID: s.ID, ClassID: s.ClassID, StackTrace: s.StackTrace, Length: s.Length, Tag: s.Tag, ElemType: s.ElemType}
+			if !wk.object(&c, &h, s.Data, s.Elements, s.Pending > 0, c.clk.next()) {
 				o.gap(off).to = sp.end
 				return
 			}
-		}
-		added := false
-		if object {
-			if cur == nil || cur.run == nil || starts || cur.trace != s.StackTrace {
-				o.settle()
-				o.parts = append(o.parts, spanPart{from: off, run: o.newRun(self, wk.st), tag: s.Tag, trace: s.StackTrace, chunk: clk.chunk, starts: starts})
-				cur = &o.parts[len(o.parts)-1]
-			}
-			added = wk.add(cur.run, s, clk.chunk)
-			if !added && cur.run.Len() == 0 {
-				o.parts, o.used = o.parts[:len(o.parts)-1], o.used-1
-				cur = nil
-				if len(o.parts) > 0 {
-					cur = &o.parts[len(o.parts)-1]
-				}
-			}
-			self++
-		}
-		if !added {
-			cur = o.gap(off)
+		default:
+			c.clk.next()
+			c.cur = o.gap(off)
 		}
 		for s.Pending > 0 { // an array read in pieces: its elements are the gap's
 			if err := r.NextElements(s, arrayPiece); err != nil {
-				cur.to = sp.end
+				c.cur.to = sp.end
 				return
 			}
 		}
-		cur.to = r.Offset()
+		c.cur.to = r.Offset()
 	}
+}
+
+// spanCursor is where spanWorker.parts is in a span.
+type spanCursor struct {
+	o    *spanOut
+	clk  chunkClock
+	cur  *spanPart // the last part, nil before the first
+	self uint64    // the dense ID of the next object, once known
+}
+
+// object adds the object of head h to the run at c, or to a gap: data
+// is an instance's fields, elems an object array's elements unless
+// pending (read in pieces); starts, that it starts a chunk. It reports
+// false if the object's dense ID is not known, where the rest of the
+// span is left to pass 2's goroutine.
+func (wk *spanWorker) object(c *spanCursor, h *hprof.ObjectHead, data []byte, elems []uint64, pending, starts bool) bool {
+	o := c.o
+	if c.self == 0 {
+		if c.self, _ = wk.st.known(h.ID); c.self == 0 {
+			return false
+		}
+	}
+	if c.cur == nil || c.cur.run == nil || starts || c.cur.trace != h.StackTrace {
+		o.settle()
+		o.parts = append(o.parts, spanPart{from: h.Offset, run: o.newRun(c.self, wk.st), tag: h.Tag, trace: h.StackTrace, chunk: c.clk.chunk, starts: starts})
+		c.cur = &o.parts[len(o.parts)-1]
+	}
+	added := !pending && wk.add(c.cur.run, h, data, elems, c.clk.chunk)
+	if !added && c.cur.run.Len() == 0 {
+		o.parts, o.used = o.parts[:len(o.parts)-1], o.used-1
+		c.cur = nil
+		if len(o.parts) > 0 {
+			c.cur = &o.parts[len(o.parts)-1]
+		}
+	}
+	c.self++
+	if !added {
+		c.cur = o.gap(h.Offset)
+	}
+	return true
 }
 
 // gap returns the gap that goes on from the last part, or a new one from
@@ -244,27 +303,27 @@ func (o *spanOut) settle() {
 	o.parts[n-1].run = nil
 }
 
-// add adds object s, of chunk chunk, to run, and reports
-// whether it did.
-func (wk *spanWorker) add(run *bmd.ObjectRun, s *hprof.SubRecord, chunk uint32) bool {
-	switch s.Tag {
+// add adds the object of head h (see object), of chunk chunk, to run,
+// and reports whether it did.
+func (wk *spanWorker) add(run *bmd.ObjectRun, h *hprof.ObjectHead, data []byte, elems []uint64, chunk uint32) bool {
+	switch h.Tag {
 	case hprof.SubInstanceDump:
-		return wk.instance(run, s, chunk)
+		return wk.instance(run, h.ClassID, data, chunk)
 	case hprof.SubObjectArrayDump:
-		return s.Pending == 0 && wk.objectArray(run, s, chunk)
+		return wk.objectArray(run, h.ClassID, elems, chunk)
 	}
-	return run.PrimitiveArray(bmd.Type(s.ElemType), s.Length, s.Tag == hprof.SubPrimitiveArrayNoData)
+	return run.PrimitiveArray(bmd.Type(h.ElemType), h.Length, h.Tag == hprof.SubPrimitiveArrayNoData)
 }
 
 // instance adds an instance whose values are all references, of a class
 // defined by then. Its loops are directInstance's, lookup inlined.
-func (wk *spanWorker) instance(run *bmd.ObjectRun, s *hprof.SubRecord, chunk uint32) bool {
-	k, ok := wk.classOf(s.ClassID)
+func (wk *spanWorker) instance(run *bmd.ObjectRun, classID uint64, data []byte, chunk uint32) bool {
+	k, ok := wk.classOf(classID)
 	if !ok {
 		return false
 	}
 	ci := wk.st.classes[k]
-	if ci.chainSize != len(s.Data) || !wk.defined(k, chunk) {
+	if ci.chainSize != len(data) || !wk.defined(k, chunk) {
 		return false
 	}
 	pk := wk.picksOf(k)
@@ -278,7 +337,7 @@ func (wk *spanWorker) instance(run *bmd.ObjectRun, s *hprof.SubRecord, chunk uin
 	x, base := wk.st.rank, wk.st.objBase
 	if wk.st.idSize == 4 {
 		for i := range pk.picks {
-			v := uint64(binary.BigEndian.Uint32(s.Data[pk.picks[i].off:]))
+			v := uint64(binary.BigEndian.Uint32(data[pk.picks[i].off:]))
 			if v != 0 {
 				if o, ok := x.lookup(v); ok {
 					v = base + uint64(o)
@@ -290,7 +349,7 @@ func (wk *spanWorker) instance(run *bmd.ObjectRun, s *hprof.SubRecord, chunk uin
 		}
 	} else {
 		for i := range pk.picks {
-			v := binary.BigEndian.Uint64(s.Data[pk.picks[i].off:])
+			v := binary.BigEndian.Uint64(data[pk.picks[i].off:])
 			if v != 0 {
 				if o, ok := x.lookup(v); ok {
 					v = base + uint64(o)
@@ -306,8 +365,7 @@ func (wk *spanWorker) instance(run *bmd.ObjectRun, s *hprof.SubRecord, chunk uin
 
 // objectArray adds an object array whose elements and class are all
 // objects of the dump.
-func (wk *spanWorker) objectArray(run *bmd.ObjectRun, s *hprof.SubRecord, chunk uint32) bool {
-	elems := s.Elements
+func (wk *spanWorker) objectArray(run *bmd.ObjectRun, classID uint64, elems []uint64, chunk uint32) bool {
 	x, base := wk.st.rank, wk.st.objBase
 	for i, v := range elems {
 		if v != 0 {
@@ -318,10 +376,10 @@ func (wk *spanWorker) objectArray(run *bmd.ObjectRun, s *hprof.SubRecord, chunk 
 			}
 		}
 	}
-	if k, ok := wk.classOf(s.ClassID); ok {
+	if k, ok := wk.classOf(classID); ok {
 		return run.ObjectArray(uint64(k)+1, wk.defined(k, chunk), elems)
 	}
-	class, ok := wk.resolve(s.ClassID)
+	class, ok := wk.resolve(classID)
 	return ok && run.ObjectArray(class, false, elems)
 }
 
