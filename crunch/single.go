@@ -192,6 +192,8 @@ func (p *pass2) beforeObjectSlow(tag hprof.SubTag) error {
 // object; its class defined; its references resolved, unknown IDs
 // numbered in their order (the values kept are read as in
 // reader.instance, from picks).
+//
+//go:noinline
 func (p *pass2) directInstance(rd *reader, off int64, class uint64, trace uint32, data []byte) error {
 	k, ci, err := rd.instanceClassAt(off, class, len(data))
 	if err != nil {
