@@ -162,38 +162,12 @@ func (wk *spanWorker) parts(sp *span, o *spanOut) {
 	if wk.heads == nil {
 		wk.heads = make([]hprof.ObjectHead, skimBatch)
 	}
-	c := spanCursor{o: o, clk: sp.clock}
+	c := spanCursor{o: o, end: sp.end, clk: sp.clock}
 	s := &wk.s
 	for {
 		if n, data, base := r.SkimObjectsData(wk.heads, 0); n > 0 {
-			heads := wk.heads[:n]
-			for i := range heads {
-				h := &heads[i]
-				var contents []byte
-				var elems []uint64
-				switch h.Tag {
-				case hprof.SubInstanceDump:
-					contents = h.Contents(data, base, wk.st.idSize)
-				case hprof.SubObjectArrayDump:
-					wk.elems = hprof.AppendIDs(wk.elems[:0], h.Contents(data, base, wk.st.idSize), wk.st.idSize)
-					elems = wk.elems
-				}
-				starts := c.clk.next()
-				// Most objects go on the run before them (object's
-				// first case), which a run, once begun, always holds.
-				if cur := c.cur; !starts && cur != nil && cur.run != nil && cur.trace == h.StackTrace {
-					if !wk.add(cur.run, h, contents, elems, c.clk.chunk) {
-						c.cur = o.gap(h.Offset)
-					}
-					c.self++
-				} else if !wk.object(&c, h, contents, elems, false, starts) {
-					o.gap(h.Offset).to = sp.end
-					return
-				}
-				c.cur.to = r.Offset() // the end of the last object
-				if i+1 < n {
-					c.cur.to = heads[i+1].Offset
-				}
+			if !wk.skimmed(&c, wk.heads[:n], data, base, r.Offset()) {
+				return
 			}
 			continue
 		}
@@ -228,9 +202,46 @@ func (wk *spanWorker) parts(sp *span, o *spanOut) {
 	}
 }
 
+// skimmed adds the objects of heads, read by SkimObjectsData from data,
+// its first byte at file offset base, up to offset end, as parts does
+// those it reads one by one. It reports false where it leaves the rest of
+// the span to pass 2's goroutine.
+func (wk *spanWorker) skimmed(c *spanCursor, heads []hprof.ObjectHead, data []byte, base, end int64) bool {
+	for i := range heads {
+		h := &heads[i]
+		var contents []byte
+		var elems []uint64
+		switch h.Tag {
+		case hprof.SubInstanceDump:
+			contents = h.Contents(data, base, wk.st.idSize)
+		case hprof.SubObjectArrayDump:
+			wk.elems = hprof.AppendIDs(wk.elems[:0], h.Contents(data, base, wk.st.idSize), wk.st.idSize)
+			elems = wk.elems
+		}
+		starts := c.clk.next()
+		// Most objects go on the run before them (object's first case),
+		// which a run, once begun, always holds.
+		if cur := c.cur; !starts && cur != nil && cur.run != nil && cur.trace == h.StackTrace {
+			if !wk.add(cur.run, h, contents, elems, c.clk.chunk) {
+				c.cur = c.o.gap(h.Offset)
+			}
+			c.self++
+		} else if !wk.object(c, h, contents, elems, false, starts) {
+			c.o.gap(h.Offset).to = c.end
+			return false
+		}
+		c.cur.to = end // the end of the last object
+		if i+1 < len(heads) {
+			c.cur.to = heads[i+1].Offset
+		}
+	}
+	return true
+}
+
 // spanCursor is where spanWorker.parts is in a span.
 type spanCursor struct {
 	o    *spanOut
+	end  int64 // the span's end
 	clk  chunkClock
 	cur  *spanPart // the last part, nil before the first
 	self uint64    // the dense ID of the next object, once known
