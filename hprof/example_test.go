@@ -2,6 +2,7 @@ package hprof_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"log"
@@ -179,4 +180,64 @@ func ExampleReader_SkimObjects() {
 	// PRIMITIVE ARRAY DUMP 0x300: 5 elements of byte
 	// ROOT STICKY CLASS 0x100
 	// instances of class 0x100: 3
+}
+
+// ExampleReader_SkimObjectsData sums an int field over the instances of a
+// heap dump, reading their field values from the bytes SkimObjectsData
+// returns (ObjectHead.Contents), and the sub-records it leaves with
+// NextSub.
+func ExampleReader_SkimObjectsData() {
+	var buf bytes.Buffer
+	w, err := hprof.NewWriter(&buf, hprof.Header{Version: hprof.Version102, IDSize: 4})
+	if err != nil {
+		log.Fatal(err)
+	}
+	w.BeginHeapDump(hprof.TagHeapDumpSegment, 0)
+	w.WriteSub(&hprof.SubRecord{Tag: hprof.SubClassDump, Class: hprof.ClassDump{ID: 0x100, InstanceSize: 4, Fields: []hprof.Field{{Name: 1, Type: hprof.Int}}}})
+	for i := range 40 {
+		w.WriteSub(&hprof.SubRecord{Tag: hprof.SubInstanceDump, ID: 0x200 + uint64(i), ClassID: 0x100, Data: []byte{0, 0, 0, byte(i)}})
+	}
+	w.EndHeapDump()
+	if err := w.Flush(); err != nil {
+		log.Fatal(err)
+	}
+
+	r, err := hprof.NewReaderBytes(buf.Bytes())
+	if err != nil {
+		log.Fatal(err)
+	}
+	heads := make([]hprof.ObjectHead, 16)
+	var s hprof.SubRecord
+	var sum, skimmed, one uint32
+	for rec, err := range r.Records() {
+		if err != nil {
+			log.Fatal(err)
+		}
+		if !rec.Tag.IsHeapDump() {
+			continue
+		}
+		for {
+			if n, data, base := r.SkimObjectsData(heads, 0); n > 0 {
+				for i := range heads[:n] {
+					if h := &heads[i]; h.Tag == hprof.SubInstanceDump {
+						sum += binary.BigEndian.Uint32(h.Contents(data, base, r.IDSize()))
+						skimmed++
+					}
+				}
+				continue
+			}
+			if err := r.NextSub(&s); err == io.EOF {
+				break
+			} else if err != nil {
+				log.Fatal(err)
+			}
+			if s.Tag == hprof.SubInstanceDump {
+				sum += binary.BigEndian.Uint32(s.Data)
+				one++
+			}
+		}
+	}
+	fmt.Printf("sum %d over %d instances skimmed and %d read one by one\n", sum, skimmed, one)
+	// Output:
+	// sum 780 over 39 instances skimmed and 1 read one by one
 }
