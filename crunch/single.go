@@ -47,7 +47,9 @@ func (p *pass2) writeItems() error {
 
 // singleHeapDump writes the sub-records of a heap dump record: objects
 // directly, unless objects are dumped twice or heaps dropped, anything
-// else through its item. NextSub in a plain loop, as in reader.heapDump.
+// else through its item; the objects a batch at a time where they can
+// be (SkimObjectsData), anything else with NextSub in a plain loop, as in
+// reader.heapDump.
 func (p *pass2) singleHeapDump(rd *reader) error {
 	if p.redumps || len(p.drop) > 0 {
 		return p.itemsHeapDump(rd)
@@ -186,12 +188,15 @@ func (p *pass2) beforeObjectSlow(tag hprof.SubTag) error {
 	return p.placeRun()
 }
 
-// directInstance writes an instance, in the order of reader.instance and
-// pass2.instance: its class checked (an error before anything is
-// written, as for an item that failed); what sub writes before an
-// object; its class defined; its references resolved, unknown IDs
-// numbered in their order (the values kept are read as in
-// reader.instance, from picks).
+// directInstance writes the instance at file offset off, of class ID
+// class and stack trace serial trace, whose fields are the bytes data, in
+// the order of reader.instance and pass2.instance: its class checked (an
+// error before anything is written, as for an item that failed); what
+// sub writes before an object; its class defined; its references
+// resolved, unknown IDs numbered in their order (the values kept are read
+// as in reader.instance, from picks). It is not inlined: the profile
+// (PGO) inlined it into directObjects, and then not its lookups (one
+// goroutine, 134 MB dump: 2,250.3 M instructions against 2,156.4 M).
 //
 //go:noinline
 func (p *pass2) directInstance(rd *reader, off int64, class uint64, trace uint32, data []byte) error {
@@ -273,8 +278,9 @@ func (p *pass2) directPrimitiveArray(tag hprof.SubTag, elem hprof.BasicType, len
 	return p.primitiveArray(tag, uint8(elem), length, 0, trace)
 }
 
-// directObjectArray writes an object array, its elements resolved in
-// place, then its class (a class of the dump first, as arrayClass), as
+// directObjectArray writes an object array of class ID classID and stack
+// trace serial trace, its elements, IDs of the dump, resolved in place,
+// then its class (a class of the dump first, as arrayClass), as
 // reader.sub and pass2.objectArray do. It stays a function of its own:
 // inlined in singleHeapDump, where the profile (PGO) makes it hot since
 // directArrayPieces came beside it, its lookups were not inlined in turn,

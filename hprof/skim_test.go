@@ -292,9 +292,11 @@ func firstDiff(got, want []string) string {
 // contentsEvents describes the objects of data, each with its contents
 // (an instance's field bytes, an array's elements), read with MaxElements
 // maxElems and ArrayData: with SkimObjectsData, in batches of 64, and
-// NextSub where it reads none, or with NextSub alone. An object array
-// read in pieces comes whole, its pieces joined.
-func contentsEvents(t *testing.T, data []byte, inPlace, skim bool, maxElems int) []string {
+// NextSub where it reads none, or with NextSub alone; then the error that
+// ended the reading, if any. An object array read in pieces comes whole,
+// its pieces joined. An object array over maxElems that SkimObjectsData
+// reads is an error of its own.
+func contentsEvents(data []byte, inPlace, skim bool, maxElems int) ([]string, error) {
 	var r *hprof.Reader
 	var err error
 	if inPlace {
@@ -303,7 +305,7 @@ func contentsEvents(t *testing.T, data []byte, inPlace, skim bool, maxElems int)
 		r, err = hprof.NewReader(bytes.NewReader(data))
 	}
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	r.MaxElements, r.ArrayData = maxElems, true
 	idBytes := func(ids []uint64) []byte {
@@ -322,10 +324,10 @@ func contentsEvents(t *testing.T, data []byte, inPlace, skim bool, maxElems int)
 	for {
 		rec, err := r.Next()
 		if err == io.EOF {
-			return ev
+			return ev, nil
 		}
 		if err != nil {
-			t.Fatal(err)
+			return ev, err
 		}
 		if !rec.Tag.IsHeapDump() {
 			continue
@@ -336,7 +338,7 @@ func contentsEvents(t *testing.T, data []byte, inPlace, skim bool, maxElems int)
 				for i := range heads[:n] {
 					h := &heads[i]
 					if h.Tag == hprof.SubObjectArrayDump && h.Length > uint32(maxElems) {
-						t.Fatalf("SkimObjectsData read an object array of %d elements at %d, MaxElements %d", h.Length, h.Offset, maxElems)
+						return ev, fmt.Errorf("SkimObjectsData read an object array of %d elements at %d, MaxElements %d", h.Length, h.Offset, maxElems)
 					}
 					ev = append(ev, fmt.Sprintf("%s@%d %x", h.Tag, h.Offset, h.Contents(b, base, r.IDSize())))
 				}
@@ -350,7 +352,7 @@ func contentsEvents(t *testing.T, data []byte, inPlace, skim bool, maxElems int)
 				break
 			}
 			if err != nil {
-				t.Fatal(err)
+				return ev, err
 			}
 			switch s.Tag {
 			case hprof.SubInstanceDump, hprof.SubPrimitiveArrayDump:
@@ -359,7 +361,7 @@ func contentsEvents(t *testing.T, data []byte, inPlace, skim bool, maxElems int)
 				elems := slices.Clone(s.Elements)
 				for s.Pending > 0 {
 					if err := r.NextElements(&s, 1000); err != nil {
-						t.Fatal(err)
+						return ev, err
 					}
 					elems = append(elems, s.Elements...)
 				}
@@ -376,16 +378,42 @@ func contentsEvents(t *testing.T, data []byte, inPlace, skim bool, maxElems int)
 func TestSkimObjectsDataContents(t *testing.T) {
 	for name, data := range skimDumps(t) {
 		for _, maxElems := range []int{1 << 20, 3} {
-			want := contentsEvents(t, data, true, false, maxElems)
+			want, err := contentsEvents(data, true, false, maxElems)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
 			if len(want) == 0 {
 				t.Fatalf("%s: no objects read", name)
 			}
 			for _, inPlace := range []bool{false, true} {
-				got := contentsEvents(t, data, inPlace, true, maxElems)
+				got, err := contentsEvents(data, inPlace, true, maxElems)
+				if err != nil {
+					t.Fatalf("%s, in place %v, MaxElements %d: %v", name, inPlace, maxElems, err)
+				}
 				if !slices.Equal(got, want) {
 					t.Fatalf("%s, in place %v, MaxElements %d: %s", name, inPlace, maxElems, firstDiff(got, want))
 				}
 			}
 		}
 	}
+}
+
+// FuzzSkimObjectsData: on any input, SkimObjectsData (with NextSub where
+// it reads none) reads the objects NextSub reads alone, with the same
+// contents, in place and from a buffered stream, leaves object arrays
+// over MaxElements, and the reading ends with the same error; no panic.
+func FuzzSkimObjectsData(f *testing.F) {
+	addSeeds(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		want, wantErr := contentsEvents(data, true, false, 2)
+		for _, inPlace := range []bool{false, true} {
+			got, err := contentsEvents(data, inPlace, true, 2)
+			if !slices.Equal(got, want) {
+				t.Fatalf("in place %v: %s", inPlace, firstDiff(got, want))
+			}
+			if fmt.Sprint(err) != fmt.Sprint(wantErr) {
+				t.Fatalf("in place %v: error %v, want %v", inPlace, err, wantErr)
+			}
+		}
+	})
 }
