@@ -48,7 +48,7 @@ func (r *Reader) SkimObjects(heads []ObjectHead, until int64) int {
 func (r *Reader) SkimObjectsData(heads []ObjectHead, until int64) (n int, data []byte, base int64) {
 	maxElems := uint32(0)
 	if r.MaxElements > 0 && !r.SkipElements {
-		maxElems = uint32(min(r.MaxElements, 1<<32-1))
+		maxElems = uint32(min(uint64(r.MaxElements), 1<<32-1))
 	}
 	return r.skimObjects(heads, until, maxElems)
 }
