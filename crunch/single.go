@@ -49,7 +49,12 @@ func (p *pass2) writeItems() error {
 // directly, unless objects are dumped twice or heaps dropped, anything
 // else through its item; the objects a batch at a time where they can
 // be (SkimObjectsData), anything else with NextSub in a plain loop, as in
-// reader.heapDump.
+// reader.heapDump. A batch ends before mark: the sub-record at or past it
+// is read by NextSub, and readTo called after it, as when every object
+// was read by NextSub, so that progress is reported and pages given back
+// at the same offsets, not after a batch of up to 256 objects (256 arrays
+// of 512 KiB), and the skim of a mapped dump does not touch the pages of
+// objects further ahead (TestPass2ReadToEachObject).
 func (p *pass2) singleHeapDump(rd *reader) error {
 	if p.redumps || len(p.drop) > 0 {
 		return p.itemsHeapDump(rd)
@@ -68,13 +73,9 @@ func (p *pass2) singleHeapDump(rd *reader) error {
 		// Most sub-records are objects: a batch of them read at a time
 		// (SkimObjectsData), the others and the objects it leaves one by
 		// one (NextSub).
-		if n, data, base := rd.r.SkimObjectsData(p.heads, 0); n > 0 {
+		if n, data, base := rd.r.SkimObjectsData(p.heads, mark); n > 0 {
 			if err := p.directObjects(rd, p.heads[:n], data, base); err != nil {
 				return err
-			}
-			if last := p.heads[n-1].Offset; last >= mark {
-				rd.readTo(last)
-				mark = rd.nextMark()
 			}
 			continue
 		}

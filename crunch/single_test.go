@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 
@@ -149,6 +150,87 @@ func TestPagesGivenBack(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestPass2ReadToEachObject: pass 2 on one goroutine reports its
+// progress, and gives back the pages of a mapped dump, at the first
+// sub-record past each mark, as when it read its objects one by one, also
+// where it reads them a batch at a time (SkimObjectsData). Here the
+// dump's 80 object arrays of arrayPiece elements (512 KiB each, 40 MiB)
+// were all one batch: readTo after the batch reported progress only at
+// its last array ([31 41420767], want [31 16778056 33556072]), and the
+// file pages grew by 40 MiB (Linux 6.18, ext4, where touching the head
+// of each array maps the pages around it), 10 MiB at b6cb827.
+func TestPass2ReadToEachObject(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "arrays.hprof")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, _ := hprof.NewWriter(f, hprof.Header{Version: hprof.Version102, IDSize: 8})
+	w.SegmentSize = 128 << 20 // one heap dump record, as Android writes
+	w.BeginHeapDump(hprof.TagHeapDump, 0)
+	const arrays = 80 // null references, which pass 2 reads
+	nulls := make([]uint64, arrayPiece)
+	for i := range arrays {
+		w.WriteSub(&hprof.SubRecord{Tag: hprof.SubObjectArrayDump, ID: uint64(0x100000 + 16*i), Elements: nulls})
+	}
+	w.EndHeapDump()
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	// The offsets of the sub-records, at the first past each mark of
+	// which readTo reports progress: every 16 MiB (progress.at).
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := hprof.NewReaderBytes(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.SkipElements = true
+	var subs []int64
+	if _, err := r.Next(); err != nil {
+		t.Fatal(err)
+	}
+	for s := new(hprof.SubRecord); r.NextSub(s) == nil; {
+		subs = append(subs, s.Offset)
+	}
+	defer onOneGoroutine(true)()
+	f = openMapped(t, path)
+	before := fileRSS(t)
+	var calls []int64
+	var grown int64
+	progress := func(pass int, done int64) {
+		if pass == 2 {
+			calls = append(calls, done)
+			grown = max(grown, fileRSS(t)-before)
+		}
+	}
+	st, err := Crunch(f, io.Discard, Options{Progress: progress})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Objects != arrays || len(subs) != arrays || len(calls) == 0 {
+		t.Fatalf("test premise: %d objects, %d sub-records, progress calls %v", st.Objects, len(subs), calls)
+	}
+	want := []int64{calls[0]}
+	for next := calls[0] + 16<<20; ; {
+		i, _ := slices.BinarySearch(subs, next)
+		if i == len(subs) {
+			break
+		}
+		want = append(want, subs[i])
+		next = subs[i] + 16<<20
+	}
+	if !slices.Equal(calls, want) {
+		t.Errorf("pass 2 reported progress at %v, want %v (the first sub-record 16 MiB past the last)", calls, want)
+	}
+	if grown > 4*releaseStep {
+		t.Errorf("the process's file pages grew by %d MiB in pass 2, reading a 40 MiB dump", grown>>20)
+	}
 }
 
 // TestOneCoreOneGoroutine: pass 2 (of a million objects) runs on one
