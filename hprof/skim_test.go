@@ -42,18 +42,21 @@ func headEvent(h *hprof.ObjectHead) string {
 	return fmt.Sprintf("  %s@%d id=%x class=%x trace=%d len=%d", h.Tag, h.Offset, h.ID, h.ClassID, h.StackTrace, h.Length)
 }
 
+// newReader returns a Reader of data in place (NewReaderBytes) or from a
+// buffered stream (NewReader).
+func newReader(data []byte, inPlace bool) (*hprof.Reader, error) {
+	if inPlace {
+		return hprof.NewReaderBytes(data)
+	}
+	return hprof.NewReader(bytes.NewReader(data))
+}
+
 // walkObjects reads data with Next and NextSub only, or with SkimObjects
 // first at every sub-record, batch objects at a time at most, bounded by
 // until(offset) (the bound for a skim from offset on; 0 for none), and
 // NextSub where it reads none. inPlace reads data with NewReaderBytes.
 func walkObjects(t *testing.T, data []byte, inPlace bool, batch int, until func(int64) int64) []string {
-	var r *hprof.Reader
-	var err error
-	if inPlace {
-		r, err = hprof.NewReaderBytes(data)
-	} else {
-		r, err = hprof.NewReader(bytes.NewReader(data))
-	}
+	r, err := newReader(data, inPlace)
 	if err != nil {
 		return []string{errEvent(err)}
 	}
@@ -297,13 +300,7 @@ func firstDiff(got, want []string) string {
 // its pieces joined. An object array over maxElems that SkimObjectsData
 // reads is an error of its own.
 func contentsEvents(data []byte, inPlace, skim bool, maxElems int) ([]string, error) {
-	var r *hprof.Reader
-	var err error
-	if inPlace {
-		r, err = hprof.NewReaderBytes(data)
-	} else {
-		r, err = hprof.NewReader(bytes.NewReader(data))
-	}
+	r, err := newReader(data, inPlace)
 	if err != nil {
 		return nil, err
 	}
