@@ -17,6 +17,11 @@ import (
 // figures). Tests change it.
 var pass2OneGoroutine = func(objects uint64) bool { return !cores.Pipeline(objects) }
 
+// pass2Skim is how many objects pass 2 reads at a time
+// (SkimObjectsData), on one goroutine and in the split's worker; with 0,
+// tests have it read each with NextSub, as it did before.
+var pass2Skim = skimBatch
+
 // single is pass 2 on one goroutine. The objects of a heap dump, nearly
 // all its records, go from the dump to the writer directly, their
 // references resolved as they are written: on one core this costs about
@@ -66,7 +71,7 @@ func (p *pass2) singleHeapDump(rd *reader) error {
 	}
 	s := &rd.s
 	if p.heads == nil {
-		p.heads = make([]hprof.ObjectHead, skimBatch)
+		p.heads = make([]hprof.ObjectHead, pass2Skim)
 	}
 	mark := rd.nextMark()
 	for {

@@ -160,7 +160,7 @@ func (wk *spanWorker) parts(sp *span, o *spanOut) {
 	}
 	r.MaxElements = maxArrayWhole
 	if wk.heads == nil {
-		wk.heads = make([]hprof.ObjectHead, skimBatch)
+		wk.heads = make([]hprof.ObjectHead, pass2Skim)
 	}
 	c := spanCursor{o: o, end: sp.end, clk: sp.clock}
 	s := &wk.s
@@ -203,10 +203,10 @@ func (wk *spanWorker) parts(sp *span, o *spanOut) {
 }
 
 // skimmed adds the objects of heads, read by SkimObjectsData from data,
-// its first byte at file offset base, up to offset end, as parts does
-// those it reads one by one. It reports false where it leaves the rest of
+// its first byte at file offset base, the last ending at offset last, as
+// parts adds those it reads one by one. It reports false where it leaves the rest of
 // the span to pass 2's goroutine.
-func (wk *spanWorker) skimmed(c *spanCursor, heads []hprof.ObjectHead, data []byte, base, end int64) bool {
+func (wk *spanWorker) skimmed(c *spanCursor, heads []hprof.ObjectHead, data []byte, base, last int64) bool {
 	for i := range heads {
 		h := &heads[i]
 		var contents []byte
@@ -230,7 +230,7 @@ func (wk *spanWorker) skimmed(c *spanCursor, heads []hprof.ObjectHead, data []by
 			c.o.gap(h.Offset).to = c.end
 			return false
 		}
-		c.cur.to = end // the end of the last object
+		c.cur.to = last
 		if i+1 < len(heads) {
 			c.cur.to = heads[i+1].Offset
 		}

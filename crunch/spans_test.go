@@ -197,6 +197,73 @@ func TestSplitSameFile(t *testing.T) {
 	}
 }
 
+// sameSkim checks that the file at path crunched with pass 2 reading
+// its objects a batch at a time (SkimObjectsData) is the file crunched
+// with each object read by NextSub, as before a01f8d4, byte for byte,
+// with the same Stats, progress reports and error, with pass 2 split by
+// spans (every heap dump record of minSpan bytes or more) or not.
+func sameSkim(t *testing.T, path string, opt Options, split bool, minSpan int64) {
+	t.Helper()
+	run := func(skim int) (*Stats, []byte, []int64, error) {
+		defer func(n int) { pass2Skim = n }(pass2Skim)
+		pass2Skim = skim
+		var progress []int64
+		opt := opt
+		opt.Progress = func(pass int, done int64) { progress = append(progress, int64(pass)<<56|done) }
+		st, out, _, _, err := crunchFile(t, path, opt, split, minSpan)
+		return st, out, progress, err
+	}
+	wantSt, want, wantProgress, wantErr := run(0)
+	st, got, progress, err := run(skimBatch)
+	name := fmt.Sprintf("%s %+v, split %v", filepath.Base(path), opt, split)
+	switch {
+	case fmt.Sprint(err) != fmt.Sprint(wantErr):
+		t.Fatalf("%s: skimmed: error %v; one by one: %v", name, err, wantErr)
+	case !bytes.Equal(got, want):
+		t.Fatalf("%s: skimmed, %d bytes of BMD, which differ from the %d read one by one", name, len(got), len(want))
+	case err == nil && !reflect.DeepEqual(st, wantSt):
+		t.Fatalf("%s: skimmed, Stats\n%+v\ndiffer from\n%+v", name, st, wantSt)
+	case !slices.Equal(progress, wantProgress):
+		t.Fatalf("%s: skimmed, progress at %v, one by one at %v", name, progress, wantProgress)
+	}
+}
+
+// TestSkimSameFile: pass 2 reading its objects a batch at a time writes
+// the file it writes reading them one by one, with the same Stats,
+// progress and errors, on one goroutine and split, on the dumps of
+// TestSplitSameFile: the generated one with records of 4 KiB to 1 MiB and
+// 4- and 8-byte IDs (whole, with a byte changed, cut), the fixtures and
+// the corpus dumps.
+func TestSkimSameFile(t *testing.T) {
+	for _, idSize := range []int{4, 8} {
+		for _, seg := range []int{4 << 10, 64 << 10, 1 << 20} {
+			data := spansDump(idSize, seg)
+			paths := []string{writeTemp(t, "spans.hprof", data)}
+			for _, at := range []int{len(data) / 3, len(data) / 2, len(data) - 100} {
+				bad := bytes.Clone(data)
+				bad[at] ^= 0x5a
+				paths = append(paths, writeTemp(t, "bad.hprof", bad), writeTemp(t, "cut.hprof", data[:at]))
+			}
+			for _, path := range paths {
+				for _, split := range []bool{false, true} {
+					sameSkim(t, path, Options{}, split, 1)
+				}
+			}
+			sameSkim(t, paths[0], Options{KeepPrimitives: true, KeepStrings: true}, false, 1)
+		}
+	}
+	dumps := testutil.SmallDumps(t, "sample.hprof.gz", "sample32.hprof.gz", "sample-align16.hprof.gz", "sample-nocoops.hprof.gz", "secrets.hprof.gz")
+	for _, p := range testutil.CorpusHPROFs(t) {
+		dumps[filepath.Base(p)] = testutil.ReadAll(t, p)
+	}
+	for _, data := range dumps {
+		path := writeTemp(t, "dump.hprof", data)
+		for _, split := range []bool{false, true} {
+			sameSkim(t, path, Options{}, split, 1)
+		}
+	}
+}
+
 // TestSplitRefused: a run whose records were written on what the plan
 // tells but which does not hold when pass 2 comes to it (here every class
 // taken as defined from the start, or never) is refused, and its objects
