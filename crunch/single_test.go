@@ -103,22 +103,20 @@ func FuzzPass2Ways(f *testing.F) {
 	})
 }
 
-// TestPagesGivenBack: both passes give back the pages of a mapped dump as
-// they read on, pass 2 on two goroutines or on one, also when the heap
-// dump is one record, as Android writes it, here of 64 KiB arrays: while
-// an 80 MiB dump is crunched, the process's file pages stay within a few
-// release steps (Linux, where /proc says).
-func TestPagesGivenBack(t *testing.T) {
+// nullArraysDump writes a dump of one heap dump record, as Android
+// writes them, of arrays object arrays of elems null references (8-byte
+// IDs), and returns its path.
+func nullArraysDump(t *testing.T, arrays, elems int) string {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "arrays.hprof")
 	f, err := os.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	w, _ := hprof.NewWriter(f, hprof.Header{Version: hprof.Version102, IDSize: 8})
-	w.SegmentSize = 128 << 20 // one heap dump record, as Android writes
+	w.SegmentSize = 128 << 20
 	w.BeginHeapDump(hprof.TagHeapDump, 0)
-	const arrays = 1280 // of 64 KiB, null references, which both passes read
-	nulls := make([]uint64, 8192)
+	nulls := make([]uint64, elems)
 	for i := range arrays {
 		w.WriteSub(&hprof.SubRecord{Tag: hprof.SubObjectArrayDump, ID: uint64(0x100000 + 16*i), Elements: nulls})
 	}
@@ -127,6 +125,17 @@ func TestPagesGivenBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
+	return path
+}
+
+// TestPagesGivenBack: both passes give back the pages of a mapped dump as
+// they read on, pass 2 on two goroutines or on one, also when the heap
+// dump is one record, as Android writes it, here of 64 KiB arrays: while
+// an 80 MiB dump is crunched, the process's file pages stay within a few
+// release steps (Linux, where /proc says).
+func TestPagesGivenBack(t *testing.T) {
+	const arrays = 1280 // of 64 KiB, null references, which both passes read
+	path := nullArraysDump(t, arrays, 8192)
 	bothPass2Ways(t, func(t *testing.T) {
 		f := openMapped(t, path)
 		before := fileRSS(t)
@@ -162,24 +171,8 @@ func TestPagesGivenBack(t *testing.T) {
 // file pages grew by 40 MiB (Linux 6.18, ext4, where touching the head
 // of each array maps the pages around it), 10 MiB at b6cb827.
 func TestPass2ReadToEachObject(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "arrays.hprof")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, _ := hprof.NewWriter(f, hprof.Header{Version: hprof.Version102, IDSize: 8})
-	w.SegmentSize = 128 << 20 // one heap dump record, as Android writes
-	w.BeginHeapDump(hprof.TagHeapDump, 0)
 	const arrays = 80 // null references, which pass 2 reads
-	nulls := make([]uint64, arrayPiece)
-	for i := range arrays {
-		w.WriteSub(&hprof.SubRecord{Tag: hprof.SubObjectArrayDump, ID: uint64(0x100000 + 16*i), Elements: nulls})
-	}
-	w.EndHeapDump()
-	if err := w.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	path := nullArraysDump(t, arrays, arrayPiece)
 	// The offsets of the sub-records, at the first past each mark of
 	// which readTo reports progress: every 16 MiB (progress.at).
 	data, err := os.ReadFile(path)
@@ -199,7 +192,7 @@ func TestPass2ReadToEachObject(t *testing.T) {
 		subs = append(subs, s.Offset)
 	}
 	defer onOneGoroutine(true)()
-	f = openMapped(t, path)
+	f := openMapped(t, path)
 	before := fileRSS(t)
 	var calls []int64
 	var grown int64
