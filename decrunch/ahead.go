@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"time"
 	"unsafe"
 
 	"github.com/heapcrunch/heapcrunch/bmd"
@@ -67,7 +68,9 @@ func (b *aheadBatch) full() bool {
 	return len(b.items) >= aheadItems || len(b.vals) >= aheadVals || len(b.types)+b.held >= aheadHeld
 }
 
-// readAhead reads src into batches until the end, an error, or done.
+// readAhead reads src into batches until the end, an error, or done; or
+// until it has read c.aheadLeft objects (see fill), when it sets
+// c.aheadStopped.
 func (c *converter) readAhead(src Source, out chan<- *aheadBatch, free chan *aheadBatch, done <-chan struct{}) {
 	defer close(out)
 	b := <-free
@@ -75,6 +78,9 @@ func (c *converter) readAhead(src Source, out chan<- *aheadBatch, free chan *ahe
 		select {
 		case out <- b:
 		case <-done:
+			return
+		}
+		if c.aheadStopped {
 			return
 		}
 		select {
@@ -92,7 +98,8 @@ func (c *converter) readAhead(src Source, out chan<- *aheadBatch, free chan *ahe
 
 // fill reads records of src into b until it is full, and reports whether
 // there are more; at the end, b.err is the error that ended the reading,
-// if any.
+// if any. Once c.aheadLeft objects are read, outside an object array's
+// pieces, it ends the batch there and sets c.aheadStopped.
 func (c *converter) fill(src Source, b *aheadBatch) (more bool) {
 	for {
 		if c.piecesOf != nil { // an object array's elements, in pieces
@@ -110,6 +117,10 @@ func (c *converter) fill(src Source, b *aheadBatch) (more bool) {
 			c.ahead(b, rec)
 		}
 		if b.full() {
+			return true
+		}
+		if c.aheadLeft == 0 && c.piecesOf == nil {
+			c.aheadStopped = true
 			return true
 		}
 	}
@@ -162,6 +173,9 @@ func (c *converter) ahead(b *aheadBatch, rec *bmd.Record) {
 		b.held += recordSize(cp)
 	}
 	b.items = append(b.items, it)
+	if it.tag != 0 || b.recs[it.lo].Kind == bmd.KindClass {
+		c.aheadLeft -= min(c.aheadLeft, 1)
+	}
 }
 
 // instanceData appends the HPROF field data of an instance, whose fields
@@ -214,14 +228,87 @@ func newAheadBatch() *aheadBatch {
 	return &aheadBatch{items: make([]aheadItem, 0, aheadItems), vals: make([]uint64, 0, aheadVals)}
 }
 
-// secondPass runs the second pass on two goroutines (runAhead) when a
-// second one pays (cores.Pipeline, for the objects the file says it
-// holds), else on one (runOne). Tests change it.
+// secondPass runs the second pass on one goroutine (runOne) or on two
+// (runAhead), or times both and goes on with the faster (runTimed):
+// see cores.Choose, for the objects the file says it holds. Tests
+// change it.
 var secondPass = func(c *converter, src Source) error {
-	if cores.Pipeline(passObjects(c.meta)) {
-		return c.runAhead(src)
+	var err error
+	switch cores.Choose(passObjects(c.meta)) {
+	case cores.Two:
+		_, err = c.runAhead(src, math.MaxUint64)
+	case cores.Measure:
+		err = c.runTimed(src, sampleObjects(passObjects(c.meta)), timedRounds)
+	default:
+		_, err = c.runOne(src, math.MaxUint64)
 	}
-	return c.runOne(src)
+	return err
+}
+
+// A way of running the second pass: it writes records until the end of
+// the file (more false), an error, or a record boundary once Stats.Objects
+// has reached until (more true).
+type passWay func(c *converter, src Source, until uint64) (more bool, err error)
+
+// timedRounds is how many times runTimed times each way, in turns; each
+// time for sampleObjects of the pass's objects.
+const timedRounds = 2
+
+// sampleObjects returns the objects of each timed stretch of a pass over
+// objects: a 32nd of them, so that the four stretches of two rounds take
+// an eighth of the pass each way, and at least 2¹⁶.
+func sampleObjects(objects uint64) uint64 { return max(objects/32, 1<<16) }
+
+// runTimed runs the second pass in stretches of sample objects, on two
+// goroutines and on one in turns, rounds times each, then the rest of it
+// the way that wrote more objects per second. A
+// probe cannot tell which way is faster (README, "Decrunch times both
+// ways"): the time a cache line takes between the cores came out the same
+// with the other core idle, where two goroutines were faster, and with it
+// busy, where one was. Timing the work itself can: both ways write the
+// same bytes, and the pass goes on from where a stretch stopped.
+func (c *converter) runTimed(src Source, sample uint64, rounds int) error {
+	ways := timedWays
+	var spent [2]time.Duration
+	var wrote [2]uint64
+	// A stretch on two goroutines first, not timed: the first stretch
+	// pays for the pass starting (the output's buffers, the batches;
+	// on the 134 MB dump's BMD 17 to 20 ms where the next stretch on
+	// two goroutines took 11 to 12). Then the ways in turns, each
+	// round in the order of the one before reversed, so that a change
+	// along the file weighs on both alike.
+	if more, err := ways[1](c, src, c.st.Objects+sample); err != nil || !more {
+		return err
+	}
+	for i := 0; i/2 < rounds; i++ { // not range 2*rounds, which overflows for tests' math.MaxInt
+		w := i % 2
+		if i/2%2 == 1 {
+			w = 1 - w
+		}
+		start, from := time.Now(), c.st.Objects
+		more, err := ways[w](c, src, from+sample)
+		spent[w] += time.Since(start)
+		wrote[w] += c.st.Objects - from
+		if err != nil || !more {
+			return err
+		}
+	}
+	_, err := ways[faster(wrote, spent)](c, src, math.MaxUint64)
+	return err
+}
+
+// timedWays are the ways runTimed times: one goroutine, two. Tests wrap
+// them.
+var timedWays = [2]passWay{(*converter).runOne, (*converter).runAhead}
+
+// faster returns the way (0 or 1) that wrote more objects per second,
+// given the objects each wrote and the time each took; 0 on a tie.
+func faster(wrote [2]uint64, spent [2]time.Duration) int {
+	// wrote[1]/spent[1] > wrote[0]/spent[0], without dividing by zero.
+	if float64(wrote[1])*float64(spent[0]) > float64(wrote[0])*float64(spent[1]) {
+		return 1
+	}
+	return 0
 }
 
 // passObjects returns the objects the metadata says a file holds; a
@@ -234,16 +321,32 @@ func passObjects(m bmd.Metadata) uint64 {
 	return m.Objects
 }
 
-// runAhead is run (with rest) on two goroutines: see above.
-func (c *converter) runAhead(src Source) error {
+// runAhead is run (with rest) on two goroutines: see above. It is a
+// passWay: the reader stops once it has read as many objects as
+// Stats.Objects lacks to reach until (class definitions and instances
+// and arrays, which Stats counts), and the batches read are written.
+func (c *converter) runAhead(src Source, until uint64) (more bool, err error) {
 	c.source = src
 	batches := make(chan *aheadBatch, aheadBatches)
 	free := make(chan *aheadBatch, aheadBatches)
 	for range aheadBatches {
+		if n := len(c.spareBatches); n > 0 {
+			free <- c.spareBatches[n-1]
+			c.spareBatches = c.spareBatches[:n-1]
+			continue
+		}
 		free <- newAheadBatch()
 	}
+	defer func() { // for the next stretch of runTimed
+		for len(free) > 0 {
+			b := <-free
+			b.reset()
+			c.spareBatches = append(c.spareBatches, b)
+		}
+	}()
 	done := make(chan struct{})
 	finished := make(chan struct{})
+	c.aheadLeft, c.aheadStopped = until-min(until, c.st.Objects), false
 	go func() {
 		defer close(finished)
 		c.readAhead(src, batches, free, done)
@@ -254,11 +357,11 @@ func (c *converter) runAhead(src Source) error {
 	}()
 	for b := range batches {
 		if err := c.finishBatch(b); err != nil {
-			return err
+			return false, err
 		}
 		free <- b
 	}
-	return nil
+	return c.aheadStopped, nil // set by the reader before it closed batches
 }
 
 // runOne is runAhead on one goroutine, without the batches: each record
@@ -267,20 +370,22 @@ func (c *converter) runAhead(src Source) error {
 // batches from one goroutine to another costs more than it gains, and
 // copying the objects into them is work that one goroutine need not do.
 // The output is the same.
-func (c *converter) runOne(src Source) error {
+// It is a passWay.
+func (c *converter) runOne(src Source, until uint64) (more bool, err error) {
 	c.source = src
-	for {
+	for c.st.Objects < until {
 		rec, err := src.Next()
 		if err == io.EOF {
-			return nil
+			return false, nil
 		}
 		if err != nil {
-			return err
+			return false, err
 		}
 		if err := c.direct(rec); err != nil {
-			return err
+			return false, err
 		}
 	}
+	return true, nil
 }
 
 // direct writes a record read by runOne, as ahead and writeAhead would.

@@ -7,6 +7,7 @@ import (
 	"math"
 	"reflect"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/heapcrunch/heapcrunch/bmd"
@@ -23,36 +24,70 @@ func TestAheadItemSize(t *testing.T) {
 	}
 }
 
-// decrunchWay decrunches data with the second pass on one goroutine
-// (runOne) or on two (runAhead).
-func decrunchWay(data []byte, opt Options, one bool) (*Stats, []byte, error) {
-	defer func(was func(*converter, Source) error) { secondPass = was }(secondPass)
+// The ways of the second pass that the tests compare.
+type way int
+
+const (
+	wayTwo   way = iota // runAhead
+	wayOne              // runOne
+	wayTurns            // runTimed, switching between them every few objects
+)
+
+func (w way) String() string { return [...]string{"two goroutines", "one goroutine", "turns"}[w] }
+
+// allWays are the ways of the second pass.
+var allWays = []way{wayTwo, wayOne, wayTurns}
+
+// turnObjects is the stretch of wayTurns: a few objects, so that the ways
+// switch often in a small file, at many kinds of places.
+const turnObjects = 7
+
+// setWay makes the second pass run way w until the test ends.
+func setWay(t testing.TB, w way) {
+	was := secondPass
+	t.Cleanup(func() { secondPass = was })
 	secondPass = func(c *converter, src Source) error {
-		if one {
-			return c.runOne(src)
+		var err error
+		switch w {
+		case wayOne:
+			_, err = c.runOne(src, math.MaxUint64)
+		case wayTurns:
+			err = c.runTimed(src, turnObjects, math.MaxInt)
+		default:
+			_, err = c.runAhead(src, math.MaxUint64)
 		}
-		return c.runAhead(src)
+		return err
 	}
+}
+
+// decrunchWay decrunches data with the second pass run way w.
+func decrunchWay(t testing.TB, data []byte, opt Options, w way) (*Stats, []byte, error) {
+	was := secondPass
+	defer func() { secondPass = was }()
+	setWay(t, w)
 	var out bytes.Buffer
 	st, err := Decrunch(bytes.NewReader(data), &out, opt)
 	return st, out.Bytes(), err
 }
 
-// sameSecondPassWays checks that the second pass on one goroutine writes
-// what it writes on two, byte for byte, with the same Stats, or fails
-// with the same error.
+// sameSecondPassWays checks that the second pass on one goroutine, and
+// switching between one and two every few objects, writes what it writes
+// on two, byte for byte, with the same Stats, or fails with the same
+// error.
 func sameSecondPassWays(t *testing.T, data []byte, opt Options) {
 	t.Helper()
-	wantSt, want, wantErr := decrunchWay(data, opt, false)
-	st, got, err := decrunchWay(data, opt, true)
-	if fmt.Sprint(err) != fmt.Sprint(wantErr) {
-		t.Fatalf("salvage %v: one goroutine: error %v; two: %v", opt.Salvage, err, wantErr)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatalf("salvage %v: one goroutine wrote %d bytes of HPROF, which differ from the %d of two", opt.Salvage, len(got), len(want))
-	}
-	if !reflect.DeepEqual(st, wantSt) {
-		t.Fatalf("salvage %v: one goroutine's Stats\n%+v\ndiffer from two's\n%+v", opt.Salvage, st, wantSt)
+	wantSt, want, wantErr := decrunchWay(t, data, opt, wayTwo)
+	for _, w := range []way{wayOne, wayTurns} {
+		st, got, err := decrunchWay(t, data, opt, w)
+		if fmt.Sprint(err) != fmt.Sprint(wantErr) {
+			t.Fatalf("salvage %v: %v: error %v; two goroutines: %v", opt.Salvage, w, err, wantErr)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("salvage %v: %v wrote %d bytes of HPROF, which differ from the %d of two goroutines", opt.Salvage, w, len(got), len(want))
+		}
+		if !reflect.DeepEqual(st, wantSt) {
+			t.Fatalf("salvage %v: the Stats of %v\n%+v\ndiffer from two goroutines'\n%+v", opt.Salvage, w, st, wantSt)
+		}
 	}
 }
 
@@ -90,7 +125,7 @@ func TestSecondPassWays(t *testing.T) {
 				}
 			}
 			// Output limits, met anywhere in the second pass.
-			_, whole, err := decrunchWay(f, Options{}, false)
+			_, whole, err := decrunchWay(t, f, Options{}, wayTwo)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -103,9 +138,65 @@ func TestSecondPassWays(t *testing.T) {
 	}
 }
 
-// TestPassObjects: the size cores.Pipeline weighs is the file's count of
+// TestTurnsSwitch: in the second pass of wayTurns, the ways take turns
+// many times in a fixture's BMD, and two goroutines stop where asked and
+// leave the rest to one (more true), which the comparisons of
+// TestSecondPassWays then cover.
+func TestTurnsSwitch(t *testing.T) {
+	dump := testutil.ReadAll(t, testutil.Fixture("sample.hprof.gz"))
+	f := crunchBytes(t, dump, crunch.Options{})
+	was := timedWays
+	defer func() { timedWays = was }()
+	var calls, stopped [2]int
+	for w := range timedWays {
+		timedWays[w] = func(c *converter, src Source, until uint64) (bool, error) {
+			calls[w]++
+			more, err := was[w](c, src, until)
+			if more {
+				stopped[w]++
+				if c.st.Objects < until {
+					t.Errorf("way %d stopped at %d objects, before %d", w, c.st.Objects, until)
+				}
+			}
+			return more, err
+		}
+	}
+	st, _, err := decrunchWay(t, f, Options{}, wayTurns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := int(st.Objects / turnObjects / 4); calls[0] < want || calls[1] < want || stopped[1] < want {
+		t.Errorf("%d objects in stretches of %d: one goroutine ran %d times, two %d times (stopped early %d), want %d each at least",
+			st.Objects, turnObjects, calls[0], calls[1], stopped[1], want)
+	}
+}
+
+// TestFaster: runTimed goes on with the way that wrote more objects per
+// second, one goroutine on a tie or when nothing was timed.
+func TestFaster(t *testing.T) {
+	ms := time.Millisecond
+	for _, c := range []struct {
+		wrote [2]uint64
+		spent [2]time.Duration
+		want  int
+	}{
+		{[2]uint64{100, 100}, [2]time.Duration{10 * ms, 5 * ms}, 1},
+		{[2]uint64{100, 100}, [2]time.Duration{5 * ms, 10 * ms}, 0},
+		{[2]uint64{100, 300}, [2]time.Duration{10 * ms, 20 * ms}, 1}, // 10 against 15 an ms
+		{[2]uint64{300, 100}, [2]time.Duration{20 * ms, 10 * ms}, 0},
+		{[2]uint64{100, 100}, [2]time.Duration{10 * ms, 10 * ms}, 0},
+		{[2]uint64{0, 0}, [2]time.Duration{0, 0}, 0},
+		{[2]uint64{100, 100}, [2]time.Duration{10 * ms, 0}, 1}, // a clock too coarse for one stretch
+	} {
+		if got := faster(c.wrote, c.spent); got != c.want {
+			t.Errorf("faster(%v, %v) = %d, want %d", c.wrote, c.spent, got, c.want)
+		}
+	}
+}
+
+// TestPassObjects: the size cores.Choose weighs is the file's count of
 // objects, and a version 1 file, which has none, counts as large: the
-// probe alone decides for it.
+// timed stretches alone decide for it.
 func TestPassObjects(t *testing.T) {
 	dump := testutil.ReadAll(t, testutil.Fixture("sample.hprof.gz"))
 	v2, err := bmd.NewReader(bytes.NewReader(crunchBytes(t, dump, crunch.Options{})))

@@ -120,6 +120,11 @@ type converter struct {
 	scratch    classShape                  // a shape not remembered
 	arrayLeft  uint32                      // elements still to come of an object array written in pieces (beginArray)
 	piecesOf   *bmd.Record                 // the array whose pieces the reader of runAhead reads next (aheadPiece)
+	// The objects the reader of runAhead may still read, and whether it
+	// stopped at that (see fill).
+	aheadLeft    uint64
+	aheadStopped bool
+	spareBatches []*aheadBatch // runAhead's, kept for its next call
 }
 
 // open returns a Source reading src from its start.

@@ -15,7 +15,11 @@
 # four-line wrapper that buffers the output, its best case. The original
 # decruncher buffers its own streams. Each original tool runs once, each of
 # ours RUNS times (default 3), best wall time kept; peak RSS from
-# /usr/bin/time. With the dump in the page cache.
+# /usr/bin/time. With the dump in the page cache. Every run writes a new
+# output file, as the original tools' single runs do: the file of the run
+# before is removed first, outside the timing (replacing a 134 MB HPROF
+# cost decrunch's rename 40 to 140 ms on 2026-11-27, the kernel freeing
+# the old file's pages, which is no work of decrunch's).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 classes="$1"; dump="$2"
@@ -44,11 +48,13 @@ run() {
     read -r s kb <"$work/last"
     printf "%-40s %8.3f s %7.0f MB\n" "$name:" "$s" "$((kb / 1024))"
 }
-# run_best NAME CMD...: runs CMD RUNS times, keeping the best time.
+# run_best NAME OUT CMD...: runs CMD, which writes OUT, RUNS times, keeping
+# the best time; OUT is removed before each run.
 run_best() {
-    local name=$1; shift
+    local name=$1 out=$2; shift 2
     : >"$work/all"
     for _ in $(seq "$RUNS"); do
+        rm -f "$out"
         time1 "$work/all" "$@" 2>"$work/err" || { cat "$work/err" >&2; exit 1; }
     done
     best "$work/all" >"$work/last"
@@ -61,15 +67,15 @@ echo "dump: $dump, $(stat -c %s "$dump") bytes"
 cat "$dump" >/dev/null
 run "original cruncher (output buffered)" java -cp "$cp:$work/wrap" BufferedCrunch "$dump" "$work/orig.bmd"
 read -r oc ocm <"$work/last"
-run_best "crunch" "$work/crunch" -q --force "$dump" "$work/ours.bmd"
+run_best "crunch" "$work/ours.bmd" "$work/crunch" -q --force "$dump" "$work/ours.bmd"
 read -r c cm <"$work/last"
-run_best "crunch --format v1" "$work/crunch" -q --force --format v1 "$dump" "$work/ours1.bmd"
+run_best "crunch --format v1" "$work/ours1.bmd" "$work/crunch" -q --force --format v1 "$dump" "$work/ours1.bmd"
 read -r c1 _ <"$work/last"
 run "original decruncher (its own BMD)" java -cp "$cp" com.badoo.bmd.decruncher.BmdDecruncher "$work/orig.bmd" "$work/orig.hprof"
 read -r od odm <"$work/last"
-run_best "decrunch (our BMD)" "$work/decrunch" -q --force "$work/ours.bmd" -o "$work/ours.hprof"
+run_best "decrunch (our BMD)" "$work/ours.hprof" "$work/decrunch" -q --force "$work/ours.bmd" -o "$work/ours.hprof"
 read -r d dm <"$work/last"
-run_best "decrunch (the original's BMD)" "$work/decrunch" -q --force "$work/orig.bmd" -o "$work/ours-orig.hprof"
+run_best "decrunch (the original's BMD)" "$work/ours-orig.hprof" "$work/decrunch" -q --force "$work/orig.bmd" -o "$work/ours-orig.hprof"
 read -r dv _ <"$work/last"
 echo "BMD bytes: original $(stat -c %s "$work/orig.bmd"), ours $(stat -c %s "$work/ours.bmd"), ours --format v1 $(stat -c %s "$work/ours1.bmd")"
 echo "crunch: $(ratio "$oc" "$c") x faster ($(ratio "$oc" "$c1") x with --format v1), $(ratio "$ocm" "$cm") x less memory"

@@ -55,11 +55,11 @@ With --salvage, a truncated or damaged BMD (plain or compressed) gives an
 HPROF of everything before the damage: every block of the BMD whose checksum
 holds, with the names and class definitions its objects need.
 
-Cores: the second pass runs on two goroutines only where that pays: more
-than one core for Go (GOMAXPROCS), 262,144 objects or more (a version 1
-file, which does not say, counts as large), and a cache
-line measured to go to the other core and back in under 150 ns (else
-the cores share no cache, or the other one is busy).
+Cores: with more than one core for Go (GOMAXPROCS) and 262,144 objects
+or more (a version 1 file, which does not say, counts as large), the
+second pass times a few stretches of the file on two goroutines and on
+one, and goes on the faster way (two, unless the cores share no cache or
+the other one is busy). The output is the same either way.
 HEAPCRUNCH_PIPELINE=on or off forces two goroutines or one.
 
 Exit codes: 0 done, the input was whole; 1 bad input or failed conversion

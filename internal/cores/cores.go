@@ -17,6 +17,11 @@
 //   - no answer within the limits, or 1,000-1,900 ns: the other core is
 //     busy with another program; one goroutine is faster, as above.
 //
+// Choose answers without it, for a pass that can time both ways as it
+// goes (decrunch's second pass): the probe read the same with the other
+// core free and busy in a state of 2026-11-27 (README, "Decrunch times
+// both ways").
+//
 // Pipeline, called once per pass, measures it, in about 0.1 ms (about
 // startLimit + measureLimit at most: the limits are checked between spins),
 // and answers for the pass. The limit
@@ -82,6 +87,38 @@ func Pipeline(objects uint64) bool {
 		return false
 	}
 	return objects >= minObjects && Pays(Probe())
+}
+
+// Way is how a pass runs, as Choose says.
+type Way int
+
+// The ways of a pass.
+const (
+	One     Way = iota // on one goroutine
+	Two                // on two
+	Measure            // on both in turns, timed, then on the faster
+)
+
+// Choose says how a pass over objects objects runs, for a pass that can
+// time both ways as it goes and go on with the faster (decrunch's second
+// pass): One with GOMAXPROCS=1 or a pass of fewer than minObjects, else
+// Measure, without a probe. The environment variable HEAPCRUNCH_PIPELINE
+// overrides the size and the timing, as for Pipeline: "on" for Two
+// whenever GOMAXPROCS allows, "off" for One.
+func Choose(objects uint64) Way {
+	if runtime.GOMAXPROCS(0) < 2 {
+		return One
+	}
+	switch os.Getenv(PipelineEnv) {
+	case "on":
+		return Two
+	case "off":
+		return One
+	}
+	if objects < minObjects {
+		return One
+	}
+	return Measure
 }
 
 // SplitEnv names the environment variable that overrides Split.

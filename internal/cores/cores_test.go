@@ -198,3 +198,35 @@ func TestSplit(t *testing.T) {
 		}
 	}
 }
+
+// TestChoose: a pass of minObjects or more with two cores is timed
+// (Measure), without a probe; one core, a smaller pass or
+// HEAPCRUNCH_PIPELINE=off run on one goroutine, "on" on two.
+func TestChoose(t *testing.T) {
+	defer func(p func() (time.Duration, error)) { Probe = p }(Probe)
+	Probe = func() (time.Duration, error) {
+		t.Error("Choose probed")
+		return 0, nil
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	for _, c := range []struct {
+		procs   int
+		env     string
+		objects uint64
+		want    Way
+	}{
+		{2, "", minObjects, Measure},
+		{2, "", minObjects - 1, One},
+		{1, "", minObjects, One},
+		{2, "on", 1, Two},
+		{1, "on", minObjects, One},
+		{2, "off", minObjects, One},
+		{2, "maybe", minObjects, Measure},
+	} {
+		runtime.GOMAXPROCS(c.procs)
+		t.Setenv(PipelineEnv, c.env)
+		if got := Choose(c.objects); got != c.want {
+			t.Errorf("GOMAXPROCS=%d, %s=%q, %d objects: %v, want %v", c.procs, PipelineEnv, c.env, c.objects, got, c.want)
+		}
+	}
+}
