@@ -24,11 +24,13 @@ type elementSource interface {
 
 // The kinds of object array items, in aheadItem.elem (an object array
 // has no element type): one whose elements come in the items after it,
-// and such an item.
+// and such an item. aheadRun, with tag 0, marks an item of objects
+// that the reader decoded a run at a time (bmd.Reader.NextObjects).
 const (
 	aheadWhole hprof.BasicType = iota
 	aheadPieces
 	aheadPiece
+	aheadRun
 )
 
 // beginArray begins an object array of dense IDs id and class whose
