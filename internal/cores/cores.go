@@ -77,16 +77,13 @@ const minObjects = 1 << 18
 // probe: "on" for two goroutines whenever GOMAXPROCS allows, "off" for
 // one; any other value leaves the choice to them.
 func Pipeline(objects uint64) bool {
-	if runtime.GOMAXPROCS(0) < 2 {
-		return false
-	}
-	switch os.Getenv(PipelineEnv) {
-	case "on":
+	switch Choose(objects) {
+	case Two:
 		return true
-	case "off":
-		return false
+	case Measure: // where Choose leaves it to timing, the probe decides
+		return Pays(Probe())
 	}
-	return objects >= minObjects && Pays(Probe())
+	return false
 }
 
 // Way is how a pass runs, as Choose says.
