@@ -13,15 +13,16 @@ import (
 	"github.com/heapcrunch/heapcrunch/internal/cores"
 )
 
-// The second pass runs on two goroutines, when a second one pays
-// (secondPass; else on one, runOne, which writes each record as it reads
-// it): one reads the BMD records, the
-// other converts and writes them in order. Reading (decoding the varints
-// and references of the BMD) takes about half of the work and cannot be
-// split, so the reader does no more than copy each object's dense IDs and
-// values into a batch; the writer makes the HPROF IDs, encodes the
-// fields, and handles every other record as the first pass's reading
-// does. Batches go from the reader to the writer and back for reuse.
+// The second pass runs on two goroutines where that is faster
+// (secondPass, which times both ways on large files; else on one, runOne,
+// which writes each record as it reads it): one reads the BMD records,
+// the other converts and writes them in order. Reading (decoding the
+// varints and references of the BMD) takes about half of the work and
+// cannot be split, so the reader does no more than decode the objects
+// into a batch, a run at a time where it can (aheadRun), and copy the
+// other records; the writer makes the HPROF IDs, encodes the fields, and
+// handles every other record as the first pass's reading does. Batches
+// go from the reader to the writer and back for reuse.
 
 // aheadItem is a record read ahead: an object, as its dense IDs and
 // values, or any other record, as a copy. Items are small (48 bytes):
@@ -362,7 +363,7 @@ func faster(wrote [2]uint64, spent [2]time.Duration) int {
 
 // passObjects returns the objects the metadata says a file holds; a
 // version 1 file says none (its metadata has no count), and its pass is
-// taken as large, so that the probe alone decides.
+// taken as large, so that the timing alone decides.
 func passObjects(m bmd.Metadata) uint64 {
 	if m.Objects == 0 {
 		return math.MaxUint64
