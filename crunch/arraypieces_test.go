@@ -259,9 +259,9 @@ func TestObjectArrayInPiecesReadOn(t *testing.T) {
 	})
 }
 
-// arrayElementBytes returns where the elements of the one object array
-// of the dump in file p start and end.
-func arrayElementBytes(t *testing.T, p string) (start, end int64) {
+// skippingReader returns a Reader of the dump in file p, read whole into
+// memory, that skips object arrays' elements (SkipElements).
+func skippingReader(t *testing.T, p string) *hprof.Reader {
 	t.Helper()
 	data, err := os.ReadFile(p)
 	if err != nil {
@@ -272,6 +272,14 @@ func arrayElementBytes(t *testing.T, p string) (start, end int64) {
 		t.Fatal(err)
 	}
 	r.SkipElements = true
+	return r
+}
+
+// arrayElementBytes returns where the elements of the one object array
+// of the dump in file p start and end.
+func arrayElementBytes(t *testing.T, p string) (start, end int64) {
+	t.Helper()
+	r := skippingReader(t, p)
 	for rec, err := range r.Records() {
 		if err != nil {
 			t.Fatal(err)

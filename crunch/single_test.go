@@ -175,15 +175,7 @@ func TestPass2ReadToEachObject(t *testing.T) {
 	path := nullArraysDump(t, arrays, arrayPiece)
 	// The offsets of the sub-records, at the first past each mark of
 	// which readTo reports progress: every 16 MiB (progress.at).
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := hprof.NewReaderBytes(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.SkipElements = true
+	r := skippingReader(t, path)
 	var subs []int64
 	if _, err := r.Next(); err != nil {
 		t.Fatal(err)

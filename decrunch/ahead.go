@@ -306,7 +306,7 @@ const timedRounds = 2
 
 // sampleObjects returns the objects of each timed stretch of a pass over
 // objects: a 32nd of them, so that the four stretches of two rounds take
-// an eighth of the pass each way, and at least 2¹⁶.
+// an eighth of the pass in all, a sixteenth each way, and at least 2¹⁶.
 func sampleObjects(objects uint64) uint64 { return max(objects/32, 1<<16) }
 
 // runTimed runs the second pass in stretches of sample objects, on two

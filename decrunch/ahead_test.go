@@ -42,11 +42,9 @@ var allWays = []way{wayTwo, wayOne, wayTurns}
 // switch often in a small file, at many kinds of places.
 const turnObjects = 7
 
-// setWay makes the second pass run way w until the test ends.
-func setWay(t testing.TB, w way) {
-	was := secondPass
-	t.Cleanup(func() { secondPass = was })
-	secondPass = func(c *converter, src Source) error {
+// passOf returns a second pass that runs way w.
+func passOf(w way) func(c *converter, src Source) error {
+	return func(c *converter, src Source) error {
 		var err error
 		switch w {
 		case wayOne:
@@ -60,11 +58,17 @@ func setWay(t testing.TB, w way) {
 	}
 }
 
-// decrunchWay decrunches data with the second pass run way w.
-func decrunchWay(t testing.TB, data []byte, opt Options, w way) (*Stats, []byte, error) {
+// setWay makes the second pass run way w until the test ends.
+func setWay(t testing.TB, w way) {
 	was := secondPass
-	defer func() { secondPass = was }()
-	setWay(t, w)
+	t.Cleanup(func() { secondPass = was })
+	secondPass = passOf(w)
+}
+
+// decrunchWay decrunches data with the second pass run way w.
+func decrunchWay(data []byte, opt Options, w way) (*Stats, []byte, error) {
+	defer func(was func(*converter, Source) error) { secondPass = was }(secondPass)
+	secondPass = passOf(w)
 	var out bytes.Buffer
 	st, err := Decrunch(bytes.NewReader(data), &out, opt)
 	return st, out.Bytes(), err
@@ -76,9 +80,9 @@ func decrunchWay(t testing.TB, data []byte, opt Options, w way) (*Stats, []byte,
 // error.
 func sameSecondPassWays(t *testing.T, data []byte, opt Options) {
 	t.Helper()
-	wantSt, want, wantErr := decrunchWay(t, data, opt, wayTwo)
+	wantSt, want, wantErr := decrunchWay(data, opt, wayTwo)
 	for _, w := range []way{wayOne, wayTurns} {
-		st, got, err := decrunchWay(t, data, opt, w)
+		st, got, err := decrunchWay(data, opt, w)
 		if fmt.Sprint(err) != fmt.Sprint(wantErr) {
 			t.Fatalf("salvage %v: %v: error %v; two goroutines: %v", opt.Salvage, w, err, wantErr)
 		}
@@ -125,7 +129,7 @@ func TestSecondPassWays(t *testing.T) {
 				}
 			}
 			// Output limits, met anywhere in the second pass.
-			_, whole, err := decrunchWay(t, f, Options{}, wayTwo)
+			_, whole, err := decrunchWay(f, Options{}, wayTwo)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -161,13 +165,56 @@ func TestTurnsSwitch(t *testing.T) {
 			return more, err
 		}
 	}
-	st, _, err := decrunchWay(t, f, Options{}, wayTurns)
+	st, _, err := decrunchWay(f, Options{}, wayTurns)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := int(st.Objects / turnObjects / 4); calls[0] < want || calls[1] < want || stopped[1] < want {
 		t.Errorf("%d objects in stretches of %d: one goroutine ran %d times, two %d times (stopped early %d), want %d each at least",
 			st.Objects, turnObjects, calls[0], calls[1], stopped[1], want)
+	}
+}
+
+// TestTimedGoesOnFaster: after its timed stretches, runTimed writes the
+// rest of the pass the way that wrote more objects per second: here the
+// way made slow by a pause of 20 ms in each of its stretches loses, one
+// goroutine or two, and the output is the same.
+func TestTimedGoesOnFaster(t *testing.T) {
+	dump := testutil.ReadAll(t, testutil.Fixture("sample.hprof.gz"))
+	f := crunchBytes(t, dump, crunch.Options{})
+	_, want, err := decrunchWay(f, Options{}, wayTwo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	was := timedWays
+	defer func() { timedWays = was }()
+	for slow := range 2 {
+		var last int // the way of the last call, which ends the pass
+		for w := range timedWays {
+			timedWays[w] = func(c *converter, src Source, until uint64) (bool, error) {
+				if w == slow {
+					time.Sleep(20 * time.Millisecond)
+				}
+				last = w
+				return was[w](c, src, until)
+			}
+		}
+		defer func(old func(*converter, Source) error) { secondPass = old }(secondPass)
+		secondPass = func(c *converter, src Source) error { return c.runTimed(src, 1000, 2) }
+		var out bytes.Buffer
+		st, err := Decrunch(bytes.NewReader(f), &out, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Objects < 6000 {
+			t.Fatalf("test premise: %d objects, fewer than the stretches take", st.Objects)
+		}
+		if last == slow {
+			t.Errorf("way %d, slowed, wrote the rest of the pass", slow)
+		}
+		if !bytes.Equal(out.Bytes(), want) {
+			t.Errorf("way %d slowed: %d bytes of HPROF, which differ from the %d of two goroutines", slow, out.Len(), len(want))
+		}
 	}
 }
 

@@ -18,20 +18,20 @@ import (
 func TestHugeArrayFixture(t *testing.T) {
 	dump := testutil.ReadAll(t, testutil.Fixture("hugearray.hprof.gz"))
 	file := crunchBytes(t, dump, crunch.Options{})
-	for _, one := range allWays {
-		_, whole, err := decrunchWhole(t, file, Options{}, one, true)
+	for _, pass := range allWays {
+		_, whole, err := decrunchWhole(file, Options{}, pass, true)
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, got, err := decrunchWhole(t, file, Options{}, one, false)
+		_, got, err := decrunchWhole(file, Options{}, pass, false)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(got, whole) {
-			t.Fatalf("way %v: %d bytes of HPROF in pieces, %d held whole", one, len(got), len(whole))
+			t.Fatalf("way %v: %d bytes of HPROF in pieces, %d held whole", pass, len(got), len(whole))
 		}
 		if lens := readsWhole(t, got); !slices.Contains(lens, 200_000) {
-			t.Fatalf("way %v: no array of 200,000 elements read back", one)
+			t.Fatalf("way %v: no array of 200,000 elements read back", pass)
 		}
 	}
 }

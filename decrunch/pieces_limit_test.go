@@ -87,21 +87,21 @@ func lyingArrayFile(t *testing.T, n uint64) []byte {
 // still to come". Below the limit, the salvage writes it whole.
 func TestObjectArrayInPiecesOutputLimit(t *testing.T) {
 	lie := lyingArrayFile(t, 10_000_000)
-	for _, one := range allWays {
-		_, out, err := decrunchWay(t, lie, Options{Salvage: true, MaxOutput: 1 << 20}, one)
+	for _, pass := range allWays {
+		_, out, err := decrunchWay(lie, Options{Salvage: true, MaxOutput: 1 << 20}, pass)
 		var le *OutputLimitError
 		if !errors.As(err, &le) {
-			t.Errorf("way %v: %v, want an OutputLimitError", one, err)
+			t.Errorf("way %v: %v, want an OutputLimitError", pass, err)
 		}
 		if len(out) > 1000 {
-			t.Errorf("way %v: %d bytes written, part of the array", one, len(out))
+			t.Errorf("way %v: %d bytes written, part of the array", pass, len(out))
 		}
-		st, out, err := decrunchWay(t, lie, Options{Salvage: true, MaxOutput: 100 << 20}, one)
+		st, out, err := decrunchWay(lie, Options{Salvage: true, MaxOutput: 100 << 20}, pass)
 		if err != nil || st.Salvaged == nil {
-			t.Fatalf("way %v, under the limit: %v, salvaged %v", one, err, st.Salvaged)
+			t.Fatalf("way %v, under the limit: %v, salvaged %v", pass, err, st.Salvaged)
 		}
 		if n := readsWhole(t, out); len(n) != 1 || n[0] != 10_000_000 {
-			t.Fatalf("way %v, under the limit: arrays of %v read back", one, n)
+			t.Fatalf("way %v, under the limit: arrays of %v read back", pass, n)
 		}
 	}
 }

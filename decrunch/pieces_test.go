@@ -60,14 +60,14 @@ func longArraysDump(t *testing.T, idSize int, lens []int) []byte {
 	return buf.Bytes()
 }
 
-// decrunchWhole decrunches data with the second pass run way one, with object
+// decrunchWhole decrunches data with the second pass run way w, with object
 // arrays held whole (as before they were read in pieces) or not.
-func decrunchWhole(t testing.TB, data []byte, opt Options, one way, whole bool) (*Stats, []byte, error) {
+func decrunchWhole(data []byte, opt Options, w way, whole bool) (*Stats, []byte, error) {
 	if whole {
 		defer func(was int) { maxArrayWhole = was }(maxArrayWhole)
 		maxArrayWhole = 0
 	}
-	return decrunchWay(t, data, opt, one)
+	return decrunchWay(data, opt, w)
 }
 
 // readsWhole checks that an HPROF file reads to its end, every sub-record
@@ -107,17 +107,17 @@ func TestObjectArrayInPieces(t *testing.T) {
 	lens := []int{10, arrayPiece, arrayPiece + 1, 3*arrayPiece + 17, 0, 200_000}
 	for _, idSize := range []int{4, 8} {
 		file := crunchBytes(t, longArraysDump(t, idSize, lens), crunch.Options{})
-		for _, one := range allWays {
-			wantSt, want, err := decrunchWhole(t, file, Options{}, one, true)
+		for _, pass := range allWays {
+			wantSt, want, err := decrunchWhole(file, Options{}, pass, true)
 			if err != nil {
 				t.Fatal(err)
 			}
-			st, got, err := decrunchWhole(t, file, Options{}, one, false)
+			st, got, err := decrunchWhole(file, Options{}, pass, false)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !bytes.Equal(got, want) {
-				t.Fatalf("ID size %d, way %v: %d bytes of HPROF in pieces, %d held whole", idSize, one, len(got), len(want))
+				t.Fatalf("ID size %d, way %v: %d bytes of HPROF in pieces, %d held whole", idSize, pass, len(got), len(want))
 			}
 			if st.Objects != wantSt.Objects || st.OutBytes != wantSt.OutBytes {
 				t.Fatalf("ID size %d: Stats %d objects, %d bytes; held whole %d, %d", idSize, st.Objects, st.OutBytes, wantSt.Objects, wantSt.OutBytes)
@@ -141,11 +141,11 @@ func TestObjectArrayInPiecesDamaged(t *testing.T) {
 	damaged := bytes.Clone(file)
 	damaged[len(damaged)/2] ^= 0x5a
 	for name, data := range map[string][]byte{"cut": cut, "damaged": damaged} {
-		for _, one := range allWays {
-			if _, _, err := decrunchWay(t, data, Options{}, one); err == nil {
+		for _, pass := range allWays {
+			if _, _, err := decrunchWay(data, Options{}, pass); err == nil {
 				t.Errorf("%s: no error", name)
 			}
-			st, out, err := decrunchWay(t, data, Options{Salvage: true}, one)
+			st, out, err := decrunchWay(data, Options{Salvage: true}, pass)
 			if err != nil || st.Salvaged == nil {
 				t.Fatalf("%s, salvaged: %v, %v", name, err, st.Salvaged)
 			}
@@ -179,13 +179,13 @@ func TestObjectArrayInPiecesIDOverflow(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	for _, one := range allWays {
-		_, _, err := decrunchWay(t, b.Bytes(), Options{}, one)
+	for _, pass := range allWays {
+		_, _, err := decrunchWay(b.Bytes(), Options{}, pass)
 		var oe *IDOverflowError
 		if !errors.As(err, &oe) {
-			t.Errorf("way %v: %v, want an IDOverflowError", one, err)
+			t.Errorf("way %v: %v, want an IDOverflowError", pass, err)
 		}
-		_, out, err := decrunchWay(t, b.Bytes(), Options{Salvage: true}, one)
+		_, out, err := decrunchWay(b.Bytes(), Options{Salvage: true}, pass)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -206,22 +206,22 @@ func TestBigObjectArrayDecrunchMemory(t *testing.T) {
 	for _, n := range []int{1 << 21, 1 << 22} {
 		files[n] = crunchBytes(t, longArraysDump(t, 8, []int{n}), crunch.Options{})
 	}
-	for _, one := range allWays {
+	for _, pass := range allWays {
 		var got [2]uint64
 		for i, n := range []int{1 << 21, 1 << 22} {
 			var before, after runtime.MemStats
 			runtime.GC()
 			runtime.ReadMemStats(&before)
-			setWay(t, one)
+			setWay(t, pass)
 			if _, err := Decrunch(bytes.NewReader(files[n]), io.Discard, Options{}); err != nil {
 				t.Fatal(err)
 			}
 			runtime.ReadMemStats(&after)
 			got[i] = after.TotalAlloc - before.TotalAlloc
 		}
-		t.Logf("way %v: allocated %d bytes for 2²¹ elements, %d for 2²²", one, got[0], got[1])
+		t.Logf("way %v: allocated %d bytes for 2²¹ elements, %d for 2²²", pass, got[0], got[1])
 		if got[1] > got[0]+2<<20 {
-			t.Errorf("way %v: allocated %d bytes for an array of 2²² elements, %d for 2²¹: more than 2 MiB more", one, got[1], got[0])
+			t.Errorf("way %v: allocated %d bytes for an array of 2²² elements, %d for 2²¹: more than 2 MiB more", pass, got[1], got[0])
 		}
 	}
 }
