@@ -3,6 +3,7 @@ package crunch
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 
@@ -25,6 +26,12 @@ type pass1 struct {
 	failed  bool         // a merge failed: its error is the first
 	in      *input       // the dump, whose mapped pages it gives back as it reads
 	progress
+	// The span addSpan is filling: its first record in spanRecs, and
+	// its bytes so far (0: none); noSpans, that pass 2 splits no dump
+	// (pass2Split: one core, or HEAPCRUNCH_SPLIT=off), and needs none.
+	spanFirst int
+	spanBytes int64
+	noSpans   bool
 }
 
 // heapTracker follows the Android heap (HEAP DUMP INFO) that the
@@ -101,7 +108,8 @@ func (st *state) runPass1(in *input) error {
 	r.SkipElements = true // pass 1 needs object IDs, not references
 	st.idSize = r.IDSize()
 	st.stats.HPROFHeader = r.Header()
-	p := &pass1{state: st, r: r, in: in, dec: hprof.BodyDecoder{IDSize: st.idSize}, progress: progress{f: st.opt.Progress, pass: 1}}
+	p := &pass1{state: st, r: r, in: in, dec: hprof.BodyDecoder{IDSize: st.idSize}, progress: progress{f: st.opt.Progress, pass: 1},
+		noSpans: !pass2Split(math.MaxUint64)}
 	if n := segmentWorkers(); n > 1 && len(st.drop) == 0 {
 		// Which heap a split record starts in is known only once the
 		// records before it are read: with heaps to drop, all are read
@@ -122,6 +130,7 @@ func (st *state) runPass1(in *input) error {
 	if err := p.drain(); err != nil {
 		return err
 	}
+	p.endSpan()
 	return p.finish()
 }
 
@@ -208,9 +217,15 @@ func (p *pass1) record(rec hprof.Record) error {
 // mapped file's records are split off without a copy: up to
 // maxSplitMapped bytes (genhprof's segments are 32 MiB), where what a
 // segment collects is about 1.5 % of its bytes.
-// Tests change them to mix the two ways.
+// Records under minSplitRecord bytes are read inline too: handing one
+// over costs about as much as reading it, and an Android dump is tens of
+// thousands of records of 4 KiB at most (ART's hprof writes 128 objects
+// or 4 KiB a segment), which split off made pass 1 twice as slow with
+// two cores as with one (genhprof -segsize 4KiB, 134 MB: 128 to 140 ms
+// against 65 to 72 ms). Tests change them to mix the two ways.
 var (
 	segmentWorkers          = func() int { return runtime.GOMAXPROCS(0) }
+	minSplitRecord   uint32 = 64 << 10
 	maxSplitRecord   uint32 = 4 << 20
 	maxSplitMapped   uint32 = 64 << 20
 	inlineSubRecords        = 1 << 16
@@ -223,7 +238,7 @@ func (p *pass1) heapDump(rec hprof.Record) error {
 	if p.in.mapped != nil {
 		limit = max(limit, maxSplitMapped)
 	}
-	if p.pool != nil && rec.Length <= limit {
+	if p.pool != nil && rec.Length >= minSplitRecord && rec.Length <= limit {
 		return p.split(rec)
 	}
 	if err := p.drain(); err != nil {
@@ -240,6 +255,11 @@ func (p *pass1) heapDump(rec hprof.Record) error {
 			return err
 		}
 		if !more {
+			if first { // whole, a span's if small (an Android dump's)
+				p.addSpan(rec, rec.Offset+9, p.r.Offset(), nil, sg.clock)
+			} else {
+				p.endSpan()
+			}
 			return nil
 		}
 	}

@@ -47,29 +47,30 @@ func TestChunkClockAdvance(t *testing.T) {
 }
 
 // crunchSegments crunches data with pass 1 reading heap dump records on
-// workers goroutines, records over maxSplit bytes inline, pieces
-// sub-records at a time.
-func crunchSegments(data []byte, opt Options, workers int, maxSplit uint32, pieces int) ([]byte, error) {
-	w, m, p := segmentWorkers, maxSplitRecord, inlineSubRecords
-	defer func() { segmentWorkers, maxSplitRecord, inlineSubRecords = w, m, p }()
-	segmentWorkers, maxSplitRecord, inlineSubRecords = func() int { return workers }, maxSplit, pieces
+// workers goroutines, records under minSplit or over maxSplit bytes
+// inline, pieces sub-records at a time.
+func crunchSegments(data []byte, opt Options, workers int, minSplit, maxSplit uint32, pieces int) ([]byte, error) {
+	w, mn, m, p := segmentWorkers, minSplitRecord, maxSplitRecord, inlineSubRecords
+	defer func() { segmentWorkers, minSplitRecord, maxSplitRecord, inlineSubRecords = w, mn, m, p }()
+	segmentWorkers, minSplitRecord, maxSplitRecord, inlineSubRecords = func() int { return workers }, minSplit, maxSplit, pieces
 	var out bytes.Buffer
 	_, err := Crunch(bytes.NewReader(data), &out, opt)
 	return out.Bytes(), err
 }
 
 // sameSegmentsWays checks that reading heap dump records on other
-// goroutines (all, or only the small ones, the others in pieces of a few
-// sub-records) gives the output and error of reading them all inline.
+// goroutines (all, only the small ones, the others in pieces of a few
+// sub-records, or only the larger ones) gives the output and error of
+// reading them all inline.
 func sameSegmentsWays(t *testing.T, data []byte, opt Options) {
 	t.Helper()
-	want, wantErr := crunchSegments(data, opt, 1, 0, 1<<16)
+	want, wantErr := crunchSegments(data, opt, 1, 0, 0, 1<<16)
 	for _, way := range []struct {
-		workers  int
-		maxSplit uint32
-		pieces   int
-	}{{2, 4 << 20, 1 << 16}, {3, 30000, 5}, {2, 200, 1}} {
-		got, err := crunchSegments(data, opt, way.workers, way.maxSplit, way.pieces)
+		workers            int
+		minSplit, maxSplit uint32
+		pieces             int
+	}{{2, 0, 4 << 20, 1 << 16}, {3, 0, 30000, 5}, {2, 0, 200, 1}, {2, 3000, 1 << 20, 7}} {
+		got, err := crunchSegments(data, opt, way.workers, way.minSplit, way.maxSplit, way.pieces)
 		if fmt.Sprint(err) != fmt.Sprint(wantErr) {
 			t.Fatalf("%+v: error %v, inline %v", way, err, wantErr)
 		}

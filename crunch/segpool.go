@@ -73,7 +73,7 @@ func (p *pass1) mergeOldest() error {
 		p.failed = true
 		return err
 	}
-	p.addSpan(sg)
+	p.addSpan(sg.rec, sg.start, sg.r.Offset(), sg.err, sg.clock)
 	return nil
 }
 

@@ -32,38 +32,73 @@ import (
 // object ID, the chunk of its records, which classes are defined); else
 // pass 2's goroutine writes its objects itself.
 
-// span is a heap dump record whose objects another goroutine may write:
-// its sub-records from file offset start to end, and pass 1's chunk clock
-// at its start.
-type span struct {
+// spanRecord is a heap dump record of a span: its sub-records from file
+// offset start to end, and pass 1's chunk clock at its start.
+type spanRecord struct {
 	rec        hprof.Record
 	start, end int64
 	clock      chunkClock
 }
 
+// span is what another goroutine may write ahead: a heap dump record of
+// minSpanBytes to maxSpanBytes, or a run of smaller ones that together
+// reach minSpanBytes (an Android dump's), state.spanRecs[first:last],
+// from the first's sub-records (start) to the last's end.
+type span struct {
+	first, last int
+	start, end  int64
+}
+
 // minSpanBytes and maxSpanBytes bound the heap dump records that are
-// spans. An Android dump's HEAP DUMP SEGMENTs of 4 KiB are written on
-// pass 2's goroutine, where handing them over would cost more than
-// writing them. A record larger than 4 MiB is too: the spans written
-// ahead hold their pages of the mapped dump and their runs until pass 2's
-// goroutine comes to them, and with genhprof's records of 32 MiB crunch
-// took 175 MB where one goroutine takes 38 (3.2 M objects, a budget of
-// 101 MB: scripts/scale.sh). A JDK writes records of 1 MB. Tests change
+// spans of their own; smaller ones go in spans of several records. A
+// span's handing over costs about as much as writing a few KiB of it: an
+// Android dump's HEAP DUMP SEGMENTs of 4 KiB (ART's hprof writes 128
+// objects or 4 KiB a segment) go in spans of 16 or so. A record larger
+// than 4 MiB is no span: the spans written ahead hold their pages of the
+// mapped dump and their runs until pass 2's goroutine comes to them, and
+// with genhprof's records of 32 MiB crunch took 175 MB where one
+// goroutine takes 38 (3.2 M objects, a budget of 101 MB:
+// scripts/scale.sh). A JDK writes records of 1 MB. Tests change
 // minSpanBytes.
 var (
 	minSpanBytes int64 = 64 << 10
 	maxSpanBytes int64 = 4 << 20
 )
 
-// addSpan notes the record that segment sg read as a span, if it can be
-// one: a whole record of a mapped file, read without error, of
-// minSpanBytes to maxSpanBytes.
-func (p *pass1) addSpan(sg *segment) {
-	end := sg.rec.Offset + 9 + int64(sg.rec.Length)
-	if n := end - sg.start; p.in.mapped == nil || sg.err != nil || sg.r.Offset() != end || n < minSpanBytes || n > maxSpanBytes {
+// addSpan notes a heap dump record that pass 1 has read and merged, rec,
+// whose sub-records start at file offset start, read to offset read with
+// error err, pass 1's chunk clock at its start being clock, as a span or
+// part of one, if it can be: a whole record of a mapped file, read
+// without error, of maxSpanBytes at most.
+func (p *pass1) addSpan(rec hprof.Record, start, read int64, err error, clock chunkClock) {
+	if p.noSpans {
 		return
 	}
-	p.spans = append(p.spans, span{rec: sg.rec, start: sg.start, end: end, clock: sg.clock})
+	end := rec.Offset + 9 + int64(rec.Length)
+	n := end - start
+	if p.in.mapped == nil || err != nil || read != end || n > maxSpanBytes {
+		p.endSpan()
+		return
+	}
+	if n >= minSpanBytes {
+		p.endSpan()
+	}
+	if p.spanBytes == 0 {
+		p.spanFirst = len(p.spanRecs)
+	}
+	p.spanRecs = append(p.spanRecs, spanRecord{rec: rec, start: start, end: end, clock: clock})
+	if p.spanBytes += n; p.spanBytes >= minSpanBytes {
+		p.endSpan()
+	}
+}
+
+// endSpan ends the span of records that addSpan is filling, if any.
+func (p *pass1) endSpan() {
+	if p.spanBytes > 0 {
+		first, last := p.spanFirst, len(p.spanRecs)
+		p.spans = append(p.spans, span{first: first, last: last, start: p.spanRecs[first].start, end: p.spanRecs[last-1].end})
+		p.spanBytes = 0
+	}
 }
 
 // pass2Split reports whether pass 2, over objects objects, writes spans
@@ -83,15 +118,16 @@ type spanPart struct {
 
 // spanOut is what a goroutine made of a span: its parts, in order.
 type spanOut struct {
-	parts  []spanPart
-	runs   []*bmd.ObjectRun // the runs of parts, reused
-	used   int              // runs in use
-	failed bool             // the mapped file failed: all a gap
+	parts    []spanPart       // by record, none from one into the next
+	recFirst int              // the first part of the record being cut
+	runs     []*bmd.ObjectRun // the runs of parts, reused
+	used     int              // runs in use
+	failed   bool             // the mapped file failed: all a gap
 }
 
 // reset empties o for another span.
 func (o *spanOut) reset() {
-	o.parts, o.used, o.failed = o.parts[:0], 0, false
+	o.parts, o.recFirst, o.used, o.failed = o.parts[:0], 0, 0, false
 }
 
 // newRun returns an empty run of objects from ID first. The runs of o,
@@ -147,27 +183,43 @@ func (wk *spanWorker) encode(sp *span, o *spanOut) {
 	}
 }
 
-// parts cuts span sp into parts: a run of objects ends where the next
-// object cannot be added to it (a new chunk, another stack trace serial)
-// or is not written here, which starts a gap. Its objects are read a
-// batch at a time (SkimObjectsData), the others and the objects it
-// leaves one by one (NextSub).
+// parts cuts span sp into parts, record by record (recordParts): no
+// part goes from one record into the next, where pass 2's goroutine
+// writes the end of one and the start of the other. Where a record's
+// part leaves the rest of the span to pass 2's goroutine, the parts end.
 func (wk *spanWorker) parts(sp *span, o *spanOut) {
-	r, err := hprof.NewSubRecordReader(wk.h, sp.rec, wk.data[sp.start:sp.end], sp.start)
+	c := spanCursor{o: o}
+	for i := sp.first; i < sp.last; i++ {
+		if !wk.recordParts(&wk.st.spanRecs[i], &c) {
+			return
+		}
+	}
+}
+
+// recordParts cuts heap dump record sr into parts: a run of objects ends
+// where the next object cannot be added to it (a new chunk, another stack
+// trace serial) or is not written here, which starts a gap. Its objects
+// are read a batch at a time (SkimObjectsData), the others and the
+// objects it leaves one by one (NextSub). It reports false where it
+// leaves the rest of the record, and of the span, to pass 2's goroutine.
+func (wk *spanWorker) recordParts(sr *spanRecord, c *spanCursor) bool {
+	o := c.o
+	r, err := hprof.NewSubRecordReader(wk.h, sr.rec, wk.data[sr.start:sr.end], sr.start)
 	if err != nil {
-		o.failed = true
-		return
+		return false
 	}
 	r.MaxElements = maxArrayWhole
 	if wk.heads == nil {
 		wk.heads = make([]hprof.ObjectHead, pass2Skim)
 	}
-	c := spanCursor{o: o, end: sp.end, clk: sp.clock}
+	o.settle() // the record before's last part, if any
+	o.recFirst = len(o.parts)
+	c.end, c.clk, c.cur, c.self = sr.end, sr.clock, nil, 0
 	s := &wk.s
 	for {
 		if n, data, base := r.SkimObjectsData(wk.heads, 0); n > 0 {
-			if !wk.skimmed(&c, wk.heads[:n], data, base, r.Offset()) {
-				return
+			if !wk.skimmed(c, wk.heads[:n], data, base, r.Offset()) {
+				return false
 			}
 			continue
 		}
@@ -175,18 +227,18 @@ func (wk *spanWorker) parts(sp *span, o *spanOut) {
 		err := r.NextSub(s)
 		if err == io.EOF {
 			o.settle()
-			return
+			return true
 		}
 		if err != nil { // the rest is pass 2's goroutine's, which reports it
-			o.gap(off).to = sp.end
-			return
+			o.gap(off).to = sr.end
+			return false
 		}
 		switch s.Tag {
 		case hprof.SubInstanceDump, hprof.SubObjectArrayDump, hprof.SubPrimitiveArrayDump, hprof.SubPrimitiveArrayNoData:
 			h := hprof.ObjectHead{Offset: off, ID: s.ID, ClassID: s.ClassID, StackTrace: s.StackTrace, Length: s.Length, Tag: s.Tag, ElemType: s.ElemType}
-			if !wk.object(&c, &h, s.Data, s.Elements, s.Pending > 0, c.clk.next()) {
-				o.gap(off).to = sp.end
-				return
+			if !wk.object(c, &h, s.Data, s.Elements, s.Pending > 0, c.clk.next()) {
+				o.gap(off).to = sr.end
+				return false
 			}
 		default:
 			c.clk.next()
@@ -194,8 +246,8 @@ func (wk *spanWorker) parts(sp *span, o *spanOut) {
 		}
 		for s.Pending > 0 { // an array read in pieces: its elements are the gap's
 			if err := r.NextElements(s, arrayPiece); err != nil {
-				c.cur.to = sp.end
-				return
+				c.cur.to = sr.end
+				return false
 			}
 		}
 		c.cur.to = r.Offset()
@@ -241,7 +293,7 @@ func (wk *spanWorker) skimmed(c *spanCursor, heads []hprof.ObjectHead, data []by
 // spanCursor is where spanWorker.parts is in a span.
 type spanCursor struct {
 	o    *spanOut
-	end  int64 // the span's end
+	end  int64 // the end of the span's record being cut
 	clk  chunkClock
 	cur  *spanPart // the last part, nil before the first
 	self uint64    // the dense ID of the next object, once known
@@ -283,7 +335,7 @@ func (wk *spanWorker) object(c *spanCursor, h *hprof.ObjectHead, data []byte, el
 // offset off.
 func (o *spanOut) gap(off int64) *spanPart {
 	o.settle()
-	if n := len(o.parts); n > 0 && o.parts[n-1].run == nil {
+	if n := len(o.parts); n > o.recFirst && o.parts[n-1].run == nil {
 		return &o.parts[n-1]
 	}
 	o.parts = append(o.parts, spanPart{from: off, to: off})
@@ -306,7 +358,7 @@ func (o *spanOut) settle() {
 		return
 	}
 	o.used-- // its run is the last one used
-	if n > 1 && o.parts[n-2].run == nil {
+	if n-2 >= o.recFirst && o.parts[n-2].run == nil {
 		o.parts[n-2].to = o.parts[n-1].to
 		o.parts = o.parts[:n-1]
 		return
@@ -458,9 +510,15 @@ type splitter struct {
 	next   atomic.Int64    // the first span a goroutine may take
 	stop   chan struct{}
 	wg     sync.WaitGroup
-	here   int         // the next span pass 2's goroutine comes to
+	here   int         // the span pass 2's goroutine is in or comes to next
 	helper *spanWorker // pass 2's goroutine's, writing ahead while it waits
 	mine   *spanOut    // what it writes of a span it takes (spansHere false)
+	// What was written of the current span, or nil if none (written
+	// here); whether it goes back to free after; the next of its parts,
+	// and of its records, in state.spanRecs.
+	cur       *spanOut
+	curFree   bool
+	part, rec int
 
 	added, refused int // runs added, and runs written one by one instead (fits)
 }
@@ -556,30 +614,55 @@ func (sp *splitter) ahead(wk *spanWorker, o *spanOut) bool {
 }
 
 // atSpan writes the heap dump record the reader is at the start of, if it
-// is a span written ahead, and reports whether it did. If no goroutine
-// has taken it, pass 2's goroutine takes it, and writes it as any other
-// record; if one is writing it, it waits, writing another span ahead
-// meanwhile if it can.
+// is a record of a span written ahead, and reports whether it did. At a
+// span's first record, if no goroutine has taken the span, pass 2's
+// goroutine takes it, and writes its records as any other; if one is
+// writing it, it waits, writing another span ahead meanwhile if it can,
+// and keeps what was written for the span's other records.
 func (p *pass2) atSpan(rd *reader) (bool, error) {
 	sp := p.split
 	off := rd.r.Offset()
-	for sp.here < len(sp.spans) && sp.spans[sp.here].start < off {
-		sp.here++ // not met: pass 2 stopped at an error before
+	for sp.here < len(sp.spans) && sp.spans[sp.here].end <= off {
+		sp.leave() // not met to its end: pass 2 stopped at an error before
 	}
-	if sp.here == len(sp.spans) || sp.spans[sp.here].start != off {
+	if sp.here == len(sp.spans) || off < sp.spans[sp.here].start {
 		return false, nil
 	}
-	i := sp.here
-	sp.here++
+	s := &sp.spans[sp.here]
+	if off == s.start {
+		sp.take(sp.here)
+	}
+	if sp.cur == nil { // written here, as any other record
+		return false, nil
+	}
+	for sp.rec < s.last && p.spanRecs[sp.rec].start < off {
+		sp.rec++
+	}
+	if sp.rec == s.last || p.spanRecs[sp.rec].start != off {
+		return false, fmt.Errorf("crunch: pass 2 at offset %d, inside the span %d to %d but at none of its records", off, s.start, s.end)
+	}
+	end := p.spanRecs[sp.rec].end
+	err := p.writeSpanRecord(rd, s, end)
+	if err == nil && end == s.end {
+		sp.leave()
+	}
+	return true, err
+}
+
+// take makes span i the current span, with what was written of it ahead
+// (sp.cur), or none if pass 2's goroutine writes it itself.
+func (sp *splitter) take(i int) {
+	sp.cur, sp.curFree, sp.part, sp.rec = nil, false, 0, sp.spans[i].first
 	if sp.states[i].CompareAndSwap(spanFree, spanHere) {
 		if spansHere {
-			return false, nil
+			return
 		}
 		if sp.mine == nil {
 			sp.mine = new(spanOut)
 		}
 		sp.helper.encode(&sp.spans[i], sp.mine)
-		return true, p.writeSpan(rd, &sp.spans[i], sp.mine)
+		sp.cur = sp.mine
+		return
 	}
 	for sp.states[i].Load() != spanDone {
 		select {
@@ -590,20 +673,27 @@ func (p *pass2) atSpan(rd *reader) (bool, error) {
 		case <-sp.done[i]:
 		}
 	}
-	o := sp.outs[i]
+	sp.cur, sp.curFree = sp.outs[i], true
 	sp.outs[i] = nil
-	err := p.writeSpan(rd, &sp.spans[i], o)
-	sp.free <- o
-	return true, err
 }
 
-// writeSpan writes span s from what another goroutine made of it, o.
-func (p *pass2) writeSpan(rd *reader, s *span, o *spanOut) error {
-	if o.failed {
-		return p.gap(rd, s.end)
+// leave ends the current span, giving back what was written of it.
+func (sp *splitter) leave() {
+	if sp.curFree {
+		sp.free <- sp.cur
 	}
-	for i := range o.parts {
-		pt := &o.parts[i]
+	sp.cur, sp.curFree = nil, false
+	sp.here++
+}
+
+// writeSpanRecord writes the heap dump record of span s from the reader's
+// offset to end, from the parts that were written of it ahead, and one
+// by one what they leave (the rest of a record where they end).
+func (p *pass2) writeSpanRecord(rd *reader, s *span, end int64) error {
+	sp := p.split
+	o := sp.cur
+	for ; !o.failed && sp.part < len(o.parts) && o.parts[sp.part].from < end; sp.part++ {
+		pt := &o.parts[sp.part]
 		if off := rd.r.Offset(); off != pt.from {
 			return fmt.Errorf("crunch: pass 2 at offset %d where a part of the span %d to %d starts at %d", off, s.start, s.end, pt.from)
 		}
@@ -612,15 +702,18 @@ func (p *pass2) writeSpan(rd *reader, s *span, o *spanOut) error {
 		case pt.run == nil:
 			err = p.gap(rd, pt.to)
 		case p.fits(pt):
-			p.split.added++
+			sp.added++
 			err = p.addRun(rd, pt)
 		default:
-			p.split.refused++
+			sp.refused++
 			err = p.gap(rd, pt.to)
 		}
 		if err != nil {
 			return err
 		}
+	}
+	if rd.r.Offset() < end {
+		return p.gap(rd, end)
 	}
 	return nil
 }

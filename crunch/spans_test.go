@@ -19,6 +19,10 @@ import (
 // that all go through pass2.fits and Writer.AddObjects.
 var testMinRun = 1
 
+// spanRecords is, after crunchFile with the split, the most records a
+// span held.
+var spanRecords int
+
 // crunchFile crunches the file at path, mapped, with pass 2 split by
 // spans (every heap dump record of minSpan bytes or more) or on one
 // goroutine, and returns the splitter's counts of runs added and refused.
@@ -33,7 +37,13 @@ func crunchFile(t *testing.T, path string, opt Options, split bool, minSpan int6
 	defer func(h bool) { spansHere = h }(spansHere)
 	spansHere = false // every span through a run: the runs' way tested whatever the timing
 	defer func(f func(*splitter)) { splitStopped = f }(splitStopped)
-	splitStopped = func(sp *splitter) { added, refused = sp.added, sp.refused }
+	splitStopped = func(sp *splitter) {
+		added, refused = sp.added, sp.refused
+		spanRecords = 0
+		for _, s := range sp.spans {
+			spanRecords = max(spanRecords, s.last-s.first)
+		}
+	}
 	var buf bytes.Buffer
 	st, err = Crunch(openMapped(t, path), &buf, opt)
 	return st, buf.Bytes(), added, refused, err
@@ -163,25 +173,32 @@ func spansDump(idSize int, segSize int) []byte {
 // on one goroutine, byte for byte, with the same Stats, or fails with the
 // same error: on spansDump's records of 4 KiB to 1 MiB, with 4- and
 // 8-byte IDs and the options that keep more, whole, cut short and with
-// bytes changed; on the fixtures and the corpus's dumps. Most objects go
-// in runs; some runs are refused.
+// bytes changed, each record a span, or spans of two or three records
+// (as an Android dump's records of 4 KiB go in spans of 64 KiB); on the
+// fixtures and the corpus's dumps. Most objects go in runs; some runs
+// are refused.
 func TestSplitSameFile(t *testing.T) {
 	options := []Options{{}, {KeepPrimitives: true, KeepStrings: true}, {Profile: "leak"}}
 	for _, idSize := range []int{4, 8} {
 		for _, seg := range []int{4 << 10, 64 << 10, 1 << 20} {
 			data := spansDump(idSize, seg)
 			path := writeTemp(t, "spans.hprof", data)
-			for _, opt := range options {
-				added, refused := sameSplit(t, path, opt, 1)
-				if added == 0 || refused != 0 {
-					t.Errorf("%d-byte IDs, segments of %d, %+v: %d runs added, %d refused, want some and none", idSize, seg, opt, added, refused)
+			for _, minSpan := range []int64{1, 2*int64(seg) + 1000} {
+				for _, opt := range options {
+					added, refused := sameSplit(t, path, opt, minSpan)
+					if added == 0 || refused != 0 {
+						t.Errorf("%d-byte IDs, segments of %d, spans of %d bytes or more, %+v: %d runs added, %d refused, want some and none", idSize, seg, minSpan, opt, added, refused)
+					}
+					if want := 1 + int(minSpan)/seg; spanRecords != want && len(data) > 4*int(minSpan) {
+						t.Errorf("%d-byte IDs, segments of %d, spans of %d bytes or more: spans of %d records at most, want %d", idSize, seg, minSpan, spanRecords, want)
+					}
 				}
-			}
-			for _, at := range []int{len(data) / 3, len(data) / 2, len(data) - 100} {
-				bad := bytes.Clone(data)
-				bad[at] ^= 0x5a
-				sameSplit(t, writeTemp(t, "bad.hprof", bad), Options{}, 1)
-				sameSplit(t, writeTemp(t, "cut.hprof", data[:at]), Options{}, 1)
+				for _, at := range []int{len(data) / 3, len(data) / 2, len(data) - 100} {
+					bad := bytes.Clone(data)
+					bad[at] ^= 0x5a
+					sameSplit(t, writeTemp(t, "bad.hprof", bad), Options{}, minSpan)
+					sameSplit(t, writeTemp(t, "cut.hprof", data[:at]), Options{}, minSpan)
+				}
 			}
 		}
 	}
@@ -192,8 +209,9 @@ func TestSplitSameFile(t *testing.T) {
 	for name, data := range dumps {
 		path := writeTemp(t, "dump.hprof", data)
 		added, _ := sameSplit(t, path, Options{}, 1)
+		grouped, _ := sameSplit(t, path, Options{}, 64<<10)
 		sameSplit(t, path, Options{Profile: "leak", DropHeaps: []string{"zygote"}}, 1)
-		t.Logf("%s: %d runs added", name, added)
+		t.Logf("%s: %d runs added, %d with spans of 64 KiB", name, added, grouped)
 	}
 }
 
