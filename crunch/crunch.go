@@ -135,7 +135,6 @@ type state struct {
 	firstNeed map[uint64]uint32 // pass 1: class object ID -> the first chunk that needs it
 	defOrder  []int             // class indexes in the order pass 2 defines them
 	spans     []span            // heap dump records pass 2 may write on other goroutines
-	spanRecs  []spanRecord      // their records, in order
 
 	objs        idSeq      // non-class object IDs in order (pass 1)
 	redumps     bool       // some objects are dumped more than once (several heap dumps)

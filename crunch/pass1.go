@@ -26,12 +26,11 @@ type pass1 struct {
 	failed  bool         // a merge failed: its error is the first
 	in      *input       // the dump, whose mapped pages it gives back as it reads
 	progress
-	// The span addSpan is filling: its first record in spanRecs, and
-	// its bytes so far (0: none); noSpans, that pass 2 splits no dump
-	// (pass2Split: one core, or HEAPCRUNCH_SPLIT=off), and needs none.
-	spanFirst int
-	spanBytes int64
-	noSpans   bool
+	// The span addSpan is filling (no records: none); noSpans, that
+	// pass 2 splits no dump (pass2Split: one core, or
+	// HEAPCRUNCH_SPLIT=off), and needs none.
+	filling span
+	noSpans bool
 }
 
 // heapTracker follows the Android heap (HEAP DUMP INFO) that the

@@ -153,6 +153,7 @@ type reader struct {
 	progress
 	classSeen recentClasses // class ID -> class index
 	s         hprof.SubRecord
+	rec       hprof.Record // the top-level record being read
 }
 
 // run reads the dump, sending batches until the end or an error, or until
@@ -210,6 +211,7 @@ func (rd *reader) eachRecord(subs, after func() error) error {
 		if err != nil {
 			return err
 		}
+		rd.rec = rec
 		rd.progress.at(rec.Offset)
 		rd.in.release(rec.Offset)
 		if err := rd.top(rec); err != nil {

@@ -32,21 +32,18 @@ import (
 // object ID, the chunk of its records, which classes are defined); else
 // pass 2's goroutine writes its objects itself.
 
-// spanRecord is a heap dump record of a span: its sub-records from file
-// offset start to end, and pass 1's chunk clock at its start.
-type spanRecord struct {
+// span is what another goroutine may write ahead: a heap dump record of
+// minSpanBytes to maxSpanBytes, or a run of smaller ones, one after the
+// other in the file, that together reach minSpanBytes (an Android
+// dump's): from the first one, rec, its sub-records from file offset
+// start on, to the end of the last, end; pass 1's chunk clock at its
+// start. Its other records' clocks follow from it, as in pass 1, so that
+// nothing is kept for each.
+type span struct {
 	rec        hprof.Record
 	start, end int64
 	clock      chunkClock
-}
-
-// span is what another goroutine may write ahead: a heap dump record of
-// minSpanBytes to maxSpanBytes, or a run of smaller ones that together
-// reach minSpanBytes (an Android dump's), state.spanRecs[first:last],
-// from the first's sub-records (start) to the last's end.
-type span struct {
-	first, last int
-	start, end  int64
+	records    int // how many
 }
 
 // minSpanBytes and maxSpanBytes bound the heap dump records that are
@@ -69,7 +66,8 @@ var (
 // whose sub-records start at file offset start, read to offset read with
 // error err, pass 1's chunk clock at its start being clock, as a span or
 // part of one, if it can be: a whole record of a mapped file, read
-// without error, of maxSpanBytes at most.
+// without error, of maxSpanBytes at most. A small record goes on the
+// span before it if it follows its last record in the file.
 func (p *pass1) addSpan(rec hprof.Record, start, read int64, err error, clock chunkClock) {
 	if p.noSpans {
 		return
@@ -80,24 +78,24 @@ func (p *pass1) addSpan(rec hprof.Record, start, read int64, err error, clock ch
 		p.endSpan()
 		return
 	}
-	if n >= minSpanBytes {
+	if g := &p.filling; g.records > 0 && (n >= minSpanBytes || g.end != rec.Offset) {
 		p.endSpan()
 	}
-	if p.spanBytes == 0 {
-		p.spanFirst = len(p.spanRecs)
+	if g := &p.filling; g.records == 0 {
+		*g = span{rec: rec, start: start, clock: clock}
 	}
-	p.spanRecs = append(p.spanRecs, spanRecord{rec: rec, start: start, end: end, clock: clock})
-	if p.spanBytes += n; p.spanBytes >= minSpanBytes {
+	g := &p.filling
+	g.end, g.records = end, g.records+1
+	if g.end-g.start >= minSpanBytes {
 		p.endSpan()
 	}
 }
 
-// endSpan ends the span of records that addSpan is filling, if any.
+// endSpan ends the span that addSpan is filling, if any.
 func (p *pass1) endSpan() {
-	if p.spanBytes > 0 {
-		first, last := p.spanFirst, len(p.spanRecs)
-		p.spans = append(p.spans, span{first: first, last: last, start: p.spanRecs[first].start, end: p.spanRecs[last-1].end})
-		p.spanBytes = 0
+	if p.filling.records > 0 {
+		p.spans = append(p.spans, p.filling)
+		p.filling = span{}
 	}
 }
 
@@ -161,6 +159,7 @@ type spanWorker struct {
 	elems []uint64           // an object array's elements, when skimmed
 	heads []hprof.ObjectHead // objects skimmed
 	s     hprof.SubRecord
+	r     hprof.Reader // of the record being cut, reused
 }
 
 // workerPicks are a class's picks, as spanWorker keeps them.
@@ -187,11 +186,23 @@ func (wk *spanWorker) encode(sp *span, o *spanOut) {
 // part goes from one record into the next, where pass 2's goroutine
 // writes the end of one and the start of the other. Where a record's
 // part leaves the rest of the span to pass 2's goroutine, the parts end.
+// The records after the first are read from their headers in the mapped
+// dump, their chunk clocks counted on from the first's, as pass 1 did.
 func (wk *spanWorker) parts(sp *span, o *spanOut) {
-	c := spanCursor{o: o}
-	for i := sp.first; i < sp.last; i++ {
-		if !wk.recordParts(&wk.st.spanRecs[i], &c) {
+	c := spanCursor{o: o, clk: sp.clock}
+	rec, start := sp.rec, sp.start
+	for i := 0; ; i++ {
+		if i > 0 {
+			c.clk.record()
+		}
+		end := rec.Offset + 9 + int64(rec.Length)
+		if !wk.recordParts(rec, start, end, &c) || end >= sp.end || i+1 == sp.records {
 			return
+		}
+		h := wk.data[end : end+9]
+		rec = hprof.Record{Tag: hprof.Tag(h[0]), Time: binary.BigEndian.Uint32(h[1:]), Length: binary.BigEndian.Uint32(h[5:]), Offset: end}
+		if start = end + 9; !rec.Tag.IsHeapDump() || start+int64(rec.Length) > sp.end {
+			return // not as pass 1 read it: the file changed, pass 2's goroutine says how
 		}
 	}
 }
@@ -202,10 +213,10 @@ func (wk *spanWorker) parts(sp *span, o *spanOut) {
 // are read a batch at a time (SkimObjectsData), the others and the
 // objects it leaves one by one (NextSub). It reports false where it
 // leaves the rest of the record, and of the span, to pass 2's goroutine.
-func (wk *spanWorker) recordParts(sr *spanRecord, c *spanCursor) bool {
+func (wk *spanWorker) recordParts(rec hprof.Record, start, end int64, c *spanCursor) bool {
 	o := c.o
-	r, err := hprof.NewSubRecordReader(wk.h, sr.rec, wk.data[sr.start:sr.end], sr.start)
-	if err != nil {
+	r := &wk.r
+	if r.ResetSubRecords(wk.h, rec, wk.data[start:end], start) != nil {
 		return false
 	}
 	r.MaxElements = maxArrayWhole
@@ -214,7 +225,7 @@ func (wk *spanWorker) recordParts(sr *spanRecord, c *spanCursor) bool {
 	}
 	o.settle() // the record before's last part, if any
 	o.recFirst = len(o.parts)
-	c.end, c.clk, c.cur, c.self = sr.end, sr.clock, nil, 0
+	c.end, c.cur, c.self = end, nil, 0
 	s := &wk.s
 	for {
 		if n, data, base := r.SkimObjectsData(wk.heads, 0); n > 0 {
@@ -230,14 +241,14 @@ func (wk *spanWorker) recordParts(sr *spanRecord, c *spanCursor) bool {
 			return true
 		}
 		if err != nil { // the rest is pass 2's goroutine's, which reports it
-			o.gap(off).to = sr.end
+			o.gap(off).to = end
 			return false
 		}
 		switch s.Tag {
 		case hprof.SubInstanceDump, hprof.SubObjectArrayDump, hprof.SubPrimitiveArrayDump, hprof.SubPrimitiveArrayNoData:
 			h := hprof.ObjectHead{Offset: off, ID: s.ID, ClassID: s.ClassID, StackTrace: s.StackTrace, Length: s.Length, Tag: s.Tag, ElemType: s.ElemType}
 			if !wk.object(c, &h, s.Data, s.Elements, s.Pending > 0, c.clk.next()) {
-				o.gap(off).to = sr.end
+				o.gap(off).to = end
 				return false
 			}
 		default:
@@ -246,7 +257,7 @@ func (wk *spanWorker) recordParts(sr *spanRecord, c *spanCursor) bool {
 		}
 		for s.Pending > 0 { // an array read in pieces: its elements are the gap's
 			if err := r.NextElements(s, arrayPiece); err != nil {
-				c.cur.to = sr.end
+				c.cur.to = end
 				return false
 			}
 		}
@@ -514,11 +525,10 @@ type splitter struct {
 	helper *spanWorker // pass 2's goroutine's, writing ahead while it waits
 	mine   *spanOut    // what it writes of a span it takes (spansHere false)
 	// What was written of the current span, or nil if none (written
-	// here); whether it goes back to free after; the next of its parts,
-	// and of its records, in state.spanRecs.
-	cur       *spanOut
-	curFree   bool
-	part, rec int
+	// here); whether it goes back to free after; the next of its parts.
+	cur     *spanOut
+	curFree bool
+	part    int
 
 	added, refused int // runs added, and runs written one by one instead (fits)
 }
@@ -635,13 +645,7 @@ func (p *pass2) atSpan(rd *reader) (bool, error) {
 	if sp.cur == nil { // written here, as any other record
 		return false, nil
 	}
-	for sp.rec < s.last && p.spanRecs[sp.rec].start < off {
-		sp.rec++
-	}
-	if sp.rec == s.last || p.spanRecs[sp.rec].start != off {
-		return false, fmt.Errorf("crunch: pass 2 at offset %d, inside the span %d to %d but at none of its records", off, s.start, s.end)
-	}
-	end := p.spanRecs[sp.rec].end
+	end := rd.rec.Offset + 9 + int64(rd.rec.Length)
 	err := p.writeSpanRecord(rd, s, end)
 	if err == nil && end == s.end {
 		sp.leave()
@@ -652,7 +656,7 @@ func (p *pass2) atSpan(rd *reader) (bool, error) {
 // take makes span i the current span, with what was written of it ahead
 // (sp.cur), or none if pass 2's goroutine writes it itself.
 func (sp *splitter) take(i int) {
-	sp.cur, sp.curFree, sp.part, sp.rec = nil, false, 0, sp.spans[i].first
+	sp.cur, sp.curFree, sp.part = nil, false, 0
 	if sp.states[i].CompareAndSwap(spanFree, spanHere) {
 		if spansHere {
 			return

@@ -41,7 +41,7 @@ func crunchFile(t *testing.T, path string, opt Options, split bool, minSpan int6
 		added, refused = sp.added, sp.refused
 		spanRecords = 0
 		for _, s := range sp.spans {
-			spanRecords = max(spanRecords, s.last-s.first)
+			spanRecords = max(spanRecords, s.records)
 		}
 	}
 	var buf bytes.Buffer

@@ -292,18 +292,31 @@ func (r *Reader) SplitHeapDump(sub *Reader) error {
 // the record the Reader is in, it lets another goroutine read a part of a
 // heap dump record that a Reader passed by.
 func NewSubRecordReader(h Header, rec Record, data []byte, off int64) (*Reader, error) {
+	r := new(Reader)
+	if err := r.ResetSubRecords(h, rec, data, off); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// ResetSubRecords makes r the Reader that NewSubRecordReader(h, rec, data,
+// off) returns, its options back to their defaults, reusing its buffers:
+// for a caller that reads many small records apart (crunch, an Android
+// dump's HEAP DUMP SEGMENTs of 4 KiB, where a Reader allocated for each
+// made 180 MB of garbage on a 1.3 GB dump). On an error, r is unchanged.
+func (r *Reader) ResetSubRecords(h Header, rec Record, data []byte, off int64) error {
 	end := rec.Offset + 9 + int64(rec.Length)
 	switch {
 	case !rec.Tag.IsHeapDump():
-		return nil, fmt.Errorf("hprof: sub-records of a %s record", rec.Tag)
+		return fmt.Errorf("hprof: sub-records of a %s record", rec.Tag)
 	case h.IDSize != 4 && h.IDSize != 8:
-		return nil, fmt.Errorf("hprof: identifier size %d", h.IDSize)
+		return fmt.Errorf("hprof: identifier size %d", h.IDSize)
 	case off < rec.Offset+9 || off > end:
-		return nil, fmt.Errorf("hprof: offset %d outside the body of the record at %d (%d bytes)", off, rec.Offset, rec.Length)
+		return fmt.Errorf("hprof: offset %d outside the body of the record at %d (%d bytes)", off, rec.Offset, rec.Length)
 	}
-	r := &Reader{hdr: h, idSize: h.IDSize, rec: rec, inRecord: true, recEnd: end}
+	*r = Reader{hdr: h, idSize: h.IDSize, rec: rec, inRecord: true, recEnd: end, in: r.in, sub: r.sub}
 	r.in.SetBytes(data[:min(int64(len(data)), end-off)], off, io.EOF)
-	return r, nil
+	return nil
 }
 
 // SkipSubs moves the Reader on, within the heap dump record it is in, to

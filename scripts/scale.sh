@@ -14,6 +14,10 @@
 # peak RSS from /usr/bin/time; outputs of timed runs go to /dev/null.
 # "budget" is the memory target: 12 bytes per object + 64 MB. "1 core" runs
 # crunch with GOMAXPROCS=1.
+#
+# IDSIZES (default "4 8") picks the ID sizes; SEGSIZE (default genhprof's 32
+# MiB) the largest HEAP DUMP SEGMENT, e.g. an Android dump's:
+#   IDSIZES=4 SEGSIZE=4KiB scripts/scale.sh   (ART writes 128 objects or 4 KiB a segment)
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 DIR=${1:-${TMPDIR:-/tmp}/heapcrunch-scale}
@@ -29,13 +33,13 @@ mkdir -p "$bin"
 
 echo "| ID size | objects | dump bytes | read x2 s | crunch s | x | crunch MB | budget MB | 1 core s | BMD bytes | decrunch s | decrunch MB |"
 echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-for idsize in 4 8; do
+for idsize in ${IDSIZES:-4 8}; do
     # genhprof writes about 42.5 (4-byte IDs) or 54 (8-byte IDs) bytes per object.
     per=$([[ $idsize == 4 ]] && echo 42.5 || echo 54)
     for n in "${COUNTS[@]}"; do
         size=$(awk -v n="$n" -v p="$per" 'BEGIN { printf "%d", n * p }')
         dump=$DIR/scale-$idsize-$n.hprof
-        "$bin/genhprof" -o "$dump" -size "$size" -idsize "$idsize" -maxarray 64KiB -counts "$dump.counts" 2>/dev/null
+        "$bin/genhprof" -o "$dump" -size "$size" -idsize "$idsize" -maxarray 64KiB -segsize "${SEGSIZE:-32MiB}" -counts "$dump.counts" 2>/dev/null
         objects=$(awk '$1 == "objects.total:" { print $2 }' "$dump.counts")
         read2=$(read_twice "$dump" "$DIR/read")
         # The timed runs write to /dev/null (see scripts/bench.sh: outputs
