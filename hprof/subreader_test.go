@@ -106,3 +106,49 @@ func TestSubRecordReader(t *testing.T) {
 		}
 	}
 }
+
+// TestResetSubRecords: one Reader reset with ResetSubRecords, again and
+// again, at sub-records of a real dump's heap dump record, reads what a
+// new Reader of NewSubRecordReader reads there, its options back to
+// their defaults (set between the resets); a reset that fails leaves it
+// reading on as before.
+func TestResetSubRecords(t *testing.T) {
+	data := testutil.ReadAll(t, testutil.Fixture("sample32.hprof.gz"))
+	whole, err := NewReaderBytes(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec Record
+	for !rec.Tag.IsHeapDump() {
+		if rec, err = whole.Next(); err != nil {
+			t.Fatalf("no heap dump record: %v", err)
+		}
+	}
+	var offsets []int64
+	var s SubRecord
+	for whole.NextSub(&s) == nil {
+		offsets = append(offsets, s.Offset)
+	}
+	var r Reader
+	for k, i := range []int{len(offsets) / 2, 0, len(offsets) - 1, 1, len(offsets) / 3} {
+		off := offsets[i]
+		fresh, err := NewSubRecordReader(whole.Header(), rec, data[off:], off)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := describeSubs(fresh)
+		if err := r.ResetSubRecords(whole.Header(), rec, data[off:], off); err != nil {
+			t.Fatal(err)
+		}
+		if k == 2 {
+			if err := r.ResetSubRecords(whole.Header(), rec, data[rec.Offset:], rec.Offset); err == nil {
+				t.Fatal("a reset outside the record's body succeeded")
+			}
+		}
+		got := describeSubs(&r)
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Fatalf("reset %d, from %d: read %d sub-records, a new Reader %d, first\n%s\nwant\n%s", k, off, len(got), len(want), strings.Join(got[:min(2, len(got))], "\n"), strings.Join(want[:min(2, len(want))], "\n"))
+		}
+		r.SkipElements, r.MaxElements = true, 1 // gone at the next reset
+	}
+}
