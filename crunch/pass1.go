@@ -113,7 +113,7 @@ func (st *state) runPass1(in *input) error {
 		// Which heap a split record starts in is known only once the
 		// records before it are read: with heaps to drop, all are read
 		// inline.
-		p.pool = newSegmentPool(n, in)
+		p.pool = newSegmentPool(n, in, r.Header())
 		defer p.pool.stop()
 	}
 	for rec, err := range r.Records() {
@@ -216,12 +216,15 @@ func (p *pass1) record(rec hprof.Record) error {
 // mapped file's records are split off without a copy: up to
 // maxSplitMapped bytes (genhprof's segments are 32 MiB), where what a
 // segment collects is about 1.5 % of its bytes.
-// Records under minSplitRecord bytes are read inline too: handing one
-// over costs about as much as reading it, and an Android dump is tens of
-// thousands of records of 4 KiB at most (ART's hprof writes 128 objects
-// or 4 KiB a segment), which split off made pass 1 twice as slow with
-// two cores as with one (genhprof -segsize 4KiB, 134 MB: 128 to 140 ms
-// against 65 to 72 ms). Tests change them to mix the two ways.
+// Records under minSplitRecord bytes are not split off one by one:
+// handing one over costs about as much as reading it, and an Android
+// dump is tens of thousands of records of 4 KiB at most (ART's hprof
+// writes 128 objects or 4 KiB a segment), which split off one by one
+// made pass 1 twice as slow with two cores as with one (genhprof -segsize
+// 4KiB, 134 MB: 128 to 140 ms against 65 to 72 ms). Those of a mapped
+// file go to the pool in batches of about minSplitRecord bytes, one
+// segment each (batchRecord); the others are read inline. Tests change
+// them to mix the ways.
 var (
 	segmentWorkers          = func() int { return runtime.GOMAXPROCS(0) }
 	minSplitRecord   uint32 = 64 << 10
@@ -237,8 +240,12 @@ func (p *pass1) heapDump(rec hprof.Record) error {
 	if p.in.mapped != nil {
 		limit = max(limit, maxSplitMapped)
 	}
-	if p.pool != nil && rec.Length >= minSplitRecord && rec.Length <= limit {
+	switch {
+	case p.pool == nil:
+	case rec.Length >= minSplitRecord && rec.Length <= limit:
 		return p.split(rec)
+	case rec.Length < minSplitRecord && p.in.mapped != nil && rec.Offset+9+int64(rec.Length) <= int64(len(p.in.mapped)):
+		return p.batchRecord(rec) // small and whole: with others
 	}
 	if err := p.drain(); err != nil {
 		return err
@@ -266,23 +273,41 @@ func (p *pass1) heapDump(rec hprof.Record) error {
 
 // merge adds what segment sg read to what pass 1 knows, as reading its
 // sub-records here would; first says that sg starts a heap dump record.
-// It returns the error that ended sg's reading, if any.
+// A segment of a batch of records (segment.batch) starts each of them,
+// and notes each as a span or part of one (addSpan). It returns the
+// error that ended sg's reading, if any.
 func (p *pass1) merge(sg *segment, first bool) error {
-	if first {
-		p.clock.record()
-		sg.clock = p.clock
-	}
 	for _, c := range sg.classes {
 		if err := p.classDump(c); err != nil {
 			return err
 		}
 	}
-	for _, n := range sg.needs {
-		if _, ok := p.firstNeed[n.id]; !ok {
-			p.firstNeed[n.id] = p.clock.at(n.sub)
+	if len(sg.batch) == 0 {
+		if first {
+			p.clock.record()
+			sg.clock = p.clock
+		}
+		p.needs(sg.needs, sg.subs)
+	} else {
+		needs, base := sg.needs, 0
+		for i := range sg.batch {
+			b := &sg.batch[i]
+			p.clock.record()
+			clock := p.clock
+			n := 0 // the needs of record b; the last record takes the rest
+			for n < len(needs) && (needs[n].sub < base+b.subs || i == len(sg.batch)-1) {
+				needs[n].sub -= base
+				n++
+			}
+			p.needs(needs[:n], b.subs)
+			needs, base = needs[n:], base+b.subs
+			var err error
+			if i == len(sg.batch)-1 {
+				err = sg.err
+			}
+			p.addSpan(b.rec, b.rec.Offset+9, b.read, err, clock)
 		}
 	}
-	p.clock.advance(sg.subs)
 	p.objs.appendRun(&sg.objs)
 	p.dropIDs.appendRun(&sg.drops)
 	p.addrs.append(&sg.addrs, sg.array1)
@@ -292,6 +317,18 @@ func (p *pass1) merge(sg *segment, first bool) error {
 	}
 	p.heap = sg.heap
 	return sg.err
+}
+
+// needs records the first needs of classes among needs, by sub-records
+// of the heap dump record pass 1 is in, of which there are subs, and
+// counts those.
+func (p *pass1) needs(needs []segNeed, subs int) {
+	for _, n := range needs {
+		if _, ok := p.firstNeed[n.id]; !ok {
+			p.firstNeed[n.id] = p.clock.at(n.sub)
+		}
+	}
+	p.clock.advance(subs)
 }
 
 // classDump records a class dump. A class dumped again (a file with

@@ -19,9 +19,14 @@ type segment struct {
 	start int64         // the file offset of the bytes it reads
 	rec   hprof.Record  // the record split off
 	clock chunkClock    // pass 1's chunk clock at its start (merge)
-	sub   hprof.SubRecord
-	heads []hprof.ObjectHead // objects skimmed, reused
-	ids   []uint64           // their IDs
+	// batch, when it has records, are the small heap dump records the
+	// segment reads, one after the other, instead of r's: their bytes
+	// (batchBytes), sub-records and where their reading ended.
+	batch      []batchRecord
+	batchBytes int64
+	sub        hprof.SubRecord
+	heads      []hprof.ObjectHead // objects skimmed, reused
+	ids        []uint64           // their IDs
 
 	subs    int   // sub-records read
 	objs    idRun // IDs of the objects kept, in order
@@ -38,6 +43,14 @@ type segment struct {
 	// earlier use of this segment: that one was earlier in the file and is
 	// merged before this one, so its need comes first.
 	needSeen recentClasses
+}
+
+// batchRecord is a heap dump record of a segment's batch: its
+// sub-records read, and the offset where their reading ended.
+type batchRecord struct {
+	rec  hprof.Record
+	subs int
+	read int64
 }
 
 // objectArrayAt is an object array's ID and length.
@@ -69,6 +82,7 @@ type heapName struct {
 // reset empties sg for the next record, keeping its buffers.
 func (sg *segment) reset() {
 	sg.subs, sg.err = 0, nil
+	sg.batch, sg.batchBytes = sg.batch[:0], 0
 	sg.objs.reset()
 	sg.drops.reset()
 	sg.addrs, sg.array1 = addressLayout{}, objectArrayAt{}

@@ -47,30 +47,39 @@ func TestChunkClockAdvance(t *testing.T) {
 }
 
 // crunchSegments crunches data with pass 1 reading heap dump records on
-// workers goroutines, records under minSplit or over maxSplit bytes
-// inline, pieces sub-records at a time.
-func crunchSegments(data []byte, opt Options, workers int, minSplit, maxSplit uint32, pieces int) ([]byte, error) {
-	w, mn, m, p := segmentWorkers, minSplitRecord, maxSplitRecord, inlineSubRecords
-	defer func() { segmentWorkers, minSplitRecord, maxSplitRecord, inlineSubRecords = w, mn, m, p }()
-	segmentWorkers, minSplitRecord, maxSplitRecord, inlineSubRecords = func() int { return workers }, minSplit, maxSplit, pieces
+// workers goroutines, records under minSplit bytes in batches of as many
+// bytes (from a mapped file, mapped: else inline), those over maxSplit
+// bytes inline, pieces sub-records at a time.
+func crunchSegments(t *testing.T, data []byte, opt Options, workers int, minSplit, maxSplit uint32, pieces int, mapped bool) ([]byte, error) {
+	w, mn, b, m, p := segmentWorkers, minSplitRecord, splitBatchBytes, maxSplitRecord, inlineSubRecords
+	defer func() {
+		segmentWorkers, minSplitRecord, splitBatchBytes, maxSplitRecord, inlineSubRecords = w, mn, b, m, p
+	}()
+	segmentWorkers, minSplitRecord, splitBatchBytes, maxSplitRecord, inlineSubRecords = func() int { return workers }, minSplit, int64(minSplit), maxSplit, pieces
+	var in io.ReadSeeker = bytes.NewReader(data)
+	if mapped {
+		in = openMapped(t, writeTemp(t, "dump.hprof", data))
+	}
 	var out bytes.Buffer
-	_, err := Crunch(bytes.NewReader(data), &out, opt)
+	_, err := Crunch(in, &out, opt)
 	return out.Bytes(), err
 }
 
 // sameSegmentsWays checks that reading heap dump records on other
 // goroutines (all, only the small ones, the others in pieces of a few
-// sub-records, or only the larger ones) gives the output and error of
-// reading them all inline.
+// sub-records, or only the larger ones, the smaller in batches of a
+// mapped file) gives the output and error of reading them all inline.
 func sameSegmentsWays(t *testing.T, data []byte, opt Options) {
 	t.Helper()
-	want, wantErr := crunchSegments(data, opt, 1, 0, 0, 1<<16)
+	want, wantErr := crunchSegments(t, data, opt, 1, 0, 0, 1<<16, false)
 	for _, way := range []struct {
 		workers            int
 		minSplit, maxSplit uint32
 		pieces             int
-	}{{2, 0, 4 << 20, 1 << 16}, {3, 0, 30000, 5}, {2, 0, 200, 1}, {2, 3000, 1 << 20, 7}} {
-		got, err := crunchSegments(data, opt, way.workers, way.minSplit, way.maxSplit, way.pieces)
+		mapped             bool
+	}{{2, 0, 4 << 20, 1 << 16, false}, {3, 0, 30000, 5, false}, {2, 0, 200, 1, false}, {2, 3000, 1 << 20, 7, false},
+		{2, 3000, 1 << 20, 7, true}, {3, 64 << 10, 1 << 20, 1 << 16, true}, {2, 1 << 30, 1 << 20, 5, true}} {
+		got, err := crunchSegments(t, data, opt, way.workers, way.minSplit, way.maxSplit, way.pieces, way.mapped)
 		if fmt.Sprint(err) != fmt.Sprint(wantErr) {
 			t.Fatalf("%+v: error %v, inline %v", way, err, wantErr)
 		}
@@ -81,11 +90,14 @@ func sameSegmentsWays(t *testing.T, data []byte, opt Options) {
 }
 
 // TestSegmentsInOrder: pass 1 gives the same BMD file or error whether it
-// reads heap dump records inline or on other goroutines, on the
-// fixtures and the corpus dumps, whole, cut short, and with a byte
-// changed; with heaps dropped (always inline) too.
+// reads heap dump records inline or on other goroutines, one by one or
+// in batches (the small records of a mapped file), on the fixtures, the
+// corpus dumps and dumps of 4 KiB records, whole, cut short, and with a
+// byte changed; with heaps dropped (always inline) too.
 func TestSegmentsInOrder(t *testing.T) {
 	dumps := testutil.SmallDumps(t, "sample.hprof.gz", "sample32.hprof.gz", "sample-align16.hprof.gz", "secrets.hprof.gz")
+	// Records of 4 KiB, as Android writes them: batches of many.
+	dumps["spans-4k-4"], dumps["spans-4k-8"] = spansDump(4, 4<<10), spansDump(8, 4<<10)
 	for name, data := range dumps {
 		t.Run(name, func(t *testing.T) {
 			sameSegmentsWays(t, data, Options{})
