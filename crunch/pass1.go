@@ -222,9 +222,9 @@ func (p *pass1) record(rec hprof.Record) error {
 // writes 128 objects or 4 KiB a segment), which split off one by one
 // made pass 1 twice as slow with two cores as with one (genhprof -segsize
 // 4KiB, 134 MB: 128 to 140 ms against 65 to 72 ms). Those of a mapped
-// file go to the pool in batches of about minSplitRecord bytes, one
-// segment each (batchRecord); the others are read inline. Tests change
-// them to mix the ways.
+// file go to the pool in batches of about splitBatchBytes, one segment
+// each (batchRecord); the others are read inline. Tests change them to
+// mix the ways.
 var (
 	segmentWorkers          = func() int { return runtime.GOMAXPROCS(0) }
 	minSplitRecord   uint32 = 64 << 10
