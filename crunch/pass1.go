@@ -244,7 +244,7 @@ func (p *pass1) heapDump(rec hprof.Record) error {
 	case p.pool == nil:
 	case rec.Length >= minSplitRecord && rec.Length <= limit:
 		return p.split(rec)
-	case rec.Length < minSplitRecord && p.in.mapped != nil && rec.Offset+9+int64(rec.Length) <= int64(len(p.in.mapped)):
+	case rec.Length < minSplitRecord && p.in.mapped != nil && rec.End() <= int64(len(p.in.mapped)):
 		return p.batchRecord(rec) // small and whole: with others
 	}
 	if err := p.drain(); err != nil {
@@ -262,7 +262,7 @@ func (p *pass1) heapDump(rec hprof.Record) error {
 		}
 		if !more {
 			if first { // whole, a span's if small (an Android dump's)
-				p.addSpan(rec, rec.Offset+9, p.r.Offset(), nil, sg.clock)
+				p.addSpan(rec, p.r.Offset(), nil, sg.clock)
 			} else {
 				p.endSpan()
 			}
@@ -305,7 +305,7 @@ func (p *pass1) merge(sg *segment, first bool) error {
 			if i == len(sg.batch)-1 {
 				err = sg.err
 			}
-			p.addSpan(b.rec, b.rec.Offset+9, b.read, err, clock)
+			p.addSpan(b.rec, b.read, err, clock)
 		}
 	}
 	p.objs.appendRun(&sg.objs)

@@ -25,6 +25,7 @@ type segmentPool struct {
 // splitBatchBytes.
 var splitBatchBytes int64 = 1 << 20
 
+// batchRecords bounds a batch's records, and so its memory.
 const batchRecords = 1024
 
 // newSegmentPool starts n goroutines, with n+1 segments to fill: one more
@@ -87,7 +88,7 @@ func (p *pass1) batchRecord(rec hprof.Record) error {
 		if err != nil {
 			return err
 		}
-		sg.start, sg.rec, sp.filling = rec.Offset+9, rec, sg
+		sg.start, sp.filling = rec.Body(), sg
 	}
 	sg := sp.filling
 	sg.batch = append(sg.batch, batchRecord{rec: rec})
@@ -133,7 +134,7 @@ func (p *pass1) mergeOldest() error {
 		return err
 	}
 	if len(sg.batch) == 0 { // merge notes a batch's records
-		p.addSpan(sg.rec, sg.start, sg.r.Offset(), sg.err, sg.clock)
+		p.addSpan(sg.rec, sg.r.Offset(), sg.err, sg.clock)
 	}
 	return nil
 }
@@ -157,8 +158,7 @@ func (sg *segment) readBatch(in *input, h hprof.Header) {
 	defer in.catchFault(&sg.err)
 	for i := range sg.batch {
 		b := &sg.batch[i]
-		start, end := b.rec.Offset+9, b.rec.Offset+9+int64(b.rec.Length)
-		if sg.err = sg.r.ResetSubRecords(h, b.rec, in.mapped[start:end], start); sg.err == nil {
+		if sg.err = sg.r.ResetSubRecords(h, b.rec, in.mapped[b.rec.Body():b.rec.End()], b.rec.Body()); sg.err == nil {
 			subs := sg.subs
 			for sg.read(&sg.r, 1<<14, 0, nil) {
 			}

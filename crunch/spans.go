@@ -35,16 +35,19 @@ import (
 // span is what another goroutine may write ahead: a heap dump record of
 // minSpanBytes to maxSpanBytes, or a run of smaller ones, one after the
 // other in the file, that together reach minSpanBytes (an Android
-// dump's): from the first one, rec, its sub-records from file offset
-// start on, to the end of the last, end; pass 1's chunk clock at its
-// start. Its other records' clocks follow from it, as in pass 1, so that
-// nothing is kept for each.
+// dump's): from the first one, rec, its sub-records on (start), to the
+// end of the last, end; pass 1's chunk clock at its start. Its other
+// records' clocks follow from it, as in pass 1, so that nothing is kept
+// for each.
 type span struct {
-	rec        hprof.Record
-	start, end int64
-	clock      chunkClock
-	records    int // how many
+	rec     hprof.Record
+	end     int64
+	clock   chunkClock
+	records int // how many
 }
+
+// start returns the file offset of the span's first sub-record.
+func (s *span) start() int64 { return s.rec.Body() }
 
 // minSpanBytes and maxSpanBytes bound the heap dump records that are
 // spans of their own; smaller ones go in spans of several records. A
@@ -63,17 +66,17 @@ var (
 )
 
 // addSpan notes a heap dump record that pass 1 has read and merged, rec,
-// whose sub-records start at file offset start, read to offset read with
-// error err, pass 1's chunk clock at its start being clock, as a span or
-// part of one, if it can be: a whole record of a mapped file, read
-// without error, of maxSpanBytes at most. A small record goes on the
-// span before it if it follows its last record in the file.
-func (p *pass1) addSpan(rec hprof.Record, start, read int64, err error, clock chunkClock) {
+// read to file offset read with error err, pass 1's chunk clock at its
+// start being clock, as a span or part of one, if it can be: a whole
+// record of a mapped file, read without error, of maxSpanBytes at most.
+// A small record goes on the span before it if it follows its last
+// record in the file.
+func (p *pass1) addSpan(rec hprof.Record, read int64, err error, clock chunkClock) {
 	if p.noSpans {
 		return
 	}
-	end := rec.Offset + 9 + int64(rec.Length)
-	n := end - start
+	end := rec.End()
+	n := int64(rec.Length)
 	if p.in.mapped == nil || err != nil || read != end || n > maxSpanBytes {
 		p.endSpan()
 		return
@@ -82,11 +85,11 @@ func (p *pass1) addSpan(rec hprof.Record, start, read int64, err error, clock ch
 		p.endSpan()
 	}
 	if g := &p.filling; g.records == 0 {
-		*g = span{rec: rec, start: start, clock: clock}
+		*g = span{rec: rec, clock: clock}
 	}
 	g := &p.filling
 	g.end, g.records = end, g.records+1
-	if g.end-g.start >= minSpanBytes {
+	if g.end-g.start() >= minSpanBytes {
 		p.endSpan()
 	}
 }
@@ -190,33 +193,32 @@ func (wk *spanWorker) encode(sp *span, o *spanOut) {
 // dump, their chunk clocks counted on from the first's, as pass 1 did.
 func (wk *spanWorker) parts(sp *span, o *spanOut) {
 	c := spanCursor{o: o, clk: sp.clock}
-	rec, start := sp.rec, sp.start
+	rec := sp.rec
 	for i := 0; ; i++ {
 		if i > 0 {
 			c.clk.record()
 		}
-		end := rec.Offset + 9 + int64(rec.Length)
-		if !wk.recordParts(rec, start, end, &c) || end >= sp.end || i+1 == sp.records {
+		if !wk.recordParts(rec, &c) || rec.End()+hprof.RecordHeaderSize > sp.end || i+1 == sp.records {
 			return
 		}
-		h := wk.data[end : end+9]
-		rec = hprof.Record{Tag: hprof.Tag(h[0]), Time: binary.BigEndian.Uint32(h[1:]), Length: binary.BigEndian.Uint32(h[5:]), Offset: end}
-		if start = end + 9; !rec.Tag.IsHeapDump() || start+int64(rec.Length) > sp.end {
+		rec = hprof.DecodeRecordHeader(wk.data[rec.End():], rec.End())
+		if !rec.Tag.IsHeapDump() || rec.End() > sp.end {
 			return // not as pass 1 read it: the file changed, pass 2's goroutine says how
 		}
 	}
 }
 
-// recordParts cuts heap dump record sr into parts: a run of objects ends
+// recordParts cuts heap dump record rec into parts: a run of objects ends
 // where the next object cannot be added to it (a new chunk, another stack
 // trace serial) or is not written here, which starts a gap. Its objects
 // are read a batch at a time (SkimObjectsData), the others and the
 // objects it leaves one by one (NextSub). It reports false where it
 // leaves the rest of the record, and of the span, to pass 2's goroutine.
-func (wk *spanWorker) recordParts(rec hprof.Record, start, end int64, c *spanCursor) bool {
+func (wk *spanWorker) recordParts(rec hprof.Record, c *spanCursor) bool {
 	o := c.o
 	r := &wk.r
-	if r.ResetSubRecords(wk.h, rec, wk.data[start:end], start) != nil {
+	end := rec.End()
+	if r.ResetSubRecords(wk.h, rec, wk.data[rec.Body():end], rec.Body()) != nil {
 		return false
 	}
 	r.MaxElements = maxArrayWhole
@@ -635,17 +637,17 @@ func (p *pass2) atSpan(rd *reader) (bool, error) {
 	for sp.here < len(sp.spans) && sp.spans[sp.here].end <= off {
 		sp.leave() // not met to its end: pass 2 stopped at an error before
 	}
-	if sp.here == len(sp.spans) || off < sp.spans[sp.here].start {
+	if sp.here == len(sp.spans) || off < sp.spans[sp.here].start() {
 		return false, nil
 	}
 	s := &sp.spans[sp.here]
-	if off == s.start {
+	if off == s.start() {
 		sp.take(sp.here)
 	}
 	if sp.cur == nil { // written here, as any other record
 		return false, nil
 	}
-	end := rd.rec.Offset + 9 + int64(rd.rec.Length)
+	end := rd.rec.End()
 	err := p.writeSpanRecord(rd, s, end)
 	if err == nil && end == s.end {
 		sp.leave()
@@ -699,7 +701,7 @@ func (p *pass2) writeSpanRecord(rd *reader, s *span, end int64) error {
 	for ; !o.failed && sp.part < len(o.parts) && o.parts[sp.part].from < end; sp.part++ {
 		pt := &o.parts[sp.part]
 		if off := rd.r.Offset(); off != pt.from {
-			return fmt.Errorf("crunch: pass 2 at offset %d where a part of the span %d to %d starts at %d", off, s.start, s.end, pt.from)
+			return fmt.Errorf("crunch: pass 2 at offset %d where a part of the span %d to %d starts at %d", off, s.start(), s.end, pt.from)
 		}
 		var err error
 		switch {

@@ -152,3 +152,32 @@ func TestResetSubRecords(t *testing.T) {
 		r.SkipElements, r.MaxElements = true, 1 // gone at the next reset
 	}
 }
+
+// TestRecordHeader: DecodeRecordHeader decodes each record of a real dump
+// as the Reader does, whose next record starts at End, its body at Body.
+func TestRecordHeader(t *testing.T) {
+	data := testutil.ReadAll(t, testutil.Fixture("sample.hprof.gz"))
+	r, err := NewReaderBytes(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, n := r.Offset(), 0
+	for rec, err := range r.Records() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.Offset != next {
+			t.Fatalf("record %d at %d, the one before ends at %d", n, rec.Offset, next)
+		}
+		if got := DecodeRecordHeader(data[rec.Offset:], rec.Offset); got != rec {
+			t.Fatalf("record %d: decoded %+v, read %+v", n, got, rec)
+		}
+		if rec.Body() != rec.Offset+RecordHeaderSize {
+			t.Fatalf("record %d: body at %d", n, rec.Body())
+		}
+		next, n = rec.End(), n+1
+	}
+	if n < 100 || next != int64(len(data)) {
+		t.Fatalf("%d records, the last ending at %d of %d bytes", n, next, len(data))
+	}
+}

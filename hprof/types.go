@@ -10,6 +10,7 @@
 package hprof
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	"github.com/heapcrunch/heapcrunch/internal/javatype"
@@ -179,6 +180,24 @@ type Record struct {
 	Time   uint32 // microseconds since the header's timestamp
 	Length uint32 // bytes of body
 	Offset int64  // file offset of the tag byte
+}
+
+// RecordHeaderSize is the bytes of a top-level record's header: its tag,
+// time and body length.
+const RecordHeaderSize = 9
+
+// Body returns the file offset of the record's body (of a heap dump
+// record, its first sub-record).
+func (rec Record) Body() int64 { return rec.Offset + RecordHeaderSize }
+
+// End returns the file offset where the record ends: where the next one
+// starts.
+func (rec Record) End() int64 { return rec.Body() + int64(rec.Length) }
+
+// DecodeRecordHeader returns the record whose header is b[:9], at file
+// offset off (as the Reader reads it; b must hold RecordHeaderSize bytes).
+func DecodeRecordHeader(b []byte, off int64) Record {
+	return Record{Tag: Tag(b[0]), Time: binary.BigEndian.Uint32(b[1:]), Length: binary.BigEndian.Uint32(b[5:]), Offset: off}
 }
 
 // Field is an instance field declared by a class.

@@ -46,12 +46,12 @@ umask; a replaced one keeps its own.
 
 Cores: the second pass uses a second core where that pays: more than
 one core for Go (GOMAXPROCS) and 262,144 objects or more. A dump whose
-heap dump records are 64 KiB to 4 MiB, as a JDK writes them, is split
-(not with --drop-heap): the other core writes the objects of records
-ahead. Otherwise reading and writing share the work in a pipeline, if a
-cache line measured to go to the other core and back takes under 150 ns
-(the cores share a cache, and the other one is not busy). The BMD file
-is the same either way.
+heap dump records are 4 MiB at most (a JDK's of 1 MB, Android's of 4
+KiB, several at a time) is split (not with --drop-heap): the other core
+writes the objects of records ahead. Otherwise reading and writing
+share the work in a pipeline, if a cache line measured to go to the
+other core and back takes under 150 ns (the cores share a cache, and the
+other one is not busy). The BMD file is the same either way.
 HEAPCRUNCH_SPLIT=on or off forces the split or none, and
 HEAPCRUNCH_PIPELINE=on or off the pipeline or one core.
 
