@@ -86,7 +86,7 @@ func Prefix(src []byte, max int) []byte {
 		if err != nil {
 			break
 		}
-		next := rec.Offset + 9 + int64(rec.Length)
+		next := rec.End()
 		if next > int64(max) || next > int64(len(src)) {
 			break
 		}

@@ -101,7 +101,7 @@ func scan(f io.Reader, size int64) (*scanned, error) {
 		if rec.Offset != want {
 			return nil, fmt.Errorf("record %s at offset %d, expected at %d", rec.Tag, rec.Offset, want)
 		}
-		want = rec.Offset + 9 + int64(rec.Length)
+		want = rec.End()
 		info.records++
 		info.maxBody = max(info.maxBody, int64(rec.Length))
 		switch rec.Tag {
