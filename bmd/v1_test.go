@@ -427,6 +427,8 @@ func TestV1BadInput(t *testing.T) {
 		{"too many fields", "03 01 00 00 ffff07", "131071 constants"},
 		{"legacy tag", "08 8002 00", "HPROF tag 256"},
 		{"discarded size", "03 01 00 00 00 00 00 808020", "524288 bytes of discarded fields is implausible"},
+		// one int field and 524,280 discarded bytes (65,535 longs at least)
+		{"fields and discarded", "03 01 00 00 00 00 01 00 01 f8ff1f", "class 1: 1 fields and 524280 bytes of discarded fields (at least 65535 fields)"},
 	} {
 		r, err := NewV1Reader(bytes.NewReader(mustHex(t, hdr+c.body)))
 		if err != nil {
@@ -625,5 +627,46 @@ func TestV1WriterCountsLongRecords(t *testing.T) {
 	}
 	if sum+uint64(w.Header) != uint64(out.Len()) || w.Count[V1String] != 2 {
 		t.Errorf("Bytes add up to %d, header %d, file %d", sum, w.Header, out.Len())
+	}
+}
+
+// TestV1ClassFieldCount: a class whose listed fields and the fewest fields
+// its discarded bytes can be (MinFields) are more than 65535 is refused by
+// the writer, as the reader refuses it (TestV1BadInput): a CLASS DUMP
+// holds at most 65535 fields.
+func TestV1ClassFieldCount(t *testing.T) {
+	for _, c := range []struct {
+		n    uint32
+		want int
+	}{{0, 0}, {1, 1}, {3, 2}, {7, 3}, {8, 1}, {15, 4}, {262140, 32768}, {MaxV1Discarded, 65535}} {
+		if got := MinFields(c.n); got != c.want {
+			t.Errorf("MinFields(%d) = %d, want %d", c.n, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		fields    int
+		discarded uint32
+		ok        bool
+	}{
+		{0, MaxV1Discarded, true},
+		{1, MaxV1Discarded, false},
+		{0, MaxV1Discarded + 1, false},
+		{2, 8*65530 + 7, true}, // 65530 + 3 + 2 fields
+		{3, 8*65530 + 7, false},
+		{65535, 0, true},
+		{65535, 1, false},
+	} {
+		w, err := NewV1Writer(io.Discard, []byte("JAVA PROFILE 1.0.2"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fs := make([]Field, c.fields)
+		for i := range fs {
+			fs[i] = Field{Name: 1, Type: Int}
+		}
+		err = w.Class(&V1Class{ID: 1, Fields: fs, Discarded: c.discarded})
+		if (err == nil) != c.ok {
+			t.Errorf("%d fields, %d discarded bytes: error %v, want ok %v", c.fields, c.discarded, err, c.ok)
+		}
 	}
 }

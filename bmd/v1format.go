@@ -3,6 +3,7 @@ package bmd
 import (
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"net/url"
 	"strconv"
 	"strings"
@@ -94,6 +95,17 @@ type V1Class struct {
 	Statics   []Static
 	Fields    []Field
 	Discarded uint32 // bytes of the instance fields not listed
+}
+
+// MinFields returns the fewest Java fields whose sizes (1, 2, 4 or 8
+// bytes) add up to n bytes: n/8 of 8 bytes and one for each bit of n%8.
+func MinFields(n uint32) int { return int(n/8) + bits.OnesCount32(n%8) }
+
+// fits reports whether the class could be a Java class, as HPROF holds
+// one: its listed fields and the fewest that its discarded bytes can be
+// (MinFields) are at most 65535 in all, the count a CLASS DUMP holds.
+func (c *V1Class) fits() bool {
+	return c.Discarded <= MaxV1Discarded && len(c.Fields)+MinFields(c.Discarded) <= 0xFFFF
 }
 
 // Clone returns a deep copy of c.

@@ -309,8 +309,13 @@ func (r *V1Reader) readClass(c *V1Class, d *decoder) {
 	discarded := d.v1Count("discarded field size")
 	if d.err == nil && discarded > MaxV1Discarded {
 		d.fail("class %d: %d bytes of discarded fields is implausible", c.ID, discarded)
+		return
 	}
 	c.Discarded = uint32(discarded)
+	if d.err == nil && !c.fits() {
+		d.fail("class %d: %d fields and %d bytes of discarded fields (at least %d fields) are more than the 65535 a class has",
+			c.ID, len(c.Fields), discarded, MinFields(c.Discarded))
+	}
 }
 
 // v1Members consumes the count of a class's constants, statics or fields:

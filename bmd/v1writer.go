@@ -146,8 +146,8 @@ func (w *V1Writer) Class(c *V1Class) error {
 	if len(c.Constants) > 0xFFFF || len(c.Statics) > 0xFFFF || len(c.Fields) > 0xFFFF {
 		return w.fail(V1ClassDefinition, "class %d has too many fields", c.ID)
 	}
-	if c.Discarded > 1<<31-1 {
-		return w.fail(V1ClassDefinition, "class %d: %d discarded bytes", c.ID, c.Discarded)
+	if !c.fits() {
+		return w.fail(V1ClassDefinition, "class %d: %d fields and %d discarded bytes, more than a class has", c.ID, len(c.Fields), c.Discarded)
 	}
 	s := w.begin(V1ClassDefinition)
 	w.i32(c.ID)

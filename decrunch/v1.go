@@ -171,7 +171,7 @@ func (s *V1Source) buildLayout(id uint32, withValues bool, vals []uint64) ([]bmd
 			i++
 			size += typeSize(f.Type, s.meta.IDSize)
 		}
-		for _, f := range fillers(c.Discarded) {
+		for _, f := range fillers(c) {
 			s.lay = append(s.lay, f)
 			if withValues {
 				out = append(out, 0)
@@ -194,32 +194,55 @@ func typeSize(t bmd.Type, idSize int) int {
 	return t.Size()
 }
 
-// fillers returns the fields that stand for n bytes of discarded fields:
-// ints, then bytes for the rest, as the original decruncher made them.
-func fillers(n uint32) []bmd.Field {
-	fs := make([]bmd.Field, 0, fillerCount(n))
-	for ; n >= 4; n -= 4 {
-		fs = append(fs, bmd.Field{Name: fillerSID, Type: bmd.Int})
+// fillers returns the fields that stand for the discarded fields of c:
+// ints, then bytes for the rest, as the original decruncher made them;
+// or, where those and c's own fields would be more than the 65535 a
+// CLASS DUMP holds, the fewest fields the bytes can be (bmd.MinFields):
+// longs, then an int, a short and a byte as the rest needs. The reader
+// refuses a class for which even those are too many.
+func fillers(c *bmd.V1Class) []bmd.Field {
+	n := c.Discarded
+	if len(c.Fields)+fillerCount(n) <= 0xFFFF {
+		fs := make([]bmd.Field, 0, fillerCount(n))
+		for ; n >= 4; n -= 4 {
+			fs = append(fs, bmd.Field{Name: fillerSID, Type: bmd.Int})
+		}
+		for ; n > 0; n-- {
+			fs = append(fs, bmd.Field{Name: fillerSID, Type: bmd.Byte})
+		}
+		return fs
 	}
-	for ; n > 0; n-- {
-		fs = append(fs, bmd.Field{Name: fillerSID, Type: bmd.Byte})
+	fs := make([]bmd.Field, 0, bmd.MinFields(n))
+	for ; n >= 8; n -= 8 {
+		fs = append(fs, bmd.Field{Name: fillerSID, Type: bmd.Long})
+	}
+	for _, f := range [...]struct {
+		size uint32
+		t    bmd.Type
+	}{{4, bmd.Int}, {2, bmd.Short}, {1, bmd.Byte}} {
+		if n >= f.size {
+			fs = append(fs, bmd.Field{Name: fillerSID, Type: f.t})
+			n -= f.size
+		}
 	}
 	return fs
 }
 
 // A class of a version 1 file stores the size of its discarded fields in a
-// varint of up to 3 bytes, and gets one filler field per 4 bytes of it
-// (fillers): up to 131,070 fields, held with its CLASS record and its
-// CLASS DUMP, from 10 bytes. A fixed allowance plus an amount per byte
-// read bounds the filler fields of a file's classes: the corpus dialer
-// dump's version 1 file has 3,894 in 930 KB (0.01 per byte); 10,000
-// crafted classes of 10 bytes would have 1.3 G.
+// varint of up to 3 bytes, and gets a filler field per 4 or 8 bytes of it
+// (fillers): up to 65535 fields, held with its CLASS record and its CLASS
+// DUMP, from 10 bytes. A fixed allowance plus an amount per byte read
+// bounds the filler fields of a file's classes (counted by fillerCount,
+// 131,070 at most a class): the corpus dialer dump's version 1 file has
+// 3,894 in 930 KB (0.01 per byte); 10,000 crafted classes of 10 bytes
+// would have 1.3 G.
 const (
 	maxV1Fillers     = 1 << 20
 	v1FillersPerByte = 1
 )
 
-// fillerCount returns how many fields fillers(n) returns.
+// fillerCount returns how many filler fields the original decruncher made
+// for n bytes: as many as fillers returns, or more.
 func fillerCount(n uint32) int { return int(n/4 + n%4) }
 
 func (s *V1Source) push(r bmd.Record) { s.queue = append(s.queue, &r) }
@@ -345,7 +368,7 @@ func (s *V1Source) flushClasses() {
 		}
 		if c.Discarded > 0 {
 			s.nFiller++
-			d.Fields = append(d.Fields, fillers(c.Discarded)...)
+			d.Fields = append(d.Fields, fillers(c)...)
 		}
 		// The instance size is the size of an INSTANCE DUMP's data: the
 		// fields of the class and of its super classes, as HotSpot counts.

@@ -43,6 +43,16 @@ func FuzzDecrunchV1(f *testing.F) {
 	w.RootObjects([]uint32{7, 9})
 	w.Flush()
 	f.Add(b.Bytes())
+	// A class whose discarded fields, as the original's int fillers, are
+	// more than a CLASS DUMP's count holds (TestV1FillersFitClassDump).
+	b.Reset()
+	w, _ = bmd.NewV1Writer(&b, []byte("JAVA PROFILE 1.0.2"))
+	w.ClearString(1, []byte("java.lang.Object"))
+	w.Class(&bmd.V1Class{ID: 5, Name: 1, Fields: []bmd.Field{{Name: 1, Type: bmd.Int}}, Discarded: 65535 * 4})
+	w.Instance(7, 5, []uint64{3})
+	w.RootObjects([]uint32{7})
+	w.Flush()
+	f.Add(b.Bytes())
 	f.Add([]byte{1, 0})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		names := decrunch.NewNameTable()

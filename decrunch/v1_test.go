@@ -577,7 +577,8 @@ func TestV1WarningsAfterError(t *testing.T) {
 }
 
 // TestV1FillersBounded: a version 1 class of 10 bytes may discard 65,535
-// longs, whose 131,070 filler fields its CLASS record and CLASS DUMP hold;
+// longs, counted as the original's 131,070 int fillers (it gets 65,535
+// long fillers, TestV1FillersFitClassDump);
 // a file of such classes, with no object to place them (Android), is
 // refused once its filler fields pass the bound, where it held them all
 // (100 classes of 1 KB: 470 MB), with salvage too, the same whichever way
@@ -600,7 +601,7 @@ func TestV1FillersBounded(t *testing.T) {
 		return b.Bytes()
 	}
 	var out countingDiscard
-	if _, err := Decrunch(bytes.NewReader(file(1)), &out, Options{}); err != nil || out.n < bmd.MaxV1Discarded/4*5 {
+	if _, err := Decrunch(bytes.NewReader(file(1)), &out, Options{}); err != nil || out.n < bmd.MaxV1Discarded/8*5 {
 		t.Fatalf("one class: error %v, %d bytes written", err, out.n)
 	}
 	big := file(100)
@@ -614,5 +615,120 @@ func TestV1FillersBounded(t *testing.T) {
 			t.Fatalf("100 classes, salvage %v: error %v, want too many filler fields", salvage, err)
 		}
 		sameSecondPassWays(t, big, Options{Salvage: salvage})
+	}
+}
+
+// TestV1FillersFitClassDump: a class whose discarded fields, as the
+// original decruncher's ints and bytes, would make its CLASS DUMP hold more
+// than 65535 fields gets longs instead (the fewest fields its bytes can
+// be), and the HPROF written reads back whole: its instances' sizes are
+// their classes' fields. (The fuzz target found a class of 131,070 int
+// fillers, whose count wrapped in its CLASS DUMP.)
+func TestV1FillersFitClassDump(t *testing.T) {
+	type shape struct {
+		fields                  int
+		longs, ints, shorts, by int
+	}
+	cases := []struct {
+		kept      int
+		discarded uint32
+		want      shape
+	}{
+		{0, bmd.MaxV1Discarded, shape{65535, 65535, 0, 0, 0}},
+		{2, 8*65530 + 7, shape{65535, 65530, 3, 1, 1}}, // 2 kept ints
+		{0, 65535 * 4, shape{65535, 0, 65535, 0, 0}},   // as the original, just fits
+		{1, 65535 * 4, shape{32769, 32767, 2, 0, 0}},
+		{1, 11, shape{6, 0, 3, 0, 3}},
+	}
+	var b bytes.Buffer
+	w, err := bmd.NewV1Writer(&b, []byte(hprof.Version102))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.ClearString(1, []byte("C"))
+	var roots []uint32
+	for i, c := range cases {
+		fs := make([]bmd.Field, c.kept)
+		vals := make([]uint64, c.kept)
+		for j := range fs {
+			fs[j], vals[j] = bmd.Field{Name: 1, Type: bmd.Int}, uint64(j+7)
+		}
+		if err := w.Class(&bmd.V1Class{ID: uint32(i + 1), Name: 1, Fields: fs, Discarded: c.discarded}); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Instance(uint32(i+100), uint32(i+1), vals); err != nil {
+			t.Fatal(err)
+		}
+		roots = append(roots, uint32(i+100))
+	}
+	w.RootObjects(roots)
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := decrunchV1Bytes(t, b.Bytes(), Options{})
+	r, err := hprof.NewReader(bytes.NewReader(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	classes := map[uint64]shape{}
+	sizes := map[uint64]int{}
+	var got []shape
+	var s hprof.SubRecord
+	for rec, err := range r.Records() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !rec.Tag.IsHeapDump() {
+			continue
+		}
+		for {
+			err := r.NextSub(&s)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatalf("the HPROF written does not read back: %v", err)
+			}
+			switch s.Tag {
+			case hprof.SubClassDump:
+				var sh shape
+				size := 0
+				for _, f := range s.Class.Fields {
+					size += f.Type.Size(4)
+					switch f.Type {
+					case hprof.Long:
+						sh.longs++
+					case hprof.Int:
+						sh.ints++
+					case hprof.Short:
+						sh.shorts++
+					case hprof.Byte:
+						sh.by++
+					}
+				}
+				sh.fields = len(s.Class.Fields)
+				classes[s.Class.ID], sizes[s.Class.ID] = sh, size
+				if int(s.Class.InstanceSize) != size {
+					t.Errorf("class %#x: instance size %d, fields of %d bytes", s.Class.ID, s.Class.InstanceSize, size)
+				}
+			case hprof.SubInstanceDump:
+				sh, ok := classes[s.ClassID]
+				if !ok {
+					t.Fatalf("instance of class %#x before its CLASS DUMP", s.ClassID)
+				}
+				if len(s.Data) != sizes[s.ClassID] {
+					t.Errorf("instance of class %#x: %d bytes, its fields %d", s.ClassID, len(s.Data), sizes[s.ClassID])
+				}
+				got = append(got, sh)
+			}
+		}
+	}
+	if len(got) != len(cases) {
+		t.Fatalf("%d instances read back, want %d", len(got), len(cases))
+	}
+	for i, c := range cases {
+		if got[i] != c.want {
+			t.Errorf("class of %d kept ints and %d discarded bytes: %+v, want %+v", c.kept, c.discarded, got[i], c.want)
+		}
 	}
 }

@@ -315,6 +315,67 @@ func TestRoomRefused(t *testing.T) {
 	}
 }
 
+// TestClassDumpCounts: WriteSub refuses a CLASS DUMP with more than 65535
+// constants, static fields or instance fields, whose u2 counts would
+// otherwise wrap and leave the rest of the segment unreadable, and writes
+// one with 65535.
+func TestClassDumpCounts(t *testing.T) {
+	for _, c := range []struct {
+		constants, statics, fields int
+		ok                         bool
+	}{{65535, 65535, 65535, true}, {65536, 0, 0, false}, {0, 65536, 0, false}, {0, 0, 65536, false}} {
+		var out bytes.Buffer
+		w, err := NewWriter(&out, Header{Version: Version102, IDSize: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.BeginHeapDump(TagHeapDumpSegment, 0); err != nil {
+			t.Fatal(err)
+		}
+		s := &SubRecord{Tag: SubClassDump, Class: ClassDump{ID: 16,
+			Constants: make([]Constant, c.constants), Statics: make([]StaticField, c.statics), Fields: make([]Field, c.fields)}}
+		for i := range s.Class.Constants {
+			s.Class.Constants[i].Type = Int
+		}
+		for i := range s.Class.Statics {
+			s.Class.Statics[i].Type = Int
+		}
+		for i := range s.Class.Fields {
+			s.Class.Fields[i].Type = Int
+		}
+		err = w.WriteSub(s)
+		if !c.ok {
+			if err == nil || !strings.Contains(err.Error(), "65535 at most") {
+				t.Errorf("%d constants, %d statics, %d fields: %v, want refused", c.constants, c.statics, c.fields, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.EndHeapDump(); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		r, err := NewReader(bytes.NewReader(out.Bytes()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.Next(); err != nil {
+			t.Fatal(err)
+		}
+		var got SubRecord
+		if err := r.NextSub(&got); err != nil {
+			t.Fatal(err)
+		}
+		if g := &got.Class; len(g.Constants) != c.constants || len(g.Statics) != c.statics || len(g.Fields) != c.fields {
+			t.Errorf("read back %d constants, %d statics, %d fields", len(g.Constants), len(g.Statics), len(g.Fields))
+		}
+	}
+}
+
 // TestRoomRefusedWithRoom: with room left in the Writer's buffer (a
 // record written before), Instance and ObjectArray still refuse a
 // negative size and any call outside a heap dump, and an Instance larger

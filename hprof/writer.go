@@ -231,6 +231,10 @@ func (w *Writer) WriteSub(s *SubRecord) error {
 	if w.err != nil {
 		return w.err
 	}
+	if c := &s.Class; s.Tag == SubClassDump && max(len(c.Constants), len(c.Statics), len(c.Fields)) > 0xFFFF {
+		return fmt.Errorf("hprof: CLASS DUMP of class %#x with %d constants, %d static fields and %d instance fields: its counts hold 65535 at most",
+			c.ID, len(c.Constants), len(c.Statics), len(c.Fields))
+	}
 	size := w.subSize(s)
 	if size > 0xFFFFFFFF-16 {
 		return fmt.Errorf("hprof: %s of %d bytes does not fit in one record", s.Tag, size)
