@@ -673,7 +673,6 @@ func TestV1FillersFitClassDump(t *testing.T) {
 	classes := map[uint64]shape{}
 	sizes := map[uint64]int{}
 	var got []shape
-	var s hprof.SubRecord
 	for rec, err := range r.Records() {
 		if err != nil {
 			t.Fatal(err)
@@ -681,11 +680,7 @@ func TestV1FillersFitClassDump(t *testing.T) {
 		if !rec.Tag.IsHeapDump() {
 			continue
 		}
-		for {
-			err := r.NextSub(&s)
-			if err == io.EOF {
-				break
-			}
+		for s, err := range r.SubRecords() {
 			if err != nil {
 				t.Fatalf("the HPROF written does not read back: %v", err)
 			}
