@@ -31,6 +31,7 @@ type pass1 struct {
 	// HEAPCRUNCH_SPLIT=off), and needs none.
 	filling span
 	noSpans bool
+	piece   pieceStart // the piece of a large record pieces is at
 }
 
 // heapTracker follows the Android heap (HEAP DUMP INFO) that the
@@ -254,12 +255,14 @@ func (p *pass1) heapDump(rec hprof.Record) error {
 	for first := true; ; first = false {
 		sg.reset()
 		sg.heap = p.heap
+		sg.markFrom(p.r.Offset(), p.pieceBytes(rec))
 		more := sg.read(p.r, inlineSubRecords, p.r.Offset()+releaseStep, p.drop)
 		p.progress.at(p.r.Offset())
 		p.releaseRead(p.r.Offset())
 		if err := p.merge(sg, first); err != nil {
 			return err
 		}
+		p.pieces(rec, sg, first, !more, p.r.Offset())
 		if !more {
 			if first { // whole, a span's if small (an Android dump's)
 				p.addSpan(rec, p.r.Offset(), nil, sg.clock)
@@ -285,8 +288,8 @@ func (p *pass1) merge(sg *segment, first bool) error {
 	if len(sg.batch) == 0 {
 		if first {
 			p.clock.record()
-			sg.clock = p.clock
 		}
+		sg.clock = p.clock
 		p.needs(sg.needs, sg.subs)
 	} else {
 		needs, base := sg.needs, 0

@@ -39,6 +39,13 @@ type segment struct {
 	heap    heapTracker   // the current heap: given before, updated
 	err     error         // the error that ended the reading, if any
 
+	// markEvery, when not 0, has read note marks, sub-record boundaries
+	// about markEvery bytes apart from the segment's start, where pass 2
+	// may cut a large record into spans (pass1.pieces); markAt is the
+	// offset of the next.
+	markEvery, markAt int64
+	marks             []segMark
+
 	// needSeen remembers classes whose need is recorded, here or in an
 	// earlier use of this segment: that one was earlier in the file and is
 	// merged before this one, so its need comes first.
@@ -51,6 +58,22 @@ type batchRecord struct {
 	rec  hprof.Record
 	subs int
 	read int64
+}
+
+// segMark is a sub-record boundary of a segment: its file offset, and the
+// sub-records the segment read before it.
+type segMark struct {
+	off  int64
+	subs int
+}
+
+// markFrom has read note marks every markEvery bytes from file offset
+// start on (none if markEvery is 0).
+func (sg *segment) markFrom(start, markEvery int64) {
+	sg.markEvery, sg.markAt = markEvery, 0
+	if markEvery > 0 {
+		sg.markAt = start + markEvery
+	}
 }
 
 // objectArrayAt is an object array's ID and length.
@@ -88,6 +111,7 @@ func (sg *segment) reset() {
 	sg.addrs, sg.array1 = addressLayout{}, objectArrayAt{}
 	clear(sg.classes)
 	sg.classes, sg.needs, sg.heaps = sg.classes[:0], sg.needs[:0], sg.heaps[:0]
+	sg.markEvery, sg.markAt, sg.marks = 0, 0, sg.marks[:0]
 }
 
 // read reads the sub-records of r's heap dump record, all of them, or at
@@ -100,6 +124,10 @@ func (sg *segment) read(r *hprof.Reader, limit int, until int64, drop map[uint32
 		sg.heads, sg.ids = make([]hprof.ObjectHead, skimBatch), make([]uint64, skimBatch)
 	}
 	for n := 0; (limit <= 0 || n < limit) && (until <= 0 || r.Offset() < until); n++ {
+		if sg.markAt > 0 && r.Offset() >= sg.markAt {
+			sg.marks = append(sg.marks, segMark{off: r.Offset(), subs: sg.subs})
+			sg.markAt = r.Offset() + sg.markEvery
+		}
 		// Most sub-records are objects: a batch of them at a time, what
 		// the rest of the loop does for each in one loop.
 		heads := sg.heads

@@ -117,6 +117,7 @@ func (p *pass1) split(rec hprof.Record) error {
 		return err
 	}
 	sg.start, sg.rec = sg.r.Offset(), rec
+	sg.markFrom(sg.start, p.pieceBytes(rec))
 	sp.jobs <- sg
 	return nil
 }
@@ -134,6 +135,7 @@ func (p *pass1) mergeOldest() error {
 		return err
 	}
 	if len(sg.batch) == 0 { // merge notes a batch's records
+		p.pieces(sg.rec, sg, true, true, sg.r.Offset())
 		p.addSpan(sg.rec, sg.r.Offset(), sg.err, sg.clock)
 	}
 	return nil

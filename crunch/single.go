@@ -64,10 +64,12 @@ func (p *pass2) singleHeapDump(rd *reader) error {
 	if p.redumps || len(p.drop) > 0 {
 		return p.itemsHeapDump(rd)
 	}
+	var piece int64 // where the next piece of the record starts, if any
 	if p.split != nil {
 		if done, err := p.atSpan(rd); done || err != nil {
 			return err
 		}
+		piece = p.split.pieceIn(rd)
 	}
 	s := &rd.s
 	if p.heads == nil {
@@ -78,10 +80,22 @@ func (p *pass2) singleHeapDump(rd *reader) error {
 		// Most sub-records are objects: a batch of them read at a time
 		// (SkimObjectsData), the others and the objects it leaves one by
 		// one (NextSub).
-		if n, data, base := rd.r.SkimObjectsData(p.heads, mark); n > 0 {
+		until := mark
+		if piece > 0 {
+			until = min(until, piece)
+		}
+		if n, data, base := rd.r.SkimObjectsData(p.heads, until); n > 0 {
 			if err := p.directObjects(rd, p.heads[:n], data, base); err != nil {
 				return err
 			}
+			continue
+		}
+		if piece > 0 && rd.r.Offset() >= piece {
+			// a piece of the record, written ahead
+			if done, err := p.atSpan(rd); done || err != nil {
+				return err
+			}
+			piece = p.split.pieceIn(rd)
 			continue
 		}
 		if err := rd.r.NextSub(s); err == io.EOF {

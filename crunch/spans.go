@@ -94,6 +94,76 @@ func (p *pass1) addSpan(rec hprof.Record, read int64, err error, clock chunkCloc
 	}
 }
 
+// pieceBytes is about how large the pieces of a heap dump record larger
+// than maxSpanBytes are, each a span (pass1.pieces): a JDK's segments are
+// 1 MB. Tests change it.
+var pieceBytes int64 = 1 << 20
+
+// pieceBytes returns how far apart pass 1 marks the sub-record boundaries
+// of heap dump record rec where pass 2 may cut it into spans: every
+// pieceBytes bytes if rec is larger than a span and whole in a mapped
+// file, else 0, none.
+func (p *pass1) pieceBytes(rec hprof.Record) int64 {
+	if p.noSpans || p.in.mapped == nil || int64(rec.Length) <= maxSpanBytes || rec.End() > int64(len(p.in.mapped)) {
+		return 0
+	}
+	return pieceBytes
+}
+
+// pieceStart is where the piece of a large record that pass 1 is reading
+// starts: its file offset and chunk clock; ok false where there is none.
+type pieceStart struct {
+	rec   hprof.Record
+	from  int64
+	clock chunkClock
+	ok    bool
+}
+
+// pieces notes as spans the pieces of heap dump record rec, larger than
+// maxSpanBytes, that segment sg read and marked (segment.markFrom): from
+// the record's start or the mark before to each mark, and to the record's
+// end once it is read whole. first says that sg starts the record, last
+// that it ends its reading, at offset read. A piece is a span of one
+// record that is its sub-records from one mark to the next (pieceRecord):
+// a goroutine writes it ahead as any other span, and pass 2's goroutine
+// takes it up where it comes to its start (singleHeapDump).
+func (p *pass1) pieces(rec hprof.Record, sg *segment, first, last bool, read int64) {
+	if sg.markEvery == 0 {
+		return
+	}
+	pc := &p.piece
+	if first {
+		p.endSpan() // the small records' before it
+		*pc = pieceStart{rec: rec, from: rec.Body(), clock: sg.clock, ok: true}
+	}
+	for _, m := range sg.marks {
+		c := sg.clock
+		c.advance(m.subs)
+		p.addPiece(m.off)
+		pc.from, pc.clock = m.off, c
+	}
+	if last {
+		if sg.err == nil && read == rec.End() {
+			p.addPiece(rec.End())
+		}
+		pc.ok = false
+	}
+}
+
+// addPiece notes the piece from the last mark to offset to as a span.
+func (p *pass1) addPiece(to int64) {
+	if pc := &p.piece; pc.ok && to > pc.from {
+		p.spans = append(p.spans, span{rec: pieceRecord(pc.rec, pc.from, to), end: to, clock: pc.clock, records: 1})
+	}
+}
+
+// pieceRecord returns the record that stands for the sub-records of heap
+// dump record rec from file offset from to offset to, as if they were a
+// record of their own, whose header would end at from.
+func pieceRecord(rec hprof.Record, from, to int64) hprof.Record {
+	return hprof.Record{Tag: rec.Tag, Time: rec.Time, Offset: from - hprof.RecordHeaderSize, Length: uint32(to - from)}
+}
+
 // endSpan ends the span that addSpan is filling, if any.
 func (p *pass1) endSpan() {
 	if p.filling.records > 0 {
@@ -626,11 +696,12 @@ func (sp *splitter) ahead(wk *spanWorker, o *spanOut) bool {
 }
 
 // atSpan writes the heap dump record the reader is at the start of, if it
-// is a record of a span written ahead, and reports whether it did. At a
-// span's first record, if no goroutine has taken the span, pass 2's
-// goroutine takes it, and writes its records as any other; if one is
-// writing it, it waits, writing another span ahead meanwhile if it can,
-// and keeps what was written for the span's other records.
+// is a record of a span written ahead, or the piece of the record that
+// starts where the reader is, and reports whether it wrote the rest of
+// the record. At a span's first record, if no goroutine has taken the
+// span, pass 2's goroutine takes it, and writes its records as any other;
+// if one is writing it, it waits, writing another span ahead meanwhile if
+// it can, and keeps what was written for the span's other records.
 func (p *pass2) atSpan(rd *reader) (bool, error) {
 	sp := p.split
 	off := rd.r.Offset()
@@ -647,12 +718,31 @@ func (p *pass2) atSpan(rd *reader) (bool, error) {
 	if sp.cur == nil { // written here, as any other record
 		return false, nil
 	}
-	end := rd.rec.End()
+	end := min(rd.rec.End(), s.end) // a piece's end, or the record's
 	err := p.writeSpanRecord(rd, s, end)
 	if err == nil && end == s.end {
 		sp.leave()
 	}
-	return true, err
+	return end == rd.rec.End() || err != nil, err
+}
+
+// pieceIn returns the file offset of the next span that starts within
+// the heap dump record the reader is in, at its offset or after, and that
+// pass 2's goroutine has not taken to write itself: a piece of it
+// (pass1.pieces); or 0, none.
+func (sp *splitter) pieceIn(rd *reader) int64 {
+	off := rd.r.Offset()
+	for i := sp.here; i < len(sp.spans); i++ {
+		st := sp.spans[i].start()
+		if st < off || st == off && sp.states[i].Load() == spanHere {
+			continue
+		}
+		if st < rd.rec.End() {
+			return st
+		}
+		return 0
+	}
+	return 0
 }
 
 // take makes span i the current span, with what was written of it ahead

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/heapcrunch/heapcrunch/hprof"
+	"github.com/heapcrunch/heapcrunch/internal/fuzzseed"
 	"github.com/heapcrunch/heapcrunch/internal/testutil"
 )
 
@@ -20,8 +21,18 @@ import (
 var testMinRun = 1
 
 // spanRecords is, after crunchFile with the split, the most records a
-// span held.
-var spanRecords int
+// span held; spanCount, how many spans there were; spansUnused, how many
+// were written ahead and never taken up by pass 2's goroutine (some where
+// an error ends pass 2 early; else none).
+var spanRecords, spanCount, spansUnused int
+
+// spanBytes is, after crunchFile with the split, the most bytes a span
+// held.
+var spanBytes int64
+
+// testSpansHere is spansHere for crunchFile: false, every span through a
+// run, the runs' way tested whatever the timing.
+var testSpansHere = false
 
 // crunchFile crunches the file at path, mapped, with pass 2 split by
 // spans (every heap dump record of minSpan bytes or more) or on one
@@ -35,13 +46,19 @@ func crunchFile(t *testing.T, path string, opt Options, split bool, minSpan int6
 	defer func(m int) { minRunRecords = m }(minRunRecords)
 	minRunRecords = testMinRun
 	defer func(h bool) { spansHere = h }(spansHere)
-	spansHere = false // every span through a run: the runs' way tested whatever the timing
+	spansHere = testSpansHere
 	defer func(f func(*splitter)) { splitStopped = f }(splitStopped)
 	splitStopped = func(sp *splitter) {
 		added, refused = sp.added, sp.refused
-		spanRecords = 0
+		spanRecords, spanCount, spansUnused, spanBytes = 0, len(sp.spans), 0, 0
+		for _, o := range sp.outs {
+			if o != nil {
+				spansUnused++
+			}
+		}
 		for _, s := range sp.spans {
 			spanRecords = max(spanRecords, s.records)
+			spanBytes = max(spanBytes, s.end-s.start())
 		}
 	}
 	var buf bytes.Buffer
@@ -212,6 +229,68 @@ func TestSplitSameFile(t *testing.T) {
 		grouped, _ := sameSplit(t, path, Options{}, 64<<10)
 		sameSplit(t, path, Options{Profile: "leak", DropHeaps: []string{"zygote"}}, 1)
 		t.Logf("%s: %d runs added, %d with spans of 64 KiB", name, added, grouped)
+	}
+}
+
+// TestSplitPieces: a heap dump record larger than maxSpanBytes is cut
+// into pieces at the sub-record boundaries pass 1 marks about pieceBytes
+// apart (pass1.pieces), each a span. Pass 2 split writes the file that
+// one goroutine writes, byte for byte, with the same Stats or error:
+// records of 256 KiB and 1 MiB with 4- and 8-byte IDs (whole, a byte
+// changed, cut), the fixtures and the corpus dumps (HotSpot's one HEAP
+// DUMP record of JAVA PROFILE 1.0.1 among them); pass 1 reading the
+// records on its pool or inline; pass 2's goroutine writing the spans it
+// takes as any record (spansHere) or through runs. On the generated
+// dumps, runs are added, none refused, pieces made, and every piece
+// written ahead is taken up (when pass 2 passed the start of a piece that
+// followed one, the other goroutine's outputs ran out and it stopped).
+func TestSplitPieces(t *testing.T) {
+	defer func(m, p int64, r, mm uint32, h bool) {
+		maxSpanBytes, pieceBytes, maxSplitRecord, maxSplitMapped, testSpansHere = m, p, r, mm, h
+	}(maxSpanBytes, pieceBytes, maxSplitRecord, maxSplitMapped, testSpansHere)
+	maxSpanBytes = 64 << 10
+	type dump struct {
+		data      []byte
+		generated bool
+	}
+	dumps := map[string]dump{}
+	for _, idSize := range []int{4, 8} {
+		for _, seg := range []int{256 << 10, 1 << 20} {
+			data := spansDump(idSize, seg)
+			dumps[fmt.Sprintf("spans-%d-%d", idSize, seg)] = dump{data, true}
+			bad := bytes.Clone(data)
+			bad[len(bad)/2] ^= 0x5a
+			dumps[fmt.Sprintf("spans-%d-%d-bad", idSize, seg)] = dump{bad, false}
+			dumps[fmt.Sprintf("spans-%d-%d-cut", idSize, seg)] = dump{data[:len(data)*2/3], false}
+		}
+	}
+	for name, data := range testutil.SmallDumps(t, "sample.hprof.gz", "sample32.hprof.gz", "secrets.hprof.gz") {
+		dumps[name] = dump{data, false}
+	}
+	for _, p := range testutil.CorpusHPROFs(t) {
+		dumps[filepath.Base(p)] = dump{testutil.ReadAll(t, p), false}
+	}
+	for name, d := range dumps {
+		path := writeTemp(t, "pieces.hprof", d.data)
+		for _, pb := range []int64{4 << 10, 64 << 10} {
+			for _, inline := range []bool{false, true} {
+				maxSplitRecord, maxSplitMapped = 4<<20, 64<<20
+				if inline {
+					maxSplitRecord, maxSplitMapped = 0, 0
+				}
+				for _, here := range []bool{false, true} {
+					pieceBytes, testSpansHere = pb, here
+					added, refused := sameSplit(t, path, Options{}, 1)
+					if !d.generated {
+						continue
+					}
+					if refused != 0 || !here && added == 0 || spanCount < len(d.data)/int(4*pb) || spansUnused != 0 {
+						t.Errorf("%s, pieces of %d bytes, inline %v, spans here %v: %d runs added, %d refused, %d spans, %d written ahead and not used; want some, none, %d or more, none",
+							name, pb, inline, here, added, refused, spanCount, spansUnused, len(d.data)/int(4*pb))
+					}
+				}
+			}
+		}
 	}
 }
 
@@ -401,17 +480,30 @@ func TestSplitSmallRecords(t *testing.T) {
 
 // TestSplitMaxSpan: a heap dump record larger than maxSpanBytes is not a
 // span (the runs written ahead of such records held too much memory):
-// pass 2's goroutine writes it, and the file is the same.
+// it is cut into pieces of about pieceBytes (more where a sub-record is
+// larger), runs are added from them, and the file is the same.
 func TestSplitMaxSpan(t *testing.T) {
-	defer func(m int64) { maxSpanBytes = m }(maxSpanBytes)
-	maxSpanBytes = 512 << 10
-	for _, c := range []struct {
-		seg    int
-		splits bool
-	}{{1 << 20, false}, {64 << 10, true}} {
-		path := writeTemp(t, "spans.hprof", spansDump(4, c.seg))
-		if added, _ := sameSplit(t, path, Options{}, 1); (added > 0) != c.splits {
-			t.Errorf("records of %d bytes, spans of %d at most: %d runs added", c.seg, maxSpanBytes, added)
+	defer func(m, p int64) { maxSpanBytes, pieceBytes = m, p }(maxSpanBytes, pieceBytes)
+	maxSpanBytes, pieceBytes = 512<<10, 64<<10
+	for _, seg := range []int{1 << 20, 64 << 10} {
+		path := writeTemp(t, "spans.hprof", spansDump(4, seg))
+		added, _ := sameSplit(t, path, Options{}, 1)
+		if added == 0 || spanBytes > maxSpanBytes {
+			t.Errorf("records of %d bytes, spans of %d at most, pieces of %d: %d runs added, spans of %d bytes at most", seg, maxSpanBytes, pieceBytes, added, spanBytes)
 		}
 	}
+}
+
+// FuzzSplitPieces: whatever the input, pass 2 split, with every heap dump
+// record of more than 256 bytes cut into pieces of about 64 bytes, writes
+// the file one goroutine writes, or fails with the same error, and ends.
+func FuzzSplitPieces(f *testing.F) {
+	for _, s := range fuzzseed.Seeds(f, 4<<10) {
+		f.Add(s.Data, false)
+	}
+	f.Fuzz(func(t *testing.T, data []byte, here bool) {
+		defer func(m, p int64, h bool) { maxSpanBytes, pieceBytes, testSpansHere = m, p, h }(maxSpanBytes, pieceBytes, testSpansHere)
+		maxSpanBytes, pieceBytes, testSpansHere = 256, 64, here
+		sameSplit(t, writeTemp(t, "fuzz.hprof", data), Options{}, 1)
+	})
 }
