@@ -45,10 +45,11 @@ is never the input, also through links or redirections (< in.hprof,
 umask; a replaced one keeps its own.
 
 Cores: the second pass uses a second core where that pays: more than
-one core for Go (GOMAXPROCS) and 262,144 objects or more. A dump whose
-heap dump records are 4 MiB at most (a JDK's of 1 MB, Android's of 4
-KiB, several at a time) is split (not with --drop-heap): the other core
-writes the objects of records ahead. Otherwise reading and writing
+one core for Go (GOMAXPROCS) and 262,144 objects or more. A dump mapped
+in memory is split (not with --drop-heap): the other core writes the
+objects of its heap dump records ahead, up to 4 MiB whole (a JDK's of
+1 MB; Android's of 4 KiB several at a time), larger ones (a JDK 1.0.1
+dump's one record) in pieces of about 1 MiB. Otherwise reading and writing
 share the work in a pipeline, if a cache line measured to go to the
 other core and back takes under 150 ns (the cores share a cache, and the
 other one is not busy). The BMD file is the same either way.
