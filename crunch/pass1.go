@@ -255,7 +255,7 @@ func (p *pass1) heapDump(rec hprof.Record) error {
 	for first := true; ; first = false {
 		sg.reset()
 		sg.heap = p.heap
-		sg.markFrom(p.r.Offset(), p.pieceBytes(rec))
+		sg.markFrom(p.r.Offset(), p.markEvery(rec))
 		more := sg.read(p.r, inlineSubRecords, p.r.Offset()+releaseStep, p.drop)
 		p.progress.at(p.r.Offset())
 		p.releaseRead(p.r.Offset())

@@ -117,7 +117,7 @@ func (p *pass1) split(rec hprof.Record) error {
 		return err
 	}
 	sg.start, sg.rec = sg.r.Offset(), rec
-	sg.markFrom(sg.start, p.pieceBytes(rec))
+	sg.markFrom(sg.start, p.markEvery(rec))
 	sp.jobs <- sg
 	return nil
 }

@@ -13,7 +13,8 @@ import (
 )
 
 // Pass 2 by spans, on two goroutines or more. A span is a heap dump record
-// of a mapped dump (a JDK's HEAP DUMP SEGMENTs are a megabyte each). Its
+// of a mapped dump (a JDK's HEAP DUMP SEGMENTs are a megabyte each), a run
+// of small ones, or a piece of a large one. Its
 // objects need, to be written, only what pass 1 built and nothing changes
 // in pass 2: the index, which gives each object its dense ID and each
 // reference its target, and the classes. So another goroutine can write
@@ -38,7 +39,8 @@ import (
 // dump's): from the first one, rec, its sub-records on (start), to the
 // end of the last, end; pass 1's chunk clock at its start. Its other
 // records' clocks follow from it, as in pass 1, so that nothing is kept
-// for each.
+// for each. A piece of a larger record (pass1.pieces) is a span of one
+// record, rec standing for its sub-records alone (pieceRecord).
 type span struct {
 	rec     hprof.Record
 	end     int64
@@ -54,12 +56,12 @@ func (s *span) start() int64 { return s.rec.Body() }
 // span's handing over costs about as much as writing a few KiB of it: an
 // Android dump's HEAP DUMP SEGMENTs of 4 KiB (ART's hprof writes 128
 // objects or 4 KiB a segment) go in spans of 16 or so. A record larger
-// than 4 MiB is no span: the spans written ahead hold their pages of the
-// mapped dump and their runs until pass 2's goroutine comes to them, and
-// with genhprof's records of 32 MiB crunch took 175 MB where one
-// goroutine takes 38 (3.2 M objects, a budget of 101 MB:
-// scripts/scale.sh). A JDK writes records of 1 MB. Tests change
-// minSpanBytes.
+// than 4 MiB is no span whole: the spans written ahead hold their pages of
+// the mapped dump and their runs until pass 2's goroutine comes to them,
+// and with genhprof's records of 32 MiB as spans crunch took 175 MB where
+// one goroutine takes 38 (3.2 M objects, a budget of 101 MB:
+// scripts/scale.sh). It is cut into pieces of about pieceBytes instead
+// (41 MB there). A JDK writes records of 1 MB. Tests change them.
 var (
 	minSpanBytes int64 = 64 << 10
 	maxSpanBytes int64 = 4 << 20
@@ -99,11 +101,11 @@ func (p *pass1) addSpan(rec hprof.Record, read int64, err error, clock chunkCloc
 // 1 MB. Tests change it.
 var pieceBytes int64 = 1 << 20
 
-// pieceBytes returns how far apart pass 1 marks the sub-record boundaries
+// markEvery returns how far apart pass 1 marks the sub-record boundaries
 // of heap dump record rec where pass 2 may cut it into spans: every
 // pieceBytes bytes if rec is larger than a span and whole in a mapped
 // file, else 0, none.
-func (p *pass1) pieceBytes(rec hprof.Record) int64 {
+func (p *pass1) markEvery(rec hprof.Record) int64 {
 	if p.noSpans || p.in.mapped == nil || int64(rec.Length) <= maxSpanBytes || rec.End() > int64(len(p.in.mapped)) {
 		return 0
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/heapcrunch/heapcrunch/decrunch"
 	"github.com/heapcrunch/heapcrunch/hprof"
 	"github.com/heapcrunch/heapcrunch/internal/fuzzseed"
+	"github.com/heapcrunch/heapcrunch/internal/heapstat"
 )
 
 // limitWriter keeps at most max bytes and then fails, so that a BMD
@@ -81,22 +82,5 @@ func FuzzDecrunch(f *testing.F) {
 
 // readHPROF reads every record and sub-record of an HPROF file.
 func readHPROF(b []byte) error {
-	r, err := hprof.NewReader(bytes.NewReader(b))
-	if err != nil {
-		return err
-	}
-	for rec, err := range r.Records() {
-		if err != nil {
-			return err
-		}
-		if !rec.Tag.IsHeapDump() {
-			continue
-		}
-		for _, err := range r.SubRecords() {
-			if err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return heapstat.Walk(b, func(hprof.Record, *hprof.Reader, *hprof.SubRecord) error { return nil })
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/heapcrunch/heapcrunch/crunch"
 	"github.com/heapcrunch/heapcrunch/hprof"
+	"github.com/heapcrunch/heapcrunch/internal/heapstat"
 	"github.com/heapcrunch/heapcrunch/internal/testutil"
 )
 
@@ -14,29 +15,19 @@ import (
 // order: 'C' for a class dump, 'o' for any other object.
 func objectOrder(t *testing.T, data []byte) []byte {
 	t.Helper()
-	r, err := hprof.NewReader(bytes.NewReader(data))
+	var order []byte
+	err := heapstat.Walk(data, func(_ hprof.Record, _ *hprof.Reader, s *hprof.SubRecord) error {
+		switch {
+		case s == nil:
+		case s.Tag == hprof.SubClassDump:
+			order = append(order, 'C')
+		case !s.Tag.IsRoot() && s.Tag != hprof.SubHeapDumpInfo:
+			order = append(order, 'o')
+		}
+		return nil
+	})
 	if err != nil {
 		t.Fatal(err)
-	}
-	var order []byte
-	for rec, err := range r.Records() {
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !rec.Tag.IsHeapDump() {
-			continue
-		}
-		for s, err := range r.SubRecords() {
-			if err != nil {
-				t.Fatal(err)
-			}
-			switch {
-			case s.Tag == hprof.SubClassDump:
-				order = append(order, 'C')
-			case !s.Tag.IsRoot() && s.Tag != hprof.SubHeapDumpInfo:
-				order = append(order, 'o')
-			}
-		}
 	}
 	return order
 }

@@ -666,57 +666,48 @@ func TestV1FillersFitClassDump(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, _ := decrunchV1Bytes(t, b.Bytes(), Options{})
-	r, err := hprof.NewReader(bytes.NewReader(out))
-	if err != nil {
-		t.Fatal(err)
+	type class struct {
+		shape shape
+		size  int // of its fields
 	}
-	classes := map[uint64]shape{}
-	sizes := map[uint64]int{}
+	classes := map[uint64]class{}
 	var got []shape
-	for rec, err := range r.Records() {
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !rec.Tag.IsHeapDump() {
-			continue
-		}
-		for s, err := range r.SubRecords() {
-			if err != nil {
-				t.Fatalf("the HPROF written does not read back: %v", err)
+	err = heapstat.Walk(out, func(_ hprof.Record, _ *hprof.Reader, s *hprof.SubRecord) error {
+		switch {
+		case s == nil:
+		case s.Tag == hprof.SubClassDump:
+			c := class{shape: shape{fields: len(s.Class.Fields)}}
+			for _, f := range s.Class.Fields {
+				c.size += f.Type.Size(4)
+				switch f.Type {
+				case hprof.Long:
+					c.shape.longs++
+				case hprof.Int:
+					c.shape.ints++
+				case hprof.Short:
+					c.shape.shorts++
+				case hprof.Byte:
+					c.shape.by++
+				}
 			}
-			switch s.Tag {
-			case hprof.SubClassDump:
-				var sh shape
-				size := 0
-				for _, f := range s.Class.Fields {
-					size += f.Type.Size(4)
-					switch f.Type {
-					case hprof.Long:
-						sh.longs++
-					case hprof.Int:
-						sh.ints++
-					case hprof.Short:
-						sh.shorts++
-					case hprof.Byte:
-						sh.by++
-					}
-				}
-				sh.fields = len(s.Class.Fields)
-				classes[s.Class.ID], sizes[s.Class.ID] = sh, size
-				if int(s.Class.InstanceSize) != size {
-					t.Errorf("class %#x: instance size %d, fields of %d bytes", s.Class.ID, s.Class.InstanceSize, size)
-				}
-			case hprof.SubInstanceDump:
-				sh, ok := classes[s.ClassID]
-				if !ok {
-					t.Fatalf("instance of class %#x before its CLASS DUMP", s.ClassID)
-				}
-				if len(s.Data) != sizes[s.ClassID] {
-					t.Errorf("instance of class %#x: %d bytes, its fields %d", s.ClassID, len(s.Data), sizes[s.ClassID])
-				}
-				got = append(got, sh)
+			classes[s.Class.ID] = c
+			if int(s.Class.InstanceSize) != c.size {
+				t.Errorf("class %#x: instance size %d, fields of %d bytes", s.Class.ID, s.Class.InstanceSize, c.size)
 			}
+		case s.Tag == hprof.SubInstanceDump:
+			c, ok := classes[s.ClassID]
+			if !ok {
+				return fmt.Errorf("instance of class %#x before its CLASS DUMP", s.ClassID)
+			}
+			if len(s.Data) != c.size {
+				t.Errorf("instance of class %#x: %d bytes, its fields %d", s.ClassID, len(s.Data), c.size)
+			}
+			got = append(got, c.shape)
 		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("the HPROF written does not read back: %v", err)
 	}
 	if len(got) != len(cases) {
 		t.Fatalf("%d instances read back, want %d", len(got), len(cases))

@@ -33,7 +33,7 @@ func canonicalLines(data []byte, values bool) ([]string, error) {
 		return nil, err
 	}
 	c := &canonical{ix: ix, canon: map[uint64]int{}, values: values}
-	err = walk(data, func(rec hprof.Record, r *hprof.Reader, s *hprof.SubRecord) error {
+	err = Walk(data, func(rec hprof.Record, r *hprof.Reader, s *hprof.SubRecord) error {
 		switch {
 		case s == nil:
 		case s.Tag == hprof.SubClassDump, s.Tag == hprof.SubInstanceDump, s.Tag == hprof.SubObjectArrayDump,
@@ -48,7 +48,7 @@ func canonicalLines(data []byte, values bool) ([]string, error) {
 		return nil, err
 	}
 	lastHeap := hprof.Tag(0)
-	err = walk(data, func(rec hprof.Record, r *hprof.Reader, s *hprof.SubRecord) error {
+	err = Walk(data, func(rec hprof.Record, r *hprof.Reader, s *hprof.SubRecord) error {
 		if s == nil {
 			if rec.Tag == hprof.TagHeapDumpEnd || (lastHeap == hprof.TagHeapDump && c.dump != nil) {
 				c.endDump()

@@ -13,9 +13,10 @@ import (
 	"github.com/heapcrunch/heapcrunch/hprof"
 )
 
-// walk calls f for every top-level record (s nil) and every heap
-// sub-record of the dump in data.
-func walk(data []byte, f func(rec hprof.Record, r *hprof.Reader, s *hprof.SubRecord) error) error {
+// Walk calls f for every top-level record (s nil) and every heap
+// sub-record of the dump in data, and returns the first error, the
+// reader's or f's.
+func Walk(data []byte, f func(rec hprof.Record, r *hprof.Reader, s *hprof.SubRecord) error) error {
 	r, err := hprof.NewReader(bytes.NewReader(data))
 	if err != nil {
 		return err
@@ -56,7 +57,7 @@ type index struct {
 
 func newIndex(data []byte) (*index, error) {
 	ix := &index{strs: map[uint64]string{}, names: map[uint64]uint64{}, classes: map[uint64]*hprof.ClassDump{}}
-	err := walk(data, func(rec hprof.Record, r *hprof.Reader, s *hprof.SubRecord) error {
+	err := Walk(data, func(rec hprof.Record, r *hprof.Reader, s *hprof.SubRecord) error {
 		ix.idSize, ix.version = r.IDSize(), r.Header().Version
 		dec := hprof.BodyDecoder{IDSize: ix.idSize}
 		switch {

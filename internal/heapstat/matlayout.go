@@ -17,7 +17,7 @@ import (
 func MATLayout(data []byte) (compressedRefs bool, alignment uint64, err error) {
 	var ids []uint64
 	var start, end uint64
-	err = walk(data, func(rec hprof.Record, r *hprof.Reader, s *hprof.SubRecord) error {
+	err = Walk(data, func(rec hprof.Record, r *hprof.Reader, s *hprof.SubRecord) error {
 		if s == nil {
 			return nil
 		}

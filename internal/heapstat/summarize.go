@@ -52,7 +52,7 @@ func Summarize(data []byte) (*Summary, error) {
 			}
 		}
 	}
-	err = walk(data, func(rec hprof.Record, r *hprof.Reader, s *hprof.SubRecord) error {
+	err = Walk(data, func(rec hprof.Record, r *hprof.Reader, s *hprof.SubRecord) error {
 		if s != nil {
 			sum.add(ix, s, stat)
 		}
