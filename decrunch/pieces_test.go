@@ -13,6 +13,7 @@ import (
 	"github.com/heapcrunch/heapcrunch/bmd"
 	"github.com/heapcrunch/heapcrunch/crunch"
 	"github.com/heapcrunch/heapcrunch/hprof"
+	"github.com/heapcrunch/heapcrunch/internal/heapstat"
 )
 
 // longArraysDump writes an HPROF dump with IDs of idSize bytes: 100
@@ -74,25 +75,15 @@ func decrunchWhole(data []byte, opt Options, w way, whole bool) (*Stats, []byte,
 // of its heap dumps included, and returns its object arrays' lengths.
 func readsWhole(t *testing.T, file []byte) []uint32 {
 	t.Helper()
-	r, err := hprof.NewReader(bytes.NewReader(file))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var lens []uint32
-	for rec, err := range r.Records() {
-		if err != nil {
-			t.Fatalf("the HPROF does not read: %v", err)
+	err := heapstat.Walk(file, func(_ hprof.Record, _ *hprof.Reader, s *hprof.SubRecord) error {
+		if s != nil && s.Tag == hprof.SubObjectArrayDump {
+			lens = append(lens, s.Length)
 		}
-		if rec.Tag.IsHeapDump() {
-			for s, err := range r.SubRecords() {
-				if err != nil {
-					t.Fatalf("the HPROF does not read: %v", err)
-				}
-				if s.Tag == hprof.SubObjectArrayDump {
-					lens = append(lens, s.Length)
-				}
-			}
-		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("the HPROF does not read: %v", err)
 	}
 	return lens
 }

@@ -1,7 +1,7 @@
 package decrunch
 
 import (
-	"bytes"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -9,6 +9,7 @@ import (
 	"github.com/heapcrunch/heapcrunch/apkstrings"
 	"github.com/heapcrunch/heapcrunch/crunch"
 	"github.com/heapcrunch/heapcrunch/hprof"
+	"github.com/heapcrunch/heapcrunch/internal/heapstat"
 	"github.com/heapcrunch/heapcrunch/internal/testutil"
 )
 
@@ -30,66 +31,58 @@ com.example.App -> LibUser:
 // LOAD CLASS names.
 func namesOf(t *testing.T, data []byte) (fields map[string][]string, methods map[string][]string, classes map[string]bool) {
 	t.Helper()
-	r, err := hprof.NewReader(bytes.NewReader(data))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dec := hprof.BodyDecoder{IDSize: r.IDSize()}
 	strs := map[uint64]string{}
 	byObj := map[uint64]string{}
 	bySerial := map[uint32]string{}
 	fields, methods, classes = map[string][]string{}, map[string][]string{}, map[string]bool{}
-	for rec, err := range r.Records() {
-		if err != nil {
-			t.Fatal(err)
-		}
-		if rec.Tag.IsHeapDump() {
-			for s, err := range r.SubRecords() {
-				if err != nil {
-					t.Fatal(err)
+	err := heapstat.Walk(data, func(rec hprof.Record, r *hprof.Reader, s *hprof.SubRecord) error {
+		if s != nil {
+			if s.Tag == hprof.SubClassDump {
+				name := byObj[s.Class.ID]
+				for _, f := range s.Class.Statics {
+					fields[name] = append(fields[name], "static "+strs[f.Name])
 				}
-				if s.Tag == hprof.SubClassDump {
-					name := byObj[s.Class.ID]
-					for _, f := range s.Class.Statics {
-						fields[name] = append(fields[name], "static "+strs[f.Name])
-					}
-					for _, f := range s.Class.Fields {
-						fields[name] = append(fields[name], strs[f.Name])
-					}
+				for _, f := range s.Class.Fields {
+					fields[name] = append(fields[name], strs[f.Name])
 				}
 			}
-			continue
+			return nil
 		}
+		dec := hprof.BodyDecoder{IDSize: r.IDSize()}
 		body, err := r.Body()
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
 		switch rec.Tag {
 		case hprof.TagString:
 			id, text, err := dec.ParseString(rec, body)
 			if err != nil {
-				t.Fatal(err)
+				return err
 			}
 			strs[id] = string(text)
 		case hprof.TagLoadClass:
 			lc, err := dec.ParseLoadClass(rec, body)
 			if err != nil {
-				t.Fatal(err)
+				return err
 			}
 			name, ok := strs[lc.Name]
 			name = strings.ReplaceAll(name, "/", ".") // HotSpot 9+ writes slashes
 			if !ok {
-				t.Fatalf("LOAD CLASS names string 0x%x, which no earlier STRING record has", lc.Name)
+				return fmt.Errorf("LOAD CLASS names string 0x%x, which no earlier STRING record has", lc.Name)
 			}
 			byObj[lc.ClassID], bySerial[lc.Serial] = name, name
 			classes[name] = true
 		case hprof.TagStackFrame:
 			f, err := dec.ParseStackFrame(rec, body)
 			if err != nil {
-				t.Fatal(err)
+				return err
 			}
 			methods[bySerial[f.Class]] = append(methods[bySerial[f.Class]], strs[f.Method])
 		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	return fields, methods, classes
 }

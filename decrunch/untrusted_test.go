@@ -10,6 +10,7 @@ import (
 
 	"github.com/heapcrunch/heapcrunch/bmd"
 	"github.com/heapcrunch/heapcrunch/hprof"
+	"github.com/heapcrunch/heapcrunch/internal/heapstat"
 	canon "github.com/heapcrunch/heapcrunch/names"
 )
 
@@ -403,25 +404,14 @@ func TestClassOutsideHeapDump(t *testing.T) {
 			t.Fatalf("placed %v: salvage: error %v, Salvaged %v", placed, err, st.Salvaged)
 		}
 		classes := 0
-		r, err := hprof.NewReader(bytes.NewReader(out.Bytes()))
+		err = heapstat.Walk(out.Bytes(), func(_ hprof.Record, _ *hprof.Reader, s *hprof.SubRecord) error {
+			if s != nil && s.Tag == hprof.SubClassDump {
+				classes++
+			}
+			return nil
+		})
 		if err != nil {
-			t.Fatal(err)
-		}
-		for rec, err := range r.Records() {
-			if err != nil {
-				t.Fatalf("placed %v: the salvaged HPROF: %v", placed, err)
-			}
-			if !rec.Tag.IsHeapDump() {
-				continue
-			}
-			for s, err := range r.SubRecords() {
-				if err != nil {
-					t.Fatalf("placed %v: the salvaged HPROF: %v", placed, err)
-				}
-				if s.Tag == hprof.SubClassDump {
-					classes++
-				}
-			}
+			t.Fatalf("placed %v: the salvaged HPROF: %v", placed, err)
 		}
 		want := 0
 		if placed {

@@ -9,6 +9,7 @@ import (
 	"github.com/heapcrunch/heapcrunch/crunch"
 	"github.com/heapcrunch/heapcrunch/decrunch"
 	"github.com/heapcrunch/heapcrunch/internal/fuzzseed"
+	"github.com/heapcrunch/heapcrunch/internal/heapstat"
 	"github.com/heapcrunch/heapcrunch/names"
 )
 
@@ -80,7 +81,7 @@ func FuzzDecrunchV1(f *testing.F) {
 			if st == nil {
 				t.Fatal("no error and no stats")
 			}
-			if err := readHPROF(out.buf.Bytes()); err != nil {
+			if err := heapstat.ReadAll(out.buf.Bytes()); err != nil {
 				t.Fatalf("salvage=%v: the HPROF written does not read back: %v", salvage, err)
 			}
 		}

@@ -274,7 +274,7 @@ func originalStyleFile(t testing.TB) []byte {
 // warnings that say so.
 func TestV1OriginalToolFile(t *testing.T) {
 	out, st := decrunchV1Bytes(t, originalStyleFile(t), Options{})
-	if err := readAllHPROF(out); err != nil {
+	if err := heapstat.ReadAll(out); err != nil {
 		t.Fatal(err)
 	}
 	s, err := heapstat.Summarize(out)
@@ -375,7 +375,7 @@ func TestV1BadInput(t *testing.T) {
 			t.Errorf("%s salvage: %v %v", c.name, st, err)
 			continue
 		}
-		if err := readAllHPROF(out.Bytes()); err != nil {
+		if err := heapstat.ReadAll(out.Bytes()); err != nil {
 			t.Errorf("%s salvage: output does not read: %v", c.name, err)
 		}
 	}
@@ -470,28 +470,6 @@ func TestNameTableForHash(t *testing.T) {
 	if tb.ForHash(bmd.HashXX64) != Names(tb) || tb.ForHash("") != Names(tb) || tb.ForHash("md5") != nil {
 		t.Error("ForHash")
 	}
-}
-
-// readAllHPROF reads every record and sub-record of an HPROF file.
-func readAllHPROF(b []byte) error {
-	r, err := hprof.NewReader(bytes.NewReader(b))
-	if err != nil {
-		return err
-	}
-	for rec, err := range r.Records() {
-		if err != nil {
-			return err
-		}
-		if !rec.Tag.IsHeapDump() {
-			continue
-		}
-		for _, err := range r.SubRecords() {
-			if err != nil {
-				return err
-			}
-		}
-	}
-	return nil
 }
 
 // TestV1DeepHierarchy: instance sizes of a deep class hierarchy cost its

@@ -16,10 +16,10 @@ import (
 
 	"github.com/heapcrunch/heapcrunch/bmd"
 	"github.com/heapcrunch/heapcrunch/crunch"
-	"github.com/heapcrunch/heapcrunch/hprof"
 	"github.com/heapcrunch/heapcrunch/internal/clitest"
 	"github.com/heapcrunch/heapcrunch/internal/compress"
 	"github.com/heapcrunch/heapcrunch/internal/fuzzseed"
+	"github.com/heapcrunch/heapcrunch/internal/heapstat"
 	"github.com/heapcrunch/heapcrunch/internal/testutil"
 	"github.com/heapcrunch/heapcrunch/internal/version"
 	"github.com/heapcrunch/heapcrunch/names"
@@ -89,22 +89,8 @@ func compressed(t *testing.T, k compress.Kind, b []byte) []byte {
 // isHPROF checks that b is an HPROF file that reads back whole.
 func isHPROF(t *testing.T, b []byte) {
 	t.Helper()
-	r, err := hprof.NewReader(bytes.NewReader(b))
-	if err != nil {
-		t.Fatalf("output is not HPROF: %v", err)
-	}
-	for rec, err := range r.Records() {
-		if err != nil {
-			t.Fatalf("output HPROF does not read back: %v", err)
-		}
-		if !rec.Tag.IsHeapDump() {
-			continue
-		}
-		for _, err := range r.SubRecords() {
-			if err != nil {
-				t.Fatalf("output HPROF does not read back: %v", err)
-			}
-		}
+	if err := heapstat.ReadAll(b); err != nil {
+		t.Fatalf("output is not an HPROF file that reads back: %v", err)
 	}
 }
 

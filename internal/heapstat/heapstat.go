@@ -43,6 +43,12 @@ func Walk(data []byte, f func(rec hprof.Record, r *hprof.Reader, s *hprof.SubRec
 	return nil
 }
 
+// ReadAll reads every record and sub-record of the dump in data and
+// returns the reader's first error: nil if the dump reads to its end.
+func ReadAll(data []byte) error {
+	return Walk(data, func(hprof.Record, *hprof.Reader, *hprof.SubRecord) error { return nil })
+}
+
 // index is what a first walk of a dump learns: its header, the texts of
 // its STRING records, the name of each class (LOAD CLASS) and each class's
 // first CLASS DUMP.
