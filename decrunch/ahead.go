@@ -312,7 +312,7 @@ func sampleObjects(objects uint64) uint64 { return max(objects/32, 1<<16) }
 // runTimed runs the second pass in stretches of sample objects, on two
 // goroutines and on one in turns, rounds times each, then the rest of it
 // the way that wrote more objects per second. A
-// probe cannot tell which way is faster (README, "Decrunch times both
+// probe cannot tell which way is faster (docs/measurements.md, "Decrunch times both
 // ways"): the time a cache line takes between the cores came out the same
 // with the other core idle, where two goroutines were faster, and with it
 // busy, where one was. Timing the work itself can: both ways write the

@@ -12,7 +12,7 @@
 # cores, then the same with GOMAXPROCS=1, output to /dev/null. Prints per
 # input, cores and build the best and median of the rounds, and the ratio
 # of the one-core best to the two-core best. For decrunch the inputs are
-# BMD files. The README's "alternating runs against <commit>" came from
+# BMD files. The "alternating runs against <commit>" of docs/measurements.md came from
 # this method (at first a throwaway script of the same steps).
 # Example: scripts/ab.sh crunch 67c3929 HEAD 35 big134.hprof big-1300m.hprof
 set -euo pipefail

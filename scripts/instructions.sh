@@ -2,7 +2,7 @@
 # Instructions run by crunch (or decrunch) at one or more commits, counted
 # by valgrind's cachegrind: deterministic to about 0.05 %, where wall times
 # on this machine vary by 10 to 30 % from run to run (scripts/ab.sh), so
-# that a change of 1 % shows. The README's "cachegrind" figures are counts
+# that a change of 1 % shows. The "cachegrind" figures of the README and docs/measurements.md are counts
 # taken this way.
 #
 #   scripts/instructions.sh crunch|decrunch INPUT REV...

@@ -5,7 +5,7 @@
 // Such a pipeline pays only when the two cores share their data cheaply.
 // On this project's 2-core VM the time a cache line takes to go to the
 // other core and back (RoundTrip) falls into three bands, which decide
-// which way is faster (README, "Measured": scripts/cores.sh at 4afff77 on
+// which way is faster (docs/measurements.md: scripts/cores.sh at 4afff77 on
 // a 134 MB dump, whole runs, two goroutines against one):
 //
 //   - 48-75 ns: the two cores share a cache; crunch 0.187-0.200 s against
@@ -19,7 +19,7 @@
 //
 // Choose answers without it, for a pass that can time both ways as it
 // goes (decrunch's second pass): the probe read the same with the other
-// core free and busy in a state of 2026-11-27 (README, "Decrunch times
+// core free and busy in a state of 2026-11-27 (docs/measurements.md, "Decrunch times
 // both ways").
 //
 // Pipeline, called once per pass, measures it, in about 0.1 ms (about
