@@ -48,8 +48,9 @@ Cores: the second pass uses a second core where that pays: more than
 one core for Go (GOMAXPROCS) and 262,144 objects or more. A dump mapped
 in memory is split (not with --drop-heap): the other core writes the
 objects of its heap dump records ahead, up to 4 MiB whole (a JDK's of
-1 MB; Android's of 4 KiB several at a time), larger ones (a JDK 1.0.1
-dump's one record) in pieces of about 1 MiB. Otherwise reading and writing
+1 MB; Android's of 4 KiB several at a time), larger ones (the one record
+of a 1.0.1 dump, as JDK 8 writes a heap of up to 2 GB) in pieces of about
+1 MiB. Otherwise reading and writing
 share the work in a pipeline, if a cache line measured to go to the
 other core and back takes under 150 ns (the cores share a cache, and the
 other one is not busy). The BMD file is the same either way.
