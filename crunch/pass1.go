@@ -209,8 +209,10 @@ func (p *pass1) record(rec hprof.Record) error {
 
 // Heap dump records up to maxSplitRecord bytes (a JDK's HEAP DUMP SEGMENTs
 // are 1 MB) are read on segmentWorkers goroutines, when there are more
-// than one; larger ones are read inline (on pass 1's goroutine),
-// inlineSubRecords sub-records or releaseStep bytes at a time, so that
+// than one; larger ones whole in a mapped file (JDK 8's one HEAP DUMP
+// record) in guessed pieces there too (bigRecord), others inline (on pass
+// 1's goroutine), inlineSubRecords sub-records or releaseStep bytes at a
+// time, so that
 // what a segment collects stays small, and so do the pages of a mapped
 // file read before they are given back (a piece of an Android dump's one
 // record of 64 KiB arrays held 80 MiB of them, TestPagesGivenBack). A
@@ -247,6 +249,8 @@ func (p *pass1) heapDump(rec hprof.Record) error {
 		return p.split(rec)
 	case rec.Length < minSplitRecord && p.in.mapped != nil && rec.End() <= int64(len(p.in.mapped)):
 		return p.batchRecord(rec) // small and whole: with others
+	case p.in.mapped != nil && rec.End() <= int64(len(p.in.mapped)):
+		return p.bigRecord(rec) // large and whole: in guessed pieces
 	}
 	if err := p.drain(); err != nil {
 		return err

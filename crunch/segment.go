@@ -24,9 +24,17 @@ type segment struct {
 	// (batchBytes), sub-records and where their reading ended.
 	batch      []batchRecord
 	batchBytes int64
-	sub        hprof.SubRecord
-	heads      []hprof.ObjectHead // objects skimmed, reused
-	ids        []uint64           // their IDs
+	// A piece of a large record (pass1.bigRecord) is read from target, or
+	// from a start guessed at or after it (guess), to the first
+	// sub-record boundary at or after stop; found says that a start was
+	// (at).
+	guess        bool
+	target, stop int64
+	found        bool
+	at           int64
+	sub          hprof.SubRecord
+	heads        []hprof.ObjectHead // objects skimmed, reused
+	ids          []uint64           // their IDs
 
 	subs    int   // sub-records read
 	objs    idRun // IDs of the objects kept, in order
@@ -106,6 +114,7 @@ type heapName struct {
 func (sg *segment) reset() {
 	sg.subs, sg.err = 0, nil
 	sg.batch, sg.batchBytes = sg.batch[:0], 0
+	sg.guess, sg.target, sg.stop, sg.found, sg.at = false, 0, 0, false, 0
 	sg.objs.reset()
 	sg.drops.reset()
 	sg.addrs, sg.array1 = addressLayout{}, objectArrayAt{}

@@ -41,9 +41,12 @@ func newSegmentPool(n int, in *input, h hprof.Header) *segmentPool {
 		go func() {
 			defer sp.wg.Done()
 			for sg := range sp.jobs {
-				if len(sg.batch) > 0 {
+				switch {
+				case len(sg.batch) > 0:
 					sg.readBatch(in, h)
-				} else {
+				case sg.stop > 0:
+					sg.readPiece(in, h)
+				default:
 					sg.readAll(in)
 				}
 				close(sg.done)
