@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/heapcrunch/heapcrunch/hprof"
+	"github.com/heapcrunch/heapcrunch/internal/fuzzseed"
 	"github.com/heapcrunch/heapcrunch/internal/testutil"
 )
 
@@ -133,12 +134,13 @@ func heapBody(t *testing.T, data []byte) []byte {
 
 // crunchBig crunches data from a mapped file, with heap dump records over
 // maxMapped bytes read in guessed pieces of guess bytes, their starts
-// searched for over scan bytes, subs sub-records read to take one.
+// searched for over scan bytes, subs sub-records read to take one; those
+// under a quarter of that in batches, the others split off whole.
 func crunchBig(t *testing.T, data []byte, opt Options, maxMapped uint32, guess, scan int64, subs int) ([]byte, error) {
 	m, g, s, n := maxSplitMapped, guessBytes, guessScan, guessSubs
 	defer func() { maxSplitMapped, guessBytes, guessScan, guessSubs = m, g, s, n }()
 	maxSplitMapped, guessBytes, guessScan, guessSubs = maxMapped, guess, scan, subs
-	return crunchSegments(t, data, opt, 2, 4<<10, maxMapped, 1<<16, true)
+	return crunchSegments(t, data, opt, 2, maxMapped/4, maxMapped, 1<<16, true)
 }
 
 // sameBigRecordWays checks that reading large heap dump records in
@@ -201,4 +203,22 @@ func TestBigRecordInPieces(t *testing.T) {
 	if taken == 0 || redone == 0 || notFound == 0 {
 		t.Errorf("guesses taken %d, wrong %d, none found %d: want each", taken, redone, notFound)
 	}
+}
+
+// FuzzBigRecord: whatever the input, reading its heap dump records over
+// 256 bytes in guessed pieces of 64 bytes gives what reading them inline
+// gives.
+func FuzzBigRecord(f *testing.F) {
+	for _, s := range fuzzseed.Seeds(f, 4<<10) {
+		f.Add(s.Data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		want, wantErr := crunchSegments(t, data, Options{}, 1, 0, 0, 1<<16, false)
+		for _, subs := range []int{1, 16} {
+			got, err := crunchBig(t, data, Options{}, 256, 64, 256, subs)
+			if fmt.Sprint(err) != fmt.Sprint(wantErr) || !bytes.Equal(got, want) {
+				t.Fatalf("guesses of %d sub-records: error %v and %d bytes, inline %v and %d", subs, err, len(got), wantErr, len(want))
+			}
+		}
+	})
 }
