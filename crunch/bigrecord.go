@@ -20,7 +20,7 @@ import (
 // data, or none found) pass 1 reads the piece again, on its own
 // goroutine, from the true boundary. Either way what is merged was read
 // from true boundaries on, in file order, as reading the record inline
-// would. Tests change guessBytes and guessScan.
+// would. Tests change guessBytes, guessScan and guessSubs.
 var (
 	guessBytes int64 = 4 << 20
 	guessScan  int64 = 64 << 10
