@@ -127,7 +127,7 @@ func (p *pass1) readPieceInline(rec hprof.Record, from, stop int64) (int64, bool
 		return from, true, err
 	}
 	r.SkipElements = true
-	for {
+	for first := from == rec.Body(); ; first = false {
 		sg.reset()
 		sg.heap = p.heap
 		sg.markFrom(r.Offset(), p.markEvery(rec))
@@ -135,10 +135,9 @@ func (p *pass1) readPieceInline(rec hprof.Record, from, stop int64) (int64, bool
 		read := r.Offset()
 		p.progress.at(read)
 		p.releaseRead(read)
-		err := p.merge(sg, from == rec.Body())
+		err := p.merge(sg, first)
 		done := err != nil || !more
-		p.pieces(rec, sg, from == rec.Body(), done, read)
-		from = -1 // the next reading does not start the record
+		p.pieces(rec, sg, first, done, read)
 		if err != nil {
 			p.failed = true
 			return read, true, err

@@ -3,11 +3,13 @@ package crunch
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"testing"
 
 	"github.com/heapcrunch/heapcrunch/hprof"
 	"github.com/heapcrunch/heapcrunch/internal/fuzzseed"
+	"github.com/heapcrunch/heapcrunch/internal/heapstat"
 	"github.com/heapcrunch/heapcrunch/internal/testutil"
 )
 
@@ -92,30 +94,21 @@ func fakeInstances(idSize, n int, class uint64) []byte {
 // before its class dump of class ID class.
 func insertAt(t *testing.T, data []byte, class uint64, extra []byte) []byte {
 	t.Helper()
-	r, err := hprof.NewReader(bytes.NewReader(data))
-	if err != nil {
-		t.Fatal(err)
+	var out []byte
+	found := errors.New("found")
+	err := heapstat.Walk(data, func(rec hprof.Record, _ *hprof.Reader, s *hprof.SubRecord) error {
+		if s == nil || s.Tag != hprof.SubClassDump || s.ID != class {
+			return nil
+		}
+		out = append(bytes.Clone(data[:s.Offset]), extra...)
+		binary.BigEndian.PutUint32(out[rec.Offset+5:], rec.Length+uint32(len(extra)))
+		out = append(out, data[s.Offset:]...)
+		return found
+	})
+	if err != found {
+		t.Fatalf("no class dump of class 0x%x: %v", class, err)
 	}
-	for rec, err := range r.Records() {
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !rec.Tag.IsHeapDump() {
-			continue
-		}
-		for s, err := range r.SubRecords() {
-			if err != nil {
-				t.Fatal(err)
-			}
-			if s.Tag == hprof.SubClassDump && s.ID == class {
-				out := append(bytes.Clone(data[:s.Offset]), extra...)
-				binary.BigEndian.PutUint32(out[rec.Offset+5:], rec.Length+uint32(len(extra)))
-				return append(out, data[s.Offset:]...)
-			}
-		}
-	}
-	t.Fatalf("no class dump of class 0x%x", class)
-	return nil
+	return out
 }
 
 // heapBody returns the sub-records of dump data's first heap dump record.
