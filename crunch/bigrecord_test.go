@@ -10,6 +10,7 @@ import (
 	"github.com/heapcrunch/heapcrunch/hprof"
 	"github.com/heapcrunch/heapcrunch/internal/fuzzseed"
 	"github.com/heapcrunch/heapcrunch/internal/heapstat"
+	"github.com/heapcrunch/heapcrunch/internal/onerecord"
 	"github.com/heapcrunch/heapcrunch/internal/testutil"
 )
 
@@ -18,35 +19,11 @@ import (
 // heap of up to 2 GB, followed there by extra, raw sub-records.
 func oneRecord(t *testing.T, data, extra []byte) []byte {
 	t.Helper()
-	nul := bytes.IndexByte(data, 0)
-	if nul < 0 || len(data) < nul+13 {
-		t.Fatal("not an HPROF dump")
+	var out bytes.Buffer
+	if err := onerecord.Rewrite(bytes.NewReader(data), &out, extra); err != nil {
+		t.Fatal(err)
 	}
-	out := append([]byte(hprof.Version101+"\x00"), data[nul+1:nul+13]...)
-	var heap []byte
-	at := -1 // where the heap dump record goes
-	for p := nul + 13; p+hprof.RecordHeaderSize <= len(data); {
-		rec := hprof.DecodeRecordHeader(data[p:], int64(p))
-		end := min(int(rec.End()), len(data))
-		switch {
-		case rec.Tag == hprof.TagHeapDump || rec.Tag == hprof.TagHeapDumpSegment:
-			if at < 0 {
-				at = len(out)
-			}
-			heap = append(heap, data[p+hprof.RecordHeaderSize:end]...)
-		case rec.Tag != hprof.TagHeapDumpEnd:
-			out = append(out, data[p:end]...)
-		}
-		p = end
-	}
-	if at < 0 {
-		at = len(out)
-	}
-	heap = append(heap, extra...)
-	h := make([]byte, hprof.RecordHeaderSize, hprof.RecordHeaderSize+len(heap))
-	h[0] = byte(hprof.TagHeapDump)
-	binary.BigEndian.PutUint32(h[5:], uint32(len(heap)))
-	return append(out[:at], append(append(h, heap...), out[at:]...)...)
+	return out.Bytes()
 }
 
 // byteArrays returns n PRIMITIVE ARRAY DUMP sub-records of bytes, with
@@ -142,20 +119,15 @@ func crunchBig(t *testing.T, data []byte, opt Options, maxMapped uint32, guess, 
 // sixteen, and searches of 8 bytes (mostly none found) to 64 KiB.
 func sameBigRecordWays(t *testing.T, data []byte, opt Options) {
 	t.Helper()
-	want, wantErr := crunchSegments(t, data, opt, 1, 0, 0, 1<<16, false)
-	for _, way := range []struct {
+	type way struct {
 		maxMapped   uint32
 		guess, scan int64
 		subs        int
-	}{{16 << 10, 4 << 10, 64 << 10, 16}, {16 << 10, 3000, 64 << 10, 1}, {8 << 10, 1 << 10, 8, 16}, {64 << 10, 20 << 10, 1 << 10, 2}} {
-		got, err := crunchBig(t, data, opt, way.maxMapped, way.guess, way.scan, way.subs)
-		if fmt.Sprint(err) != fmt.Sprint(wantErr) {
-			t.Fatalf("%+v: error %v, inline %v", way, err, wantErr)
-		}
-		if !bytes.Equal(got, want) {
-			t.Fatalf("%+v: %d bytes of BMD differ from the %d of reading inline", way, len(got), len(want))
-		}
 	}
+	sameAsInline(t, data, opt, []way{{16 << 10, 4 << 10, 64 << 10, 16}, {16 << 10, 3000, 64 << 10, 1}, {8 << 10, 1 << 10, 8, 16}, {64 << 10, 20 << 10, 1 << 10, 2}},
+		func(w way) ([]byte, error) {
+			return crunchBig(t, data, opt, w.maxMapped, w.guess, w.scan, w.subs)
+		})
 }
 
 // TestBigRecordInPieces: pass 1 gives the same BMD file or error reading a

@@ -65,21 +65,14 @@ func crunchSegments(t *testing.T, data []byte, opt Options, workers int, minSpli
 	return out.Bytes(), err
 }
 
-// sameSegmentsWays checks that reading heap dump records on other
-// goroutines (all, only the small ones, the others in pieces of a few
-// sub-records, or only the larger ones, the smaller in batches of a
-// mapped file) gives the output and error of reading them all inline.
-func sameSegmentsWays(t *testing.T, data []byte, opt Options) {
+// sameAsInline checks that crunching data with opt each of the ways, by
+// run, gives the output and error of reading every heap dump record
+// inline.
+func sameAsInline[W any](t *testing.T, data []byte, opt Options, ways []W, run func(W) ([]byte, error)) {
 	t.Helper()
 	want, wantErr := crunchSegments(t, data, opt, 1, 0, 0, 1<<16, false)
-	for _, way := range []struct {
-		workers            int
-		minSplit, maxSplit uint32
-		pieces             int
-		mapped             bool
-	}{{2, 0, 4 << 20, 1 << 16, false}, {3, 0, 30000, 5, false}, {2, 0, 200, 1, false}, {2, 3000, 1 << 20, 7, false},
-		{2, 3000, 1 << 20, 7, true}, {3, 64 << 10, 1 << 20, 1 << 16, true}, {2, 1 << 30, 1 << 20, 5, true}} {
-		got, err := crunchSegments(t, data, opt, way.workers, way.minSplit, way.maxSplit, way.pieces, way.mapped)
+	for _, way := range ways {
+		got, err := run(way)
 		if fmt.Sprint(err) != fmt.Sprint(wantErr) {
 			t.Fatalf("%+v: error %v, inline %v", way, err, wantErr)
 		}
@@ -87,6 +80,25 @@ func sameSegmentsWays(t *testing.T, data []byte, opt Options) {
 			t.Fatalf("%+v: %d bytes of BMD differ from the %d of reading inline", way, len(got), len(want))
 		}
 	}
+}
+
+// sameSegmentsWays checks that reading heap dump records on other
+// goroutines (all, only the small ones, the others in pieces of a few
+// sub-records, or only the larger ones, the smaller in batches of a
+// mapped file) gives the output and error of reading them all inline.
+func sameSegmentsWays(t *testing.T, data []byte, opt Options) {
+	t.Helper()
+	type way struct {
+		workers            int
+		minSplit, maxSplit uint32
+		pieces             int
+		mapped             bool
+	}
+	sameAsInline(t, data, opt, []way{{2, 0, 4 << 20, 1 << 16, false}, {3, 0, 30000, 5, false}, {2, 0, 200, 1, false}, {2, 3000, 1 << 20, 7, false},
+		{2, 3000, 1 << 20, 7, true}, {3, 64 << 10, 1 << 20, 1 << 16, true}, {2, 1 << 30, 1 << 20, 5, true}},
+		func(w way) ([]byte, error) {
+			return crunchSegments(t, data, opt, w.workers, w.minSplit, w.maxSplit, w.pieces, w.mapped)
+		})
 }
 
 // TestSegmentsInOrder: pass 1 gives the same BMD file or error whether it
