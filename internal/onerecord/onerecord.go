@@ -27,22 +27,36 @@ import (
 // other record keeps its order, one that came between or after heap
 // dump records coming after the one. A record cut short is an error.
 func Rewrite(in io.ReadSeeker, out io.Writer, extra []byte) error {
-	heap := uint64(len(extra))
-	if err := records(in, nil, func(h []byte, body io.Reader, tag hprof.Tag, n uint32) error {
-		if isHeap(tag) {
-			heap += uint64(n)
-		}
-		_, err := io.Copy(io.Discard, body)
-		return err
-	}); err != nil {
+	heap, err := heapLength(in)
+	if err != nil {
 		return err
 	}
-	if heap > math.MaxUint32 {
+	if heap += uint64(len(extra)); heap > math.MaxUint32 {
 		return fmt.Errorf("%d bytes of heap dump, more than one record holds", heap)
 	}
 	if _, err := in.Seek(0, io.SeekStart); err != nil {
 		return err
 	}
+	return write(in, out, uint32(heap), extra)
+}
+
+// heapLength returns the length of the bodies of the heap dump records of
+// the dump in.
+func heapLength(in io.Reader) (uint64, error) {
+	var heap uint64
+	err := records(in, nil, func(h []byte, body io.Reader, tag hprof.Tag, n uint32) error {
+		if isHeap(tag) {
+			heap += uint64(n)
+		}
+		_, err := io.Copy(io.Discard, body)
+		return err
+	})
+	return heap, err
+}
+
+// write writes the dump in to out with its heap dump records' bodies, then
+// extra, in one HEAP DUMP record of heap bytes.
+func write(in io.Reader, out io.Writer, heap uint32, extra []byte) error {
 	w := bufio.NewWriterSize(out, 1<<20)
 	var after bytes.Buffer // records met after the first heap dump record
 	started := false
@@ -50,7 +64,7 @@ func Rewrite(in io.ReadSeeker, out io.Writer, extra []byte) error {
 		started = true
 		var rh [hprof.RecordHeaderSize]byte
 		rh[0] = byte(hprof.TagHeapDump)
-		binary.BigEndian.PutUint32(rh[5:], uint32(heap))
+		binary.BigEndian.PutUint32(rh[5:], heap)
 		_, err := w.Write(rh[:])
 		return err
 	}
