@@ -6,6 +6,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -214,6 +215,42 @@ func TestPlatformNames(t *testing.T) {
 				if !KeepInClear([]byte(text)) && !factName(text) {
 					t.Errorf("--hash-platform-names: %q is in the clear", text)
 				}
+			}
+
+			// The names that --profile leak and --preserve-class keep stay
+			// clear too, and no others.
+			const preserved = "java.util.HashMap"
+			out.Reset()
+			opt := Options{HashPlatformNames: true, Profile: "leak", PreserveClasses: []string{preserved}}
+			if _, err := Crunch(bytes.NewReader(src), &out, opt); err != nil {
+				t.Fatal(err)
+			}
+			clear, _, _ = bmdNames(t, out.Bytes())
+			optionName := func(text string) bool {
+				for _, p := range LeakProfile {
+					if text == p.Field || slices.Contains(classNameSpellings(p.Class), text) {
+						return true
+					}
+				}
+				return slices.Contains(classNameSpellings(preserved), text)
+			}
+			kept := 0
+			for text := range referencedTexts {
+				if optionName(text) {
+					kept++
+					if !clear[text] {
+						t.Errorf("--hash-platform-names with options: %q, which they keep, is not in the clear", text)
+					}
+				}
+			}
+			for text := range clear {
+				if !KeepInClear([]byte(text)) && !factName(text) && !optionName(text) {
+					t.Errorf("--hash-platform-names with options: %q is in the clear", text)
+				}
+			}
+			spellings := classNameSpellings(preserved)
+			if !referencedTexts[spellings[0]] && !referencedTexts[spellings[1]] || kept < 2 {
+				t.Errorf("%d names that the options keep; want %s and a profile name", kept, preserved)
 			}
 		})
 	}

@@ -1,6 +1,9 @@
 package decrunch
 
 import (
+	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/heapcrunch/heapcrunch/crunch"
@@ -44,5 +47,32 @@ func TestRecrunchKeepsHashes(t *testing.T) {
 	}
 	if d := lineDiff(joinLines(want), joinLines(got)); d != "" {
 		t.Errorf("after decrunch, crunch and decrunch with the names, the heap differs:\n%s", d)
+	}
+}
+
+// TestArrayNamePlaceholders: the name of an array class whose element
+// class is an app's, not recovered, keeps the array's shape in the
+// spelling of its dump: unknown$<hash>[] in an Android dump,
+// [Lunknown$<hash>; in a JDK's.
+func TestArrayNamePlaceholders(t *testing.T) {
+	for _, c := range []struct{ path, want string }{
+		{filepath.Join(testutil.CorpusDir(t), "android-dalvik-kitkat-dialer.android-hprof"), `unknown\$[0-9a-f]{16}\[\]`},
+		{testutil.Fixture("libuser/libuser.hprof.gz"), `\[Lunknown\$[0-9a-f]{16};`},
+	} {
+		t.Run(filepath.Base(c.path), func(t *testing.T) {
+			out, _ := decrunchBytes(t, crunchBytes(t, testutil.ReadAll(t, c.path), crunch.Options{}), Options{})
+			if n := len(regexp.MustCompile(c.want).FindAll(out, -1)); n == 0 {
+				t.Errorf("no array class name of the form %s", c.want)
+			}
+			// No other shape: a placeholder followed by a descriptor's
+			// end in an Android dump, or by [] in a JDK's.
+			other := `\[Lunknown\$[0-9a-f]{16};`
+			if strings.HasPrefix(c.want, `\[`) {
+				other = `unknown\$[0-9a-f]{16}\[\]`
+			}
+			if m := regexp.MustCompile(other).Find(out); m != nil {
+				t.Errorf("array class name %q in the other VM's spelling", m)
+			}
+		})
 	}
 }

@@ -190,6 +190,7 @@ func TestDamage(t *testing.T) {
 	src := testutil.ReadAll(t, testutil.Fixture("sample.hprof.gz"))
 	full := crunchBytes(t, src, crunch.Options{})
 	ends, blocks := objectEnds(t, full)
+	mismatches := 0
 	for i := range 20 {
 		at := int64(len(full)) * int64(i) / 20
 		if i == 0 {
@@ -214,6 +215,15 @@ func TestDamage(t *testing.T) {
 		if fe.Offset > at {
 			t.Errorf("byte %d changed: the error is at offset %d, after it", at, fe.Offset)
 		}
+		// A checksum that does not match names the block's bytes, and
+		// they hold the byte changed.
+		var n, from, to int64
+		if errors.Is(err, bmd.ErrChecksum) {
+			if _, serr := fmt.Sscanf(fe.Msg, "block %d (bytes %d to %d)", &n, &from, &to); serr != nil || from != fe.Offset || at >= to {
+				t.Errorf("byte %d changed: %v: want the bytes of its block", at, err)
+			}
+			mismatches++
+		}
 		var out bytes.Buffer
 		st, err := Decrunch(bytes.NewReader(bad), &out, Options{Salvage: true})
 		if err != nil || st.Salvaged == nil {
@@ -226,6 +236,9 @@ func TestDamage(t *testing.T) {
 		if want := wholeBefore(full, ends, blocks, at); got.Objects != want {
 			t.Errorf("byte %d changed: %d objects salvaged, %d in the whole blocks before", at, got.Objects, want)
 		}
+	}
+	if mismatches < 10 {
+		t.Errorf("%d of 19 changes in blocks found as a checksum mismatch, want most", mismatches)
 	}
 }
 

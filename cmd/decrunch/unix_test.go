@@ -14,7 +14,8 @@ import (
 
 // TestNameSourcePipe: an APK, DEX file or JAR given as a pipe (a named
 // one here; a shell's <(...) is one too) or a device is a usage error that
-// says so, where it was called damaged; --strings reads a pipe.
+// says so, where it was called damaged; --strings and --mapping read a
+// pipe.
 func TestNameSourcePipe(t *testing.T) {
 	fixtures(t)
 	d := clitest.NewDir(t)
@@ -41,6 +42,20 @@ func TestNameSourcePipe(t *testing.T) {
 	clitest.ExpectOK(t, r)
 	if strings.Contains(r.Stderr, "no names found") {
 		t.Errorf("--strings fifo read no names: %s", r.Stderr)
+	}
+	isHPROF(t, d.Read(t, "out.hprof"))
+	// --mapping from a pipe, the same way.
+	go func() {
+		f, err := os.OpenFile(filepath.Join(d.Path, "fifo"), os.O_WRONLY, 0)
+		if err == nil {
+			f.WriteString("com.example.Main -> a:\n    int count -> b\n")
+			f.Close()
+		}
+	}()
+	r = d.Run(t, nil, decrunchBin, "-f", "in.bmd", "--mapping", "fifo", "-o", "out.hprof")
+	clitest.ExpectOK(t, r)
+	if strings.Contains(r.Stderr, "no class mapping found") {
+		t.Errorf("--mapping fifo read no class mapping: %s", r.Stderr)
 	}
 	isHPROF(t, d.Read(t, "out.hprof"))
 }

@@ -125,12 +125,22 @@ func TestOutputKinds(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	for _, c := range []struct {
+	type outputCase struct {
 		dest  string
 		force bool
 		want  string // "" for no error
 		usage bool
-	}{
+	}
+	var blockCases []outputCase
+	// A block device node (of no device: it is never opened) needs root.
+	if err := syscall.Mknod(filepath.Join(d, "blk"), syscall.S_IFBLK|0o600, 7<<8|250); err == nil {
+		blockCases = []outputCase{{"blk", false, "is a block device; use --force", true}, {"blk", true, "", false}}
+	} else if os.Getenv("CI") == "true" {
+		t.Fatalf("making a block device node: %v", err)
+	} else {
+		t.Logf("no block device case: %v", err)
+	}
+	for _, c := range append(blockCases, []outputCase{
 		{"new.bmd", false, "", false},
 		{"existing.bmd", false, "exists; use --force", true},
 		{"existing.bmd", true, "", false},
@@ -147,7 +157,7 @@ func TestOutputKinds(t *testing.T) {
 		{"nowhere/x.bmd", true, "nowhere does not exist", false},
 		{".", true, "names a directory", true},
 		{"sub/", true, "names a directory", true},
-	} {
+	}...) {
 		dest := c.dest
 		if !filepath.IsAbs(dest) {
 			dest = d + "/" + dest
