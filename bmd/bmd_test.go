@@ -1388,7 +1388,7 @@ func TestReaderErrors(t *testing.T) {
 		{"time 2^32", rtCat([]byte{0x0a}, v(1<<32)), "does not fit in 32 bits", "TIME", 0, nil},
 		{"trace 2^32", rtCat([]byte{0x14}, v(1<<32)), "does not fit in 32 bits", "TRACE", 0, nil},
 		{"array length 2^32", rtCat([]byte{0x10, 0x0a}, v(1<<32)), "does not fit in 32 bits", "PRIMITIVE ARRAY", 0, nil},
-		{"object array length 2^32", rtCat([]byte{0x0f, 0x00, 0x00}, v(1<<32)), "truncated", "OBJECT ARRAY", 0, io.ErrUnexpectedEOF},
+		{"object array length 2^32", rtCat([]byte{0x0f, 0x00, 0x00}, v(1<<32)), "array length 4294967296", "OBJECT ARRAY", 0, nil},
 		{"varint overflow", rtCat([]byte{0x04}, bytes.Repeat([]byte{0xFF}, 11)), "corrupt varint at offset", "UNLOAD CLASS", 0, nil},
 		{"varint overflow in 10 bytes", rtCat([]byte{0x04}, bytes.Repeat([]byte{0xFF}, 9), []byte{0x02}), "corrupt varint at offset", "UNLOAD CLASS", 0, nil},
 		{"string 2^31+1", rtCat([]byte{0x01, 0x00}, v(1<<31+1)), "string of 2147483649 bytes is implausible", "STRING", 0, nil},
@@ -1397,11 +1397,21 @@ func TestReaderErrors(t *testing.T) {
 		{"raw cut", []byte{0x09, 0x0e, 0x05, 1, 2}, "truncated", "RAW RECORD", 0, io.ErrUnexpectedEOF},
 		{"element type object", []byte{0x10, 0x02, 0x05}, "invalid element type 2", "PRIMITIVE ARRAY", 0, nil},
 		{"element type 12", []byte{0x11, 0x0c, 0x05}, "invalid element type 12", "PRIMITIVE ARRAY NODATA", 0, nil},
+		{"element type 260", []byte{0x10, 0x84, 0x02, 0x05}, "invalid element type 260", "PRIMITIVE ARRAY", 0, nil},
+		{"end thread 2^32", rtCat([]byte{0x08}, v(1<<32)), "does not fit in 32 bits", "END THREAD", 0, nil},
+		{"stack trace serial 2^32", rtCat([]byte{0x06}, v(1<<32), []byte{0x00, 0x00}), "does not fit in 32 bits", "STACK TRACE", 0, nil},
+		{"stack trace thread 2^32", rtCat([]byte{0x06, 0x01}, v(1<<32), []byte{0x00}), "does not fit in 32 bits", "STACK TRACE", 0, nil},
+		{"start thread serial 2^32", rtCat([]byte{0x07}, v(1<<32), []byte{0x00, 0x00, 0x00, 0x00, 0x00}), "does not fit in 32 bits", "START THREAD", 0, nil},
+		{"start thread trace 2^32", rtCat([]byte{0x07, 0x01, 0x00}, v(1<<32), []byte{0x00, 0x00, 0x00}), "does not fit in 32 bits", "START THREAD", 0, nil},
+		{"load class trace 2^32", rtCat([]byte{0x03, 0x02, 0x02}, v(1<<32), []byte{0x00}), "does not fit in 32 bits", "LOAD CLASS", 0, nil},
+		{"stack frame class serial 2^32", rtCat([]byte{0x05, 0x00, 0x00, 0x00}, v(1<<32), []byte{0x00}), "does not fit in 32 bits", "STACK FRAME", 0, nil},
+		{"heap info type 2^32", rtCat([]byte{0x13}, v(1<<32), []byte{0x00}), "does not fit in 32 bits", "HEAP INFO", 0, nil},
 		{"string cut", []byte{0x01, 0x00, 0x05, 'a'}, "truncated", "STRING", 0, io.ErrUnexpectedEOF},
 		{"objects cut", []byte{0x19, 3, 1}, "truncated", "OBJECTS", 0, io.ErrUnexpectedEOF},
 		{"objects count 0", rtCat(objs(3, 0, 20), []byte{0x10, 0x0a, 0x05}), "0 object records in 3 bytes", "OBJECTS", 0, nil},
 		{"objects 2 in 3 bytes", rtCat(objs(3, 2, 20), []byte{0x10, 0x0a, 0x05}), "2 object records in 3 bytes", "OBJECTS", 0, nil},
 		{"objects 2^32", rtCat(objs(1<<40, 1<<32, 20), []byte{0x10, 0x0a, 0x05}), "4294967296 object records in 1099511627776 bytes", "OBJECTS", 0, nil},
+		{"objects 2^62+1 bytes", rtCat(objs(1<<62+1, 1, 20), []byte{0x10, 0x0a, 0x05}), "1 object records in 4611686018427387905 bytes", "OBJECTS", 0, nil},
 		{"objects holding a string", rtCat(objs(4, 1, 0), []byte{0x01, 0x00, 0x01, 'a'}), "not an object record, inside the OBJECTS run at offset", "STRING", 4, nil},
 		{"objects holding more", rtCat(objs(6, 1, 40), []byte{0x10, 0x0a, 0x05, 0x10, 0x0a, 0x05, 0x15, 0x02, 0x00}),
 			"says 1 object records; 2 records end 0 bytes from its end", "OBJECTS", 10, nil},
@@ -2313,6 +2323,34 @@ func TestWriterErrors(t *testing.T) {
 		_, recs := rtRead(t, out.Bytes(), nil)
 		if want := fmt.Sprintf("INSTANCE id=4 trace=0 class=1 values=[%d]", target); recs[1] != want {
 			t.Errorf("reference to %d read as %s", target, recs[1])
+		}
+	}
+
+	// A CLASS record's index is written as the zigzag of its step from
+	// the previous one, shifted for the redump flag: a step whose zigzag
+	// is 2^63 or more has no encoding (spec/bmd.md §5.13).
+	for _, c := range []struct {
+		index uint64
+		ok    bool
+	}{{2, true}, {1 << 62, true}, {1<<62 + 1, false}} {
+		var out bytes.Buffer
+		w, err := bmd.NewWriter(&out, &bmd.Metadata{IDSize: 4, Classes: 1 << 63})
+		if err != nil {
+			t.Fatal(err)
+		}
+		class(w, &bmd.Class{Index: 1})
+		_, err = w.Class(&bmd.Class{Index: c.index})
+		if !c.ok {
+			sticks(w, &out, err, "too far apart to encode")
+			continue
+		}
+		if err != nil {
+			t.Fatalf("class %d after class 1: %v", c.index, err)
+		}
+		w.Close()
+		_, recs := rtRead(t, out.Bytes(), nil)
+		if want := fmt.Sprintf("CLASS id=%d ", c.index); !strings.HasPrefix(recs[1], want) {
+			t.Errorf("class %d read as %s", c.index, recs[1])
 		}
 	}
 

@@ -319,7 +319,7 @@ func (r *Reader) fastObjectArray(rec *Record, b []byte) int {
 func (r *Reader) fastPrimitiveArray(rec *Record, b []byte) int {
 	pos := 1
 	t, ok := fastUvarint(b, &pos)
-	if !ok || !Type(t).Valid() || Type(t) == Object {
+	if !ok || t > 0xFF || !Type(t).Valid() || Type(t) == Object {
 		return 0
 	}
 	n, ok := fastUvarint(b, &pos)

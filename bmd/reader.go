@@ -740,19 +740,19 @@ func (r *Reader) readObjectArray(rec *Record, d *decoder) {
 	}
 	n := d.uvarint()
 	rec.Elements, rec.Pending = rec.Elements[:0], 0
+	if d.err == nil && n > 0xFFFFFFFF {
+		d.fail("array length %d", n)
+	}
 	switch {
 	case d.err != nil:
 		return
 	case r.SkipValues:
 		d.skipVarints(n)
-	case r.MaxElements > 0 && n > uint64(r.MaxElements) && n <= 0xFFFFFFFF:
+	case r.MaxElements > 0 && n > uint64(r.MaxElements):
 		rec.Pending = uint32(n) // NextElements decodes them
 		r.pending, r.pendingSelf, r.held = n, self, true
 	default:
 		r.decodeElements(rec, d, self, n)
-	}
-	if d.err == nil && n > 0xFFFFFFFF {
-		d.fail("array length %d", n)
 	}
 	if d.err == nil && !r.objectData(elementBytes(Object, n, r.meta.IDSize)) {
 		r.objectDataFail(d)
@@ -813,10 +813,11 @@ func (r *Reader) skipPending() error {
 
 func (r *Reader) readPrimitiveArray(rec *Record, d *decoder) {
 	r.object(rec)
-	rec.Type = Type(d.uvarint())
+	t := d.uvarint()
+	rec.Type = Type(t)
 	rec.Count = d.u32()
-	if d.err == nil && (!rec.Type.Valid() || rec.Type == Object) {
-		d.fail("invalid element type %d", rec.Type)
+	if d.err == nil && (t > 0xFF || !rec.Type.Valid() || rec.Type == Object) {
+		d.fail("invalid element type %d", t)
 	}
 	if d.err == nil && rec.Kind == KindPrimitiveArray && !r.objectData(elementBytes(rec.Type, uint64(rec.Count), r.meta.IDSize)) {
 		r.objectDataFail(d)

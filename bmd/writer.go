@@ -524,13 +524,17 @@ func (w *Writer) Class(c *Class) (uint64, error) {
 	if err := w.checkTypes(c); err != nil {
 		return 0, err
 	}
+	step := protowire.EncodeZigZag(int64(c.Index - w.lastClass))
+	if step >= 1<<63 { // no room for the redump flag (spec/bmd.md §5.13)
+		return 0, w.fail("class index %d after class %d: too far apart to encode", c.Index, w.lastClass)
+	}
 	s := w.begin(KindClass)
 	self := c.Index
 	flag := uint64(0)
 	if c.Redump {
 		flag = 1
 	}
-	w.uv(protowire.EncodeZigZag(int64(c.Index-w.lastClass))<<1 | flag)
+	w.uv(step<<1 | flag)
 	w.lastClass = c.Index
 	w.uv(uint64(c.StackTrace))
 	w.ref(c.Super, self)
