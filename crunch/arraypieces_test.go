@@ -69,6 +69,7 @@ func piecesDump(t *testing.T, idSize int, arrayClass uint64, redump bool) []byte
 		w.WriteSub(array(0x200000))
 	}
 	w.EndHeapDump()
+	w.WriteRecord(hprof.TagHeapDumpEnd, 0, nil)
 	if err := w.Flush(); err != nil {
 		t.Fatal(err)
 	}

@@ -25,6 +25,7 @@ func inconsistentDump(t *testing.T, subs ...hprof.SubRecord) []byte {
 		}
 	}
 	w.EndHeapDump()
+	w.WriteRecord(hprof.TagHeapDumpEnd, 0, nil)
 	if err := w.Flush(); err != nil {
 		t.Fatal(err)
 	}
@@ -86,6 +87,7 @@ func TestStringIDZero(t *testing.T) {
 	w.WriteSub(&hprof.SubRecord{Tag: hprof.SubClassDump, ID: 0x100, Class: hprof.ClassDump{ID: 0x100}})
 	w.WriteSub(&hprof.SubRecord{Tag: hprof.SubClassDump, ID: 0x200, Class: hprof.ClassDump{ID: 0x200, Super: 0x100}})
 	w.EndHeapDump()
+	w.WriteRecord(hprof.TagHeapDumpEnd, 0, nil)
 	if err := w.Flush(); err != nil {
 		t.Fatal(err)
 	}
@@ -115,6 +117,7 @@ func TestStringRepeated(t *testing.T) {
 	w.BeginHeapDump(hprof.TagHeapDumpSegment, 0)
 	w.WriteSub(&hprof.SubRecord{Tag: hprof.SubClassDump, ID: 0x100, Class: hprof.ClassDump{ID: 0x100}})
 	w.EndHeapDump()
+	w.WriteRecord(hprof.TagHeapDumpEnd, 0, nil)
 	must(t, w.Flush())
 	rt := keepStringsRoundTrip(t, buf.Bytes())
 	if !bytes.Contains(rt.bmd, []byte("FirstName")) || bytes.Contains(rt.bmd, []byte("SecondName")) {

@@ -46,6 +46,7 @@ func bigArrayDump(t *testing.T, n int) string {
 	w.WriteSub(&hprof.SubRecord{Tag: hprof.SubObjectArrayDump, ID: 0x100000, ClassID: 0x2000, Elements: elems})
 	w.WriteSub(&hprof.SubRecord{Tag: hprof.SubRootStickyClass, ID: 0x100000})
 	w.EndHeapDump()
+	w.WriteRecord(hprof.TagHeapDumpEnd, 0, nil)
 	if err := w.Flush(); err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package crunch
 import (
 	"cmp"
 	"fmt"
+	"io"
 	"math"
 	"runtime"
 	"slices"
@@ -117,7 +118,9 @@ func (st *state) runPass1(in *input) error {
 		p.pool = newSegmentPool(n, in, r.Header())
 		defer p.pool.stop()
 	}
+	records := 0
 	for rec, err := range r.Records() {
+		records++
 		if err == nil {
 			p.progress.at(rec.Offset)
 			p.releaseRead(rec.Offset)
@@ -130,8 +133,27 @@ func (st *state) runPass1(in *input) error {
 	if err := p.drain(); err != nil {
 		return err
 	}
+	if err := cutAtRecord(r, records); err != nil {
+		return err
+	}
 	p.endSpan()
 	return p.finish()
+}
+
+// cutAtRecord returns the error of a dump that r has read to its end,
+// records in all, where the end is that of a record but the dump is cut
+// short all the same: with no record after its header, or with its heap
+// dump segments not closed by a HEAP DUMP END.
+func cutAtRecord(r *hprof.Reader, records int) error {
+	switch {
+	case records == 0:
+		return &hprof.FormatError{Offset: r.Offset(), Tag: -1, Err: io.ErrUnexpectedEOF,
+			Msg: "truncated: no record after the header,"}
+	case r.SegmentsUnended():
+		return &hprof.FormatError{Offset: r.Offset(), Tag: -1, Err: io.ErrUnexpectedEOF,
+			Msg: "truncated: the file ends after HEAP DUMP SEGMENT records, with no HEAP DUMP END to close them,"}
+	}
+	return nil
 }
 
 // releaseRead gives back the pages of the mapped file before offset off

@@ -231,6 +231,7 @@ func TestRawRecordsChecked(t *testing.T) {
 	}
 	must(w.BeginHeapDump(hprof.TagHeapDumpSegment, 0))
 	must(w.EndHeapDump())
+	must(w.WriteRecord(hprof.TagHeapDumpEnd, 0, nil))
 	must(w.Flush())
 	for _, opt := range []Options{{}, {KeepStrings: true, KeepPrimitives: true}} {
 		var out bytes.Buffer

@@ -83,6 +83,7 @@ func unknownIDsDump(n int) []byte {
 	}
 	w.WriteSub(&hprof.SubRecord{Tag: hprof.SubObjectArrayDump, ID: 0x100000, ClassID: 0x7770000, Elements: []uint64{0x9990000, 0x8880000, 0x6660000, 0x300}})
 	w.EndHeapDump()
+	w.WriteRecord(hprof.TagHeapDumpEnd, 0, nil)
 	w.Flush()
 	return buf.Bytes()
 }
@@ -142,6 +143,7 @@ func TestWriterStopsFirst(t *testing.T) {
 		w.WriteSub(&hprof.SubRecord{Tag: hprof.SubInstanceDump, ID: uint64(0x1000 + 8*i), ClassID: 0x100, Data: make([]byte, 4)})
 	}
 	w.EndHeapDump()
+	w.WriteRecord(hprof.TagHeapDumpEnd, 0, nil)
 	if err := w.Flush(); err != nil {
 		t.Fatal(err)
 	}

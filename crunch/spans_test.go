@@ -182,6 +182,7 @@ func spansDump(idSize int, segSize int) []byte {
 		}
 	}
 	w.EndHeapDump()
+	w.WriteRecord(hprof.TagHeapDumpEnd, 0, nil)
 	w.Flush()
 	return buf.Bytes()
 }
@@ -408,6 +409,7 @@ func manyRunsDump(classes, objects, perTrace, segSize int) []byte {
 		w.WriteSub(&hprof.SubRecord{Tag: hprof.SubInstanceDump, ID: objID(i), StackTrace: uint32(i/perTrace + 1), ClassID: classID(i % classes), Data: binary.BigEndian.AppendUint64(nil, next)})
 	}
 	w.EndHeapDump()
+	w.WriteRecord(hprof.TagHeapDumpEnd, 0, nil)
 	w.Flush()
 	return buf.Bytes()
 }

@@ -43,6 +43,9 @@ type Reader struct {
 
 	rec      Record
 	inRecord bool
+	// unended: a HEAP DUMP SEGMENT came last of the heap dump records,
+	// and no HEAP DUMP END since (SegmentsUnended).
+	unended bool
 	recEnd   int64 // file offset just past the current record's body
 
 	sub  SubRecord // the one SubRecords yields
@@ -173,10 +176,24 @@ func (r *Reader) Next() (Record, error) {
 		return Record{}, r.truncated(off, "record header", int(rest[0]), 9)
 	}
 	r.rec = DecodeRecordHeader(b, off)
+	switch r.rec.Tag {
+	case TagHeapDumpSegment:
+		r.unended = true
+	case TagHeapDump, TagHeapDumpEnd:
+		r.unended = false
+	}
 	r.inRecord = true
 	r.recEnd = r.Offset() + int64(r.rec.Length)
 	return r.rec, nil
 }
+
+// SegmentsUnended reports whether the last heap dump record read was a
+// HEAP DUMP SEGMENT, with no HEAP DUMP END read since. A HEAP DUMP END
+// closes a heap dump written in segments: where the file ends, this says
+// that it was cut short after a record (a JVM or ART that is killed as
+// it writes its dump leaves one so, if its last write ended a record).
+// The Reader itself reads such a file to its end as any other.
+func (r *Reader) SegmentsUnended() bool { return r.unended }
 
 // Records returns an iterator over the top-level records from the Reader's
 // position on, each read by Next:
