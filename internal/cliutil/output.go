@@ -3,6 +3,7 @@ package cliutil
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -42,6 +43,11 @@ type Output struct {
 	werr    error
 	state   outState
 	stop    func()
+	// cut is, for standard output that is a regular file written at its
+	// end (a shell's > or >> redirection), its size before the first
+	// write: Abort cuts it back to that size, so that a failed run leaves
+	// no partial output there either; -1 for any other output.
+	cut int64
 }
 
 type outState int32
@@ -279,11 +285,18 @@ func CreateOutput(dest string, force bool, inputs ...string) (*Output, error) {
 	if err != nil {
 		return nil, err
 	}
-	o := &Output{dest: dest}
+	o := &Output{dest: dest, cut: -1}
 	if IsStdout(dest) {
 		o.dest = "-"
 		o.f = os.Stdout
-		o.stop = watchOutput(o, nil)
+		var cleanup func()
+		if o.cut = stdoutStart(os.Stdout); o.cut >= 0 {
+			cleanup = o.Abort // a signal cuts the file back too
+		}
+		stop := watchOutput(o, cleanup)
+		o.mu.Lock() // a signal's handler may be calling Abort already
+		o.stop = stop
+		o.mu.Unlock()
 		return o, nil
 	}
 	if t.inode {
@@ -318,6 +331,24 @@ func CreateOutput(dest string, force bool, inputs ...string) (*Output, error) {
 		f.Chmod(t.info.Mode().Perm())
 	}
 	return o, nil
+}
+
+// stdoutStart returns where the bytes written to f, standard output, go
+// if it is a regular file written at its end: its size, when it was
+// opened to append or its offset is its end; else -1 (not a file, or one
+// written over from within).
+func stdoutStart(f *os.File) int64 {
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return -1
+	}
+	if appendMode(f) {
+		return fi.Size()
+	}
+	if pos, err := f.Seek(0, io.SeekCurrent); err != nil || pos != fi.Size() {
+		return -1
+	}
+	return fi.Size()
 }
 
 // tempPrefix returns the start of the name of the temporary file that
@@ -371,7 +402,21 @@ func (o *Output) Write(p []byte) (int, error) {
 	if len(p) > 0 {
 		o.began.Store(true)
 	}
-	n, err := o.f.Write(p)
+	var n int
+	var err error
+	if o.cut >= 0 {
+		// Abort, which cuts the file back, waits for the write, and no
+		// write comes after it.
+		o.mu.Lock()
+		if o.state == outOpen {
+			n, err = o.f.Write(p)
+		} else {
+			err = errors.New("output given up")
+		}
+		o.mu.Unlock()
+	} else {
+		n, err = o.f.Write(p)
+	}
 	w := o.written.Add(int64(n))
 	if err != nil {
 		err = o.fail(err)
@@ -484,6 +529,9 @@ func (o *Output) Abort() {
 		return
 	}
 	o.state = outAborted
+	if o.cut >= 0 {
+		o.f.Truncate(o.cut)
+	}
 	if o.dest != "-" {
 		o.f.Close()
 	}
@@ -503,6 +551,9 @@ func (o *Output) Incomplete() string {
 	if o.tmp != "" || o.Written() == 0 {
 		return ""
 	}
+	if o.cut >= 0 {
+		return fmt.Sprintf("; %s, a file, is cut back to its %s from before (the %s written removed)", o.Name(), bytesText(o.cut), bytesText(o.Written()))
+	}
 	return fmt.Sprintf("; %s is incomplete (%s written)", o.Name(), bytesText(o.Written()))
 }
 
@@ -516,6 +567,8 @@ func (o *Output) describe() string {
 		return o.Name() + " had been written in full"
 	case o.tmp != "":
 		return o.Name() + " not written"
+	case o.cut >= 0:
+		return o.Name() + ", a file, cut back to its size from before"
 	case !o.began.Load():
 		return "nothing written to " + o.Name()
 	}

@@ -83,3 +83,62 @@ func TestOutputLongName(t *testing.T) {
 		}
 	}
 }
+
+// TestStdoutFileCutBack: standard output redirected to a regular file (a
+// shell's > or >>) is cut back, when the run fails, to the size it had
+// before, so that no partial output is left there, and takes no write
+// after; written over from within, it is left as it is; committed, it
+// keeps what was written.
+func TestStdoutFileCutBack(t *testing.T) {
+	d := t.TempDir()
+	for _, c := range []struct {
+		name       string
+		before     string
+		flag       int
+		seek       int64
+		commit     bool
+		incomplete string // in Incomplete's text, before Abort
+		want       string // the file, after a write past Abort
+	}{
+		{"new file (>)", "", os.O_WRONLY | os.O_TRUNC, 0, false, "cut back to its 0 bytes from before (the 14 bytes written removed)", ""},
+		{"appended (>>)", "prefix\n", os.O_WRONLY | os.O_APPEND, 0, false, "cut back to its 7 bytes from before", "prefix\n"},
+		{"after what a shell wrote", "header\n", os.O_WRONLY, 7, false, "cut back to its 7 bytes from before", "header\n"},
+		{"written over from within", "0123456789", os.O_WRONLY, 2, false, "is incomplete (14 bytes written)", "01partial outputmore"},
+		{"committed", "", os.O_WRONLY | os.O_TRUNC, 0, true, "", "partial output"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(d, "out")
+			if err := os.WriteFile(path, []byte(c.before), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			f, err := os.OpenFile(path, c.flag, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			if _, err := f.Seek(c.seek, 0); err != nil {
+				t.Fatal(err)
+			}
+			saved := os.Stdout
+			os.Stdout = f
+			defer func() { os.Stdout = saved }()
+			o, err := CreateOutput("-", false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o.Write([]byte("partial output"))
+			if c.commit {
+				if err := o.Commit(); err != nil {
+					t.Fatal(err)
+				}
+			} else if inc := o.Incomplete(); !strings.Contains(inc, c.incomplete) {
+				t.Errorf("Incomplete() = %q, want %q in it", inc, c.incomplete)
+			}
+			o.Abort()
+			o.Write([]byte("more"))
+			if got, err := os.ReadFile(path); err != nil || string(got) != c.want {
+				t.Errorf("the file holds %q (%v), want %q", got, err, c.want)
+			}
+		})
+	}
+}

@@ -21,3 +21,15 @@ func startWriteback(f *os.File, off, n int64) {
 		unix.SyncFileRange(int(fd), off, n, unix.SYNC_FILE_RANGE_WRITE)
 	})
 }
+
+// appendMode reports whether f was opened to append (O_APPEND), where its
+// offset says nothing of where the next write goes.
+func appendMode(f *os.File) bool {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return false
+	}
+	flags := 0
+	rc.Control(func(fd uintptr) { flags, err = unix.FcntlInt(fd, unix.F_GETFL, 0) })
+	return err == nil && flags&unix.O_APPEND != 0
+}

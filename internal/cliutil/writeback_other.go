@@ -6,3 +6,7 @@ import "os"
 
 // startWriteback does nothing on this system: Commit's fsync writes all.
 func startWriteback(*os.File, int64, int64) {}
+
+// appendMode reports whether f was opened to append: not known here, so
+// false (a file opened so is then not cut back: stdoutStart).
+func appendMode(f *os.File) bool { return false }
