@@ -1288,8 +1288,8 @@ func TestReaderErrors(t *testing.T) {
 	}{
 		{"damaged metadata", cut, "header checksum mismatch", int64(len(hdr) - 8), bmd.ErrChecksum},
 		{"empty", nil, "empty input", 0, bmd.ErrNotBMD},
-		{"version 3", []byte{3, 0}, "unknown version 3", 0, bmd.ErrNotBMD},
-		{"version 2^64", rtCat(bytes.Repeat([]byte{0xFF}, 9), []byte{1}), "unknown version 18446744073709551615", 0, bmd.ErrNotBMD},
+		{"version 3", []byte{3, 0}, "not a BMD file: version 3, where a BMD file has 1 or 2", 0, bmd.ErrNotBMD},
+		{"version 2^64", rtCat(bytes.Repeat([]byte{0xFF}, 9), []byte{1}), "not a BMD file: version 18446744073709551615", 0, bmd.ErrNotBMD},
 		{"no version", []byte{0xFF}, "no version number", 0, bmd.ErrNotBMD},
 		{"metadata length cut", []byte{2}, "truncated", 1, io.ErrUnexpectedEOF},
 		{"huge metadata", rtCat([]byte{2}, rtV(1<<20+1)), "metadata of 1048577 bytes is implausible", 4, bmd.ErrNotBMD},

@@ -215,7 +215,7 @@ func readHeader(src *bufio.Reader) (header, error) {
 	case v == Version1:
 		return header{}, ErrVersion1
 	case v != Version2:
-		return header{}, notBMD(0, fmt.Sprintf("unknown version %d", v))
+		return header{}, notBMD(0, fmt.Sprintf("not a BMD file: version %d, where a BMD file has 1 or 2", v))
 	}
 	n, m := protowire.ConsumeVarint(head[k:])
 	switch {
