@@ -43,10 +43,10 @@ type Reader struct {
 
 	rec      Record
 	inRecord bool
+	recEnd   int64 // file offset just past the current record's body
 	// unended: a HEAP DUMP SEGMENT came last of the heap dump records,
 	// and no HEAP DUMP END since (SegmentsUnended).
 	unended bool
-	recEnd  int64 // file offset just past the current record's body
 
 	sub  SubRecord // the one SubRecords yields
 	body []byte    // a split heap dump's bytes (SplitHeapDump), reused
