@@ -76,7 +76,12 @@ func NewReader(r io.Reader) (io.ReadCloser, Kind, error) {
 	k := Detect(head)
 	switch k {
 	case Gzip:
+		all, _ := br.Peek(1 << 16) // the whole file, if a header cut short
+		n := len(all)
 		z, err := gzip.NewReader(br)
+		if errors.Is(err, io.ErrUnexpectedEOF) || err == io.EOF {
+			return nil, k, fmt.Errorf("gzip: truncated: the file ends in its gzip header, at offset %d: %w", n, io.ErrUnexpectedEOF)
+		}
 		if err != nil {
 			return nil, k, fmt.Errorf("gzip: %w", err)
 		}

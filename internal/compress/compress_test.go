@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -130,6 +131,14 @@ func TestTruncatedAndCorrupt(t *testing.T) {
 			if err == nil {
 				t.Errorf("%s %s: no error", k, name)
 			}
+		}
+	}
+	// A gzip file cut in its header says so, and where it ends.
+	c := compressed(t, Gzip, data)
+	for _, n := range []int{2, 5, 9} {
+		_, _, err := NewReader(bytes.NewReader(c[:n]))
+		if want := fmt.Sprintf("truncated: the file ends in its gzip header, at offset %d", n); err == nil || !strings.Contains(err.Error(), want) || !errors.Is(err, io.ErrUnexpectedEOF) {
+			t.Errorf("gzip cut to %d bytes: %v, want %q", n, err, want)
 		}
 	}
 }
