@@ -16,6 +16,13 @@ import (
 // an array class of that name (no CLASS DUMP needed: its LOAD CLASS).
 func keepDump(t *testing.T, name, array string, statics, fields []string) []byte {
 	t.Helper()
+	return loaderDump(t, 0x9000, name, array, statics, fields)
+}
+
+// loaderDump is keepDump with the class loaded by loader (0: the boot
+// class loader).
+func loaderDump(t *testing.T, loader uint64, name, array string, statics, fields []string) []byte {
+	t.Helper()
 	var buf bytes.Buffer
 	w := newDumpWriter(t, &buf, 4)
 	enc := w.Encoder()
@@ -29,7 +36,7 @@ func keepDump(t *testing.T, name, array string, statics, fields []string) []byte
 	if array != "" {
 		must(t, w.WriteRecord(hprof.TagLoadClass, 0, enc.AppendLoadClass(nil, hprof.LoadClass{Serial: 2, ClassID: 0x1100, Name: str(array)})))
 	}
-	cd := hprof.ClassDump{ID: 0x1000, Loader: 0x9000}
+	cd := hprof.ClassDump{ID: 0x1000, Loader: loader}
 	var data []byte
 	for _, s := range statics {
 		cd.Statics = append(cd.Statics, hprof.StaticField{Name: str(s), Type: hprof.Long, Value: 1234})
@@ -125,6 +132,38 @@ func TestProfileKeepsStatics(t *testing.T) {
 			if len(rec.Values) != 2 || rec.Values[0] != 5678 {
 				t.Errorf("instance values %v: want watchUptimeMillis 5678", rec.Values)
 			}
+		}
+	}
+}
+
+// TestPlatformFactsBootOnly: a platform fact (spec/bmd.md §7.3) is kept
+// only in a class of the boot class loader: an app's class of the same
+// name keeps no value of its static, by default.
+func TestPlatformFactsBootOnly(t *testing.T) {
+	for _, c := range []struct {
+		loader uint64
+		kept   bool
+	}{{0, true}, {0x9000, false}} {
+		recs := keepRecords(t, loaderDump(t, c.loader, "android.os.Build$VERSION", "", []string{"SDK_INT", "CODENAME"}, nil), crunch.Options{})
+		found := false
+		for _, rec := range recs {
+			if rec.Kind != bmd.KindClass {
+				continue
+			}
+			found = true
+			if len(rec.Def.Statics) != 2 {
+				t.Fatalf("loader 0x%x: %d statics, want 2", c.loader, len(rec.Def.Statics))
+			}
+			sdk, other := rec.Def.Statics[0], rec.Def.Statics[1]
+			if sdk.Kept != c.kept || c.kept && sdk.Value != 1234 || !c.kept && sdk.Value != 0 {
+				t.Errorf("loader 0x%x: SDK_INT kept %v, value %d; want kept %v", c.loader, sdk.Kept, sdk.Value, c.kept)
+			}
+			if other.Kept || other.Value != 0 {
+				t.Errorf("loader 0x%x: CODENAME kept %v, value %d; want dropped", c.loader, other.Kept, other.Value)
+			}
+		}
+		if !found {
+			t.Fatalf("loader 0x%x: no CLASS record", c.loader)
 		}
 	}
 }
