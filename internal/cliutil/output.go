@@ -530,7 +530,11 @@ func (o *Output) Abort() {
 	}
 	o.state = outAborted
 	if o.cut >= 0 {
+		// Back to where the output began too: the descriptor's offset
+		// may be shared (a shell's 2>&1), and a message written there
+		// next would leave a hole of zeros before it.
 		o.f.Truncate(o.cut)
+		o.f.Seek(o.cut, io.SeekStart)
 	}
 	if o.dest != "-" {
 		o.f.Close()
