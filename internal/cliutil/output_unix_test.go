@@ -145,3 +145,40 @@ func TestStdoutFileCutBack(t *testing.T) {
 		})
 	}
 }
+
+// TestStdoutFileCutBackOnSignal: standard output redirected to a regular
+// file is cut back by what a termination signal's handler runs (its
+// registered cleanups, run here without the handler's exit), and the
+// handler's message says so.
+func TestStdoutFileCutBackOnSignal(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "out")
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	saved := os.Stdout
+	os.Stdout = f
+	defer func() { os.Stdout = saved }()
+	o, err := CreateOutput("-", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Abort()
+	o.Write([]byte("partial output"))
+	interrupt.Lock()
+	var fs []func()
+	for _, c := range interrupt.cleanups {
+		fs = append(fs, c)
+	}
+	interrupt.Unlock()
+	for _, c := range fs {
+		c()
+	}
+	if got, err := os.ReadFile(path); err != nil || len(got) != 0 {
+		t.Errorf("after the signal's cleanups the file holds %q (%v), want nothing", got, err)
+	}
+	if d := o.describe(); !strings.Contains(d, "cut back") {
+		t.Errorf("the handler would say %q, want the file cut back", d)
+	}
+}
