@@ -319,20 +319,25 @@ func (d *Dir) HasTemp(part string) bool {
 
 // HasSpool reports whether the process pid has a spool file
 // (heapcrunch-spool-…) in the work folder's TMPDIR, by its name or, where
-// it has none (Linux), open (/proc/PID/fd).
+// it has none (Linux), open (OpenInTmp).
 func (d *Dir) HasSpool(pid int) bool {
-	const part = "heapcrunch-spool-"
-	if d.HasTemp(part) {
-		return true
-	}
+	return d.HasTemp("heapcrunch-spool-") || len(d.OpenInTmp(pid)) > 0
+}
+
+// OpenInTmp returns the files the process pid has open in the work
+// folder's TMPDIR, as /proc/PID/fd names them: "TMPDIR/NAME", with
+// " (deleted)" once NAME is removed, or "TMPDIR/#INODE (deleted)" for a
+// file that never had a name (O_TMPFILE). Nothing elsewhere than Linux.
+func (d *Dir) OpenInTmp(pid int) []string {
+	var open []string
 	fds := "/proc/" + strconv.Itoa(pid) + "/fd"
 	ents, _ := os.ReadDir(fds)
 	for _, e := range ents {
-		if l, err := os.Readlink(filepath.Join(fds, e.Name())); err == nil && strings.HasPrefix(l, d.Tmp+string(filepath.Separator)+part) {
-			return true
+		if l, err := os.Readlink(filepath.Join(fds, e.Name())); err == nil && strings.HasPrefix(l, d.Tmp+string(filepath.Separator)) {
+			open = append(open, l)
 		}
 	}
-	return false
+	return open
 }
 
 // NullDevice returns a character device that discards what is written to

@@ -120,3 +120,14 @@ func ReadFIFO(path string, limit int) (wait func() []byte) {
 		return <-done
 	}
 }
+
+// UnnamedFiles reports whether files without a name (open(2)'s O_TMPFILE)
+// can be made in dir.
+func UnnamedFiles(dir string) bool {
+	fd, err := unix.Open(dir, unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return false
+	}
+	unix.Close(fd)
+	return true
+}

@@ -27,3 +27,7 @@ func MakeFIFO(t testing.TB, path string) {
 
 // ReadFIFO returns nothing (see MakeFIFO).
 func ReadFIFO(string, int) func() []byte { return func() []byte { return nil } }
+
+// UnnamedFiles returns false: files without a name (O_TMPFILE) are made
+// on Linux only.
+func UnnamedFiles(string) bool { return false }

@@ -317,7 +317,7 @@ func CreateOutput(dest string, force bool, inputs ...string) (*Output, error) {
 	if t.info != nil {
 		perm = 0o600
 	}
-	f, stop, err := createTemp(t.dir, tempPrefix(t.path), perm, o, func(f *os.File) func() {
+	f, stop, err := createTemp(t.dir, tempPrefix(t.path), perm, false, o, func(f *os.File) func() {
 		o.f, o.tmp = f, f.Name()
 		return o.Abort
 	})

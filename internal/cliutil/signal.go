@@ -171,28 +171,37 @@ var errSignalled = errors.New("ended by a signal")
 // createTemp makes a temporary file (openTemp) and registers the cleanup
 // that cleanup(f) returns, with nothing in between that the signal handler
 // could see: a signal cannot leave the file behind unregistered. o, when
-// not nil, is registered for the handler's message too.
-func createTemp(dir, prefix string, perm os.FileMode, o *Output, cleanup func(f *os.File) func()) (f *os.File, cancel func(), err error) {
+// not nil, is registered for the handler's message too. An unnamed file
+// has no name once createTemp returns: where the system can, it never has
+// one (openUnnamed); elsewhere its name is removed at once.
+func createTemp(dir, prefix string, perm os.FileMode, unnamed bool, o *Output, cleanup func(f *os.File) func()) (f *os.File, cancel func(), err error) {
 	installHandler()
 	interrupt.Lock()
 	defer interrupt.Unlock()
 	if interrupt.started.Load() {
 		return nil, nil, errSignalled
 	}
-	f, err = openTemp(dir, prefix, perm)
-	if err != nil {
-		return nil, nil, err
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	if unnamed {
+		f = openUnnamed(dir, perm)
+	}
+	if f == nil {
+		if f, err = openTemp(dir, prefix, perm); err != nil {
+			return nil, nil, err
+		}
+		if unnamed {
+			os.Remove(f.Name())
+		}
 	}
 	return f, registerLocked(o, cleanup(f)), nil
 }
 
-// openTemp creates a new file in dir (os.TempDir() if ""), named prefix
+// openTemp creates a new file in dir, named prefix
 // and a random number, as os.CreateTemp does, but with permissions perm
 // less the umask, where os.CreateTemp gives 0600 whatever the umask.
 func openTemp(dir, prefix string, perm os.FileMode) (*os.File, error) {
-	if dir == "" {
-		dir = os.TempDir()
-	}
 	for try := 0; ; try++ {
 		name := filepath.Join(dir, prefix+strconv.FormatUint(uint64(rand.Uint32()), 10))
 		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)

@@ -135,18 +135,20 @@ func seekableFile(name string, in io.Reader, closeIn func(), partial bool, limit
 // file, which is then removed.
 func spool(name string, from io.Reader) (tmp *os.File, n int64, clean func(), readErr, err error) {
 	var remove func()
-	tmp, cancel, err := createTemp("", "heapcrunch-spool-", 0o600, nil, func(f *os.File) func() {
-		remove = func() { f.Close(); os.Remove(f.Name()) }
+	// On Linux and Android the copy is read and written through tmp
+	// alone: with no name, not even SIGKILL or a phone's low-memory
+	// killer can leave this copy of the dump behind.
+	tmp, cancel, err := createTemp("", "heapcrunch-spool-", 0o600, unnamedSpool, nil, func(f *os.File) func() {
+		remove = func() {
+			f.Close()
+			if !unnamedSpool {
+				os.Remove(f.Name())
+			}
+		}
 		return remove
 	})
 	if err != nil {
 		return nil, 0, nil, nil, fmt.Errorf("%s: cannot make a temporary copy to read it twice (set TMPDIR to a folder with room): %w", name, err)
-	}
-	if unnamedSpool {
-		// Read and written through tmp alone: with no name, not even
-		// SIGKILL or a phone's low-memory killer can leave this copy of
-		// the dump behind.
-		os.Remove(tmp.Name())
 	}
 	clean = func() { cancel(); remove() }
 	sw := &spoolWriter{f: tmp}
@@ -180,9 +182,10 @@ func readDamage(name string, kind compress.Kind, n int64, err error) error {
 	return fmt.Errorf("%s: truncated or damaged %s data after %d uncompressed bytes: %w", name, kind, n, err)
 }
 
-// unnamedSpool says whether a spool file loses its name as soon as it is
-// made: on Linux and Android, where tests see it through /proc (other
-// systems remove it once written, Windows at the end).
+// unnamedSpool says whether a spool file has no name once made: on Linux
+// and Android, where it never has one if the file system allows
+// (openUnnamed) and tests see it through /proc (other systems remove its
+// name once it is written, Windows at the end).
 var unnamedSpool = runtime.GOOS == "linux" || runtime.GOOS == "android"
 
 // countReader counts the bytes read from r.

@@ -10,3 +10,7 @@ func startWriteback(*os.File, int64, int64) {}
 // appendMode reports whether f was opened to append: not known here, so
 // false (a file opened so is then not cut back: stdoutStart).
 func appendMode(f *os.File) bool { return false }
+
+// openUnnamed returns nil: files without a name (Linux's O_TMPFILE) are
+// not made here.
+func openUnnamed(string, os.FileMode) *os.File { return nil }

@@ -2,6 +2,7 @@ package cliutil
 
 import (
 	"os"
+	"path/filepath"
 
 	"golang.org/x/sys/unix"
 )
@@ -32,4 +33,18 @@ func appendMode(f *os.File) bool {
 	flags := 0
 	rc.Control(func(fd uintptr) { flags, err = unix.FcntlInt(fd, unix.F_GETFL, 0) })
 	return err == nil && flags&unix.O_APPEND != 0
+}
+
+// openUnnamed opens a new file in dir that never has a name (open(2)'s
+// O_TMPFILE): not even SIGKILL at the moment it is made can leave it
+// behind. It returns nil if dir's file system or the kernel cannot make
+// such a file (O_TMPFILE needs Linux 3.11 and, for overlayfs, 6.6); the
+// caller then makes a named one and removes its name. The *os.File's name
+// says where it is, for messages; no file has that name.
+func openUnnamed(dir string, perm os.FileMode) *os.File {
+	fd, err := unix.Open(dir, unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, uint32(perm.Perm()))
+	if err != nil {
+		return nil
+	}
+	return os.NewFile(uintptr(fd), filepath.Join(dir, "(unnamed)"))
 }
