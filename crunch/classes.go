@@ -14,6 +14,7 @@ import (
 // in state.classes is its dense object ID minus one.
 type classInfo struct {
 	dump        *hprof.ClassDump // its first dump
+	offset      int64            // where its first dump's CLASS DUMP sub-record is
 	keepAll     bool             // preserve-class or keep-primitives
 	keepFields  map[uint64]bool  // HPROF field and static name IDs kept by a profile
 	keepStatics map[uint64]bool  // HPROF static-name string IDs kept as platform facts
@@ -72,7 +73,9 @@ func (st *state) hierarchy() error {
 			path = append(path, k)
 			next := st.super(k)
 			if next >= 0 && state[next] == onPath {
-				return fmt.Errorf("crunch: class 0x%x: its superclass chain loops back to class 0x%x", st.classes[i].dump.ID, st.classes[k].dump.Super)
+				c := st.classes[k]
+				return &hprof.FormatError{Offset: c.offset, Record: hprof.SubClassDump.String(), Tag: int(hprof.SubClassDump),
+					Msg: fmt.Sprintf("class 0x%x: its superclass chain loops back to class 0x%x", c.dump.ID, c.dump.Super)}
 			}
 			k = next
 		}

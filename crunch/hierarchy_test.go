@@ -2,6 +2,8 @@ package crunch_test
 
 import (
 	"bytes"
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -96,7 +98,8 @@ func dumpWithClasses(t testing.TB, h hierarchy) []byte {
 }
 
 // TestSuperclassLoopIsAnError: a superclass loop (no VM writes one) is a
-// clear error naming the class, not an endless or ever-growing layout.
+// clear error naming the class and the offset of its CLASS DUMP, not an
+// endless or ever-growing layout.
 func TestSuperclassLoopIsAnError(t *testing.T) {
 	src := dumpWithClasses(t, hierarchy{
 		supers:   []int{1, 2, 0},
@@ -104,8 +107,16 @@ func TestSuperclassLoopIsAnError(t *testing.T) {
 		instance: func(int) bool { return true },
 	})
 	_, err := crunch.Crunch(bytes.NewReader(src), io.Discard, crunch.Options{})
-	if err == nil || !strings.Contains(err.Error(), "superclass chain loops back to class 0x") {
-		t.Fatalf("err = %v, want a superclass loop error naming the class", err)
+	// Walked up from class 0, the loop closes at class 2 (ID 0x110),
+	// whose super is class 0 (0x100).
+	const msg = "class 0x110: its superclass chain loops back to class 0x100 in CLASS DUMP (tag 0x20) at offset "
+	var fe *hprof.FormatError
+	if err == nil || !strings.Contains(err.Error(), msg) || !errors.As(err, &fe) {
+		t.Fatalf("err = %v, want %q and an offset", err, msg)
+	}
+	want := append([]byte{byte(hprof.SubClassDump)}, binary.BigEndian.AppendUint64(nil, 0x110)...)
+	if fe.Offset < 0 || fe.Offset+9 > int64(len(src)) || !bytes.Equal(src[fe.Offset:fe.Offset+9], want) {
+		t.Errorf("offset %d does not hold class 0x110's CLASS DUMP", fe.Offset)
 	}
 }
 

@@ -374,7 +374,7 @@ func (p *pass1) classDump(c segClass) error {
 		return nil
 	}
 	p.classIdx[d.ID] = len(p.classes)
-	p.classes = append(p.classes, &classInfo{dump: d, chunk: noChunk})
+	p.classes = append(p.classes, &classInfo{dump: d, offset: c.offset, chunk: noChunk})
 	return nil
 }
 
