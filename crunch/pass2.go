@@ -336,7 +336,7 @@ func (p *pass2) sub(it *ahead) error {
 	case tag == hprof.SubHeapDumpInfo:
 		return p.heapInfo(it)
 	case tag.IsRoot():
-		if dropped {
+		if dropped && tag != hprof.SubRootThreadObject {
 			return nil
 		}
 		return p.root(it)
@@ -424,9 +424,14 @@ func (p *pass2) defineChain(k int) error {
 	return nil
 }
 
+// root writes a GC root, unless its object is left out with its heap. A
+// ROOT THREAD OBJECT always stays, its object left out or not: the roots
+// of a thread's frames name it by its serial, and an analyzer looks the
+// thread up by that serial (Android Studio's perflib fails to load a dump
+// where a frame's thread has none).
 func (p *pass2) root(it *ahead) error {
 	o := p.dense(it.id)
-	if o > p.nObj && o <= p.nObj+uint64(p.dropped.len()) {
+	if o > p.nObj && o <= p.nObj+uint64(p.dropped.len()) && hprof.SubTag(it.tag) != hprof.SubRootThreadObject {
 		return nil // a root of an object left out with its heap
 	}
 	return p.w.Root(it.tag, o, it.lo, it.n, it.aux, it.trace)

@@ -31,7 +31,8 @@ Examples:
    crunch dump.hprof dump.bmd
    crunch dump.hprof.gz dump.bmd.zst            (zstd, chosen by the name)
    crunch --keep-strings dump.hprof dump.bmd     (the app's names in the clear too)
-   crunch --profile leak --drop-heap zygote,image app.hprof app.bmd
+   crunch --profile leak app.hprof app.bmd       (every field LeakCanary's Shark reads)
+   crunch --drop-heap zygote,image app.hprof app.bmd   (the app heap alone; not for Shark)
    adb shell cat /data/local/tmp/app.hprof | crunch - - > app.bmd
 
 Output: a new file, or with --force an existing one, is written to a
@@ -97,7 +98,7 @@ func app() *cli.App {
 			&cli.BoolFlag{Name: "keep-primitives", Usage: "keep every primitive field value (instance, static, constant pool); array contents are never kept"},
 			&cli.StringSliceFlag{Name: "preserve-class", Usage: "keep this class's name and all its field values (repeatable)"},
 			&cli.StringFlag{Name: "profile", Usage: "keep the fields a profile needs: leak (what LeakCanary's Shark reads)"},
-			&cli.StringFlag{Name: "drop-heap", Usage: "leave out the objects of these Android heaps, comma-separated: zygote, image, app, default"},
+			&cli.StringFlag{Name: "drop-heap", Usage: "leave out the objects of these Android heaps, comma-separated: zygote, image, app, default (for a view of the app heap; LeakCanary's Shark needs objects of the zygote heap)"},
 			&cli.StringSliceFlag{Name: "label", Usage: "store key=value in the file's metadata (repeatable): app id, version, build id, mapping id; decrunch --info prints them"},
 			&cli.StringFlag{Name: "compress", Usage: "compress the output: none, zstd or gzip (default: by output name, .zst, .zstd or .gz in any case)"},
 			&cli.StringFlag{Name: "format", Value: "v2", Usage: "BMD version to write: v2 (this project's) or v1 (the 2014 tools')"},
