@@ -335,9 +335,9 @@ func (c *converter) runTimed(src Source, sample uint64, rounds int) error {
 		if i/2%2 == 1 {
 			w = 1 - w
 		}
-		start, from := time.Now(), c.st.Objects
+		start, from := timedNow(), c.st.Objects
 		more, err := ways[w](c, src, from+sample)
-		spent[w] += time.Since(start)
+		spent[w] += timedNow().Sub(start)
 		wrote[w] += c.st.Objects - from
 		if err != nil || !more {
 			return err
@@ -350,6 +350,11 @@ func (c *converter) runTimed(src Source, sample uint64, rounds int) error {
 // timedWays are the ways runTimed times: one goroutine, two. Tests wrap
 // them.
 var timedWays = [2]passWay{(*converter).runOne, (*converter).runAhead}
+
+// timedNow is the clock runTimed times the ways with. Tests replace it:
+// a way slowed by real time (a sleep) does not reliably lose to one whose
+// stretches a loaded machine or the race detector delays as much.
+var timedNow = time.Now
 
 // faster returns the way (0 or 1) that wrote more objects per second,
 // given the objects each wrote and the time each took; 0 on a tie.

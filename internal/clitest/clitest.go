@@ -12,11 +12,13 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -112,6 +114,7 @@ func (d *Dir) Files(t testing.TB) []string {
 
 // Command returns an exec.Cmd for bin in the work folder.
 func (d *Dir) Command(ctx context.Context, bin string, args ...string) *exec.Cmd {
+	unignoreSignals()
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = d.Path
 	cmd.Env = append(os.Environ(), "TMPDIR="+d.Tmp)
@@ -122,6 +125,22 @@ func (d *Dir) Command(ctx context.Context, bin string, args ...string) *exec.Cmd
 	}
 	return cmd
 }
+
+// unignoreSignals makes the commands started by the tests get SIGINT and
+// SIGHUP with their default action even when the tests were started with
+// them ignored (nohup, or "go test &" in a script without job control): a
+// signal ignored stays ignored across exec, the commands then leave it
+// ignored (cliutil's handler, as nohup asks), and TestSignals waited
+// forever for a command its SIGINT or SIGHUP did not end. A signal this
+// process catches is reset to its default in a child. Only signals
+// ignored here are caught, so that ^C still ends the tests.
+var unignoreSignals = sync.OnceFunc(func() {
+	for _, s := range []os.Signal{syscall.SIGINT, syscall.SIGHUP} {
+		if signal.Ignored(s) {
+			signal.Notify(make(chan os.Signal, 1), s)
+		}
+	}
+})
 
 // coverDir is where binaries built with -cover write their coverage data:
 // $CLITEST_GOCOVERDIR, or a temporary folder.
