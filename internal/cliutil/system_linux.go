@@ -38,9 +38,10 @@ func appendMode(f *os.File) bool {
 // openUnnamed opens a new file in dir that never has a name (open(2)'s
 // O_TMPFILE): not even SIGKILL at the moment it is made can leave it
 // behind. It returns nil if dir's file system or the kernel cannot make
-// such a file (O_TMPFILE needs Linux 3.11 and, for overlayfs, 6.6); the
-// caller then makes a named one and removes its name. The *os.File's name
-// says where it is, for messages; no file has that name.
+// such a file (O_TMPFILE needs Linux 3.11 and the file system's support,
+// which overlayfs long lacked); the caller then makes a named one and
+// removes its name. The *os.File's name says where it is, for messages;
+// no file has that name.
 func openUnnamed(dir string, perm os.FileMode) *os.File {
 	fd, err := unix.Open(dir, unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, uint32(perm.Perm()))
 	if err != nil {
