@@ -136,38 +136,21 @@ func (st *dexState) readAt(data []byte, h int, emit func(string)) (count, next i
 	default:
 		return 0, 0, formatErr(int64(h+0x28), fmt.Sprintf("bad endian_tag 0x%08x", tag))
 	}
-	u32 := func(off int) uint64 { return uint64(bo.Uint32(data[off:])) }
-	headerSize := u32(h + 0x24)
+	headerSize := uint64(bo.Uint32(data[h+0x24:]))
 	if headerSize < dexHeaderSize {
 		return 0, 0, formatErr(int64(h+0x24), fmt.Sprintf("bad header_size %d", headerSize))
 	}
-
 	// Section and data offsets count from the start of the file, which for
 	// a v41 container is the start of the container rather than this
 	// header (as in ART's DexFile::GetDataRange).
 	base := uint64(0)
 	if version >= 41 && headerSize >= dexHeaderSizeV41 {
-		if len(data)-h < dexHeaderSizeV41 {
-			return 0, 0, formatErr(int64(h), "truncated dex container header")
-		}
-		fileSize := u32(h + 0x20)
-		containerSize := u32(h + 0x70)
-		headerOff := u32(h + 0x74)
-		if headerOff > uint64(h) {
-			return 0, 0, formatErr(int64(h+0x74), fmt.Sprintf("bad header_offset %d", headerOff))
-		}
-		base = uint64(h) - headerOff
-		if fileSize < headerSize {
-			return 0, 0, formatErr(int64(h+0x20), fmt.Sprintf("bad file_size %d", fileSize))
-		}
-		end := min(base+containerSize, uint64(len(data)))
-		if nxt := uint64(h) + fileSize; nxt+dexHeaderSize <= end {
-			next = int(nxt)
+		if base, next, err = containerPart(data, h, headerSize, bo); err != nil {
+			return 0, 0, err
 		}
 	}
-
-	n := u32(h + 0x38)
-	tableOff := u32(h + 0x3C)
+	n := uint64(bo.Uint32(data[h+0x38:]))
+	tableOff := uint64(bo.Uint32(data[h+0x3C:]))
 	if n == 0 {
 		return 0, next, nil
 	}
@@ -185,24 +168,60 @@ func (st *dexState) readAt(data []byte, h int, emit func(string)) (count, next i
 	if len(st.tables) < 64 {
 		st.tables = append(st.tables, [2]uint64{table, n})
 	}
+	count, err = st.emitTable(data, base, table, n, bo, emit)
+	if err != nil {
+		return count, 0, err
+	}
+	return count, next, nil
+}
+
+// containerPart reads the container fields of the version 041 header at
+// h (of headerSize bytes): it returns the container's start, from which
+// the header's offsets count, and the offset of the next DEX file's
+// header in the container, or 0 if there is none.
+func containerPart(data []byte, h int, headerSize uint64, bo binary.ByteOrder) (base uint64, next int, err error) {
+	if len(data)-h < dexHeaderSizeV41 {
+		return 0, 0, formatErr(int64(h), "truncated dex container header")
+	}
+	fileSize := uint64(bo.Uint32(data[h+0x20:]))
+	containerSize := uint64(bo.Uint32(data[h+0x70:]))
+	headerOff := uint64(bo.Uint32(data[h+0x74:]))
+	if headerOff > uint64(h) {
+		return 0, 0, formatErr(int64(h+0x74), fmt.Sprintf("bad header_offset %d", headerOff))
+	}
+	base = uint64(h) - headerOff
+	if fileSize < headerSize {
+		return 0, 0, formatErr(int64(h+0x20), fmt.Sprintf("bad file_size %d", fileSize))
+	}
+	end := min(base+containerSize, uint64(len(data)))
+	if nxt := uint64(h) + fileSize; nxt+dexHeaderSize <= end {
+		next = int(nxt)
+	}
+	return base, next, nil
+}
+
+// emitTable emits the n strings of the string_ids table at table, whose
+// string_data_off values count from base, and returns how many it
+// emitted: all of them, or those before the first malformed one.
+func (st *dexState) emitTable(data []byte, base, table, n uint64, bo binary.ByteOrder, emit func(string)) (count int, err error) {
 	for i := uint64(0); i < n; i++ {
 		idOff := table + 4*i
-		off := u32(int(idOff))
+		off := uint64(bo.Uint32(data[idOff:]))
 		p := base + off
 		if p >= uint64(len(data)) {
-			return count, 0, formatErr(int64(idOff), fmt.Sprintf("string_data_off %d of string %d is outside the file (%d bytes)", off, i, len(data)))
+			return count, formatErr(int64(idOff), fmt.Sprintf("string_data_off %d of string %d is outside the file (%d bytes)", off, i, len(data)))
 		}
 		start, end, ok := dexString(data, int(p))
 		if !ok {
-			return count, 0, formatErr(int64(p), fmt.Sprintf("string %d is not terminated", i))
+			return count, formatErr(int64(p), fmt.Sprintf("string %d is not terminated", i))
 		}
 		if st.budget -= end - start + 1; st.budget < 0 {
-			return count, 0, formatErr(int64(p), fmt.Sprintf("string %d overlaps other strings too much", i))
+			return count, formatErr(int64(p), fmt.Sprintf("string %d overlaps other strings too much", i))
 		}
 		emit(string(names.Normalize(data[start:end])))
 		count++
 	}
-	return count, next, nil
+	return count, nil
 }
 
 // dexString finds the bytes of the string_data_item at p: a uleb128 length
