@@ -122,22 +122,10 @@ func resolveOutput(dest string) (outputTarget, error) {
 	// Nothing there: a new file, at the end of a dangling link if dest is
 	// one.
 	p := dest
-	for i := 0; t.link; i++ {
-		if i == 40 {
-			return t, fmt.Errorf("output %s: too many levels of symbolic links", dest)
+	if t.link {
+		if p, err = danglingTarget(dest); err != nil {
+			return t, err
 		}
-		lfi, err := os.Lstat(p)
-		if err != nil || lfi.Mode()&fs.ModeSymlink == 0 {
-			break
-		}
-		l, err := os.Readlink(p)
-		if err != nil {
-			return t, fmt.Errorf("output %s: %w", dest, unwrapPath(err))
-		}
-		if !filepath.IsAbs(l) {
-			l = filepath.Join(filepath.Dir(p), l)
-		}
-		p = l
 	}
 	dir := filepath.Dir(p)
 	st, err := os.Stat(dir)
@@ -157,6 +145,27 @@ func resolveOutput(dest string) (outputTarget, error) {
 	}
 	t.path, t.dir = filepath.Join(dir, filepath.Base(p)), dir
 	return t, nil
+}
+
+// danglingTarget returns the path where the dangling symbolic link dest
+// ends, through any links it points to.
+func danglingTarget(dest string) (string, error) {
+	p := dest
+	for range 40 {
+		lfi, err := os.Lstat(p)
+		if err != nil || lfi.Mode()&fs.ModeSymlink == 0 {
+			return p, nil
+		}
+		l, err := os.Readlink(p)
+		if err != nil {
+			return "", fmt.Errorf("output %s: %w", dest, unwrapPath(err))
+		}
+		if !filepath.IsAbs(l) {
+			l = filepath.Join(filepath.Dir(p), l)
+		}
+		p = l
+	}
+	return "", fmt.Errorf("output %s: too many levels of symbolic links", dest)
 }
 
 // firstNonDir returns the first ancestor of path that exists and is not a
