@@ -110,14 +110,21 @@ func ReadFIFO(path string, limit int) (wait func() []byte) {
 		done <- b
 	}()
 	return func() []byte {
-		select {
-		case <-opened:
-		case <-time.After(100 * time.Millisecond):
-			if w, err := os.OpenFile(path, os.O_WRONLY|unix.O_NONBLOCK, 0); err == nil {
-				w.Close()
+		for {
+			select {
+			case <-opened:
+				return <-done
+			case <-time.After(100 * time.Millisecond):
+				// The command did not open the FIFO: a writer opened and
+				// closed here ends the reader's open with end of file.
+				// Until the reader's goroutine is in its open there is no
+				// reader, and this open fails (ENXIO): try again.
+				if w, err := os.OpenFile(path, os.O_WRONLY|unix.O_NONBLOCK, 0); err == nil {
+					w.Close()
+					return <-done
+				}
 			}
 		}
-		return <-done
 	}
 }
 
