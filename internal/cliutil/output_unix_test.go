@@ -84,6 +84,20 @@ func TestOutputLongName(t *testing.T) {
 	}
 }
 
+// stdoutOutput makes f standard output until the test ends and returns
+// the Output that writes to it ("-").
+func stdoutOutput(t *testing.T, f *os.File) *Output {
+	t.Helper()
+	saved := os.Stdout
+	os.Stdout = f
+	t.Cleanup(func() { os.Stdout = saved })
+	o, err := CreateOutput("-", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
 // TestStdoutFileCutBack: standard output redirected to a regular file (a
 // shell's > or >>) is cut back, when the run fails, to the size it had
 // before, so that no partial output is left there, and takes no write
@@ -119,13 +133,7 @@ func TestStdoutFileCutBack(t *testing.T) {
 			if _, err := f.Seek(c.seek, 0); err != nil {
 				t.Fatal(err)
 			}
-			saved := os.Stdout
-			os.Stdout = f
-			defer func() { os.Stdout = saved }()
-			o, err := CreateOutput("-", false)
-			if err != nil {
-				t.Fatal(err)
-			}
+			o := stdoutOutput(t, f)
 			o.Write([]byte("partial output"))
 			if c.commit {
 				if err := o.Commit(); err != nil {
@@ -157,13 +165,7 @@ func TestStdoutFileCutBackOnSignal(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	saved := os.Stdout
-	os.Stdout = f
-	defer func() { os.Stdout = saved }()
-	o, err := CreateOutput("-", false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	o := stdoutOutput(t, f)
 	defer o.Abort()
 	o.Write([]byte("partial output"))
 	interrupt.Lock()
