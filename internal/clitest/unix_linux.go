@@ -129,7 +129,9 @@ func ReadFIFO(path string, limit int) (wait func() []byte) {
 }
 
 // UnnamedFiles reports whether files without a name (open(2)'s O_TMPFILE)
-// can be made in dir.
+// can be made in dir. It asks the kernel itself, not cliutil's
+// openUnnamed: a cliutil that stopped making such files must fail
+// TestSpoolUnnamed, not lead it to expect a named file.
 func UnnamedFiles(dir string) bool {
 	fd, err := unix.Open(dir, unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, 0o600)
 	if err != nil {
