@@ -4,6 +4,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -155,7 +156,7 @@ func run(c *cli.Context) error {
 	if other := otherCompression(outName); other != "" {
 		warn(c, "%s: written %s, although its name says %s: crunch compresses with zstd (.zst) or gzip (.gz)", outName, compressedText(kind), other)
 	}
-	src, size, _, cleanup, err := cliutil.SeekableInput(inName)
+	src, size, _, cleanup, err := cliutil.SeekableInput(inName, checkHead)
 	if err != nil {
 		return err
 	}
@@ -339,7 +340,12 @@ func explainInput(err error, src io.ReadSeeker) error {
 	}
 	head := make([]byte, 64)
 	n, _ := io.ReadFull(src, head)
-	kind := cliutil.Sniff(head[:n])
+	return explainHead(err, head[:n])
+}
+
+// explainHead is explainInput of an input that starts with head.
+func explainHead(err error, head []byte) error {
+	kind := cliutil.Sniff(head)
 	switch kind {
 	case "", "an HPROF heap dump":
 		return err
@@ -347,4 +353,14 @@ func explainInput(err error, src io.ReadSeeker) error {
 		kind += " (decrunch turns it back into HPROF)"
 	}
 	return fmt.Errorf("not an HPROF heap dump: it is %s", kind)
+}
+
+// checkHead refuses an input to be spooled (compressed, or a pipe) whose
+// first bytes, head, cannot start an HPROF dump, as crunch would once it
+// was copied: a compressed file of another kind is refused at once.
+func checkHead(head []byte) error {
+	if _, err := hprof.NewReader(bytes.NewReader(head)); errors.Is(err, hprof.ErrNotHPROF) {
+		return explainHead(err, head)
+	}
+	return nil
 }

@@ -159,6 +159,10 @@ func TestBadInput(t *testing.T) {
 		{"BMD", "dump.bmd", bmdFile.Bytes(), []string{"dump.bmd", "not an HPROF heap dump", "BMD file", "decrunch"}},
 		{"text", "notes.txt", []byte("JAVA heap notes\n"), []string{"notes.txt", "JAVA PROFILE", "offset 0"}},
 		{"truncated gzip", "cut.hprof.gz", fullGz[:len(fullGz)/2], []string{"cut.hprof.gz", "gzip", "truncated"}},
+		// A compressed input is refused on its first bytes, before it is
+		// spooled (checkHead).
+		{"gzip BMD", "dump.bmd.gz", gzipped(bmdFile.Bytes()), []string{"dump.bmd.gz", "not an HPROF heap dump", "BMD file", "decrunch"}},
+		{"gzip zeros", "zeros.hprof.gz", gzipped(make([]byte, 64<<20)), []string{"zeros.hprof.gz", "not an HPROF heap dump", "offset 0"}},
 		{"damaged gzip header", "bad.hprof.gz", []byte{0x1f, 0x8b, 9, 9, 9}, []string{"bad.hprof.gz", "gzip"}},
 	}
 	for _, c := range cases {
@@ -1036,4 +1040,13 @@ func TestStatsPrintable(t *testing.T) {
 	if want := `input:  "JAVA PROFILE 1.0.2\x1b[2J", 8-byte IDs`; !strings.Contains(r.Stderr, want) {
 		t.Errorf("--stats output lacks %s:\n%s", want, clitest.Head(r.Stderr))
 	}
+}
+
+// gzipped returns data compressed with gzip.
+func gzipped(data []byte) []byte {
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	zw.Write(data)
+	zw.Close()
+	return b.Bytes()
 }

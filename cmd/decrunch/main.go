@@ -5,6 +5,7 @@ package main
 import (
 	"archive/zip"
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -312,7 +313,7 @@ func run(c *cli.Context) error {
 	// or standard input that is not a plain file is decompressed to a
 	// temporary file. With --salvage, what decompresses before damage is
 	// kept.
-	src, size, kind, cleanup, damage, err := cliutil.SeekableInputPartial(inName, spoolLimit(maxOut))
+	src, size, kind, cleanup, damage, err := cliutil.SeekableInputPartial(inName, spoolLimit(maxOut), checkHead)
 	if err != nil {
 		return explainSpoolLimit(err, maxOut)
 	}
@@ -430,16 +431,34 @@ func readHeader(inName string, src io.ReadSeeker, damage error) (meta bmd.Metada
 	if err == nil {
 		return meta, v1, nil
 	}
+	if damage != nil {
+		return meta, v1, damage
+	}
+	return meta, v1, fmt.Errorf("%s: %w", inName, explainHead(err, head))
+}
+
+// explainHead replaces the error for an input that is not a BMD file, and
+// starts with head, by what the input is, when it is recognised (an HPROF
+// dump, an image, …).
+func explainHead(err error, head []byte) error {
 	if what := cliutil.Sniff(head); errors.Is(err, bmd.ErrNotBMD) && what != "" && what != "a BMD file" {
 		if what == "an HPROF heap dump" {
 			what += " (crunch turns it into BMD)"
 		}
-		err = fmt.Errorf("not a BMD file: it is %s", what)
+		return fmt.Errorf("not a BMD file: it is %s", what)
 	}
-	if damage != nil {
-		return meta, v1, damage
+	return err
+}
+
+// checkHead refuses an input to be spooled (compressed, or a pipe) whose
+// first bytes, head, cannot start a BMD file, as readHeader would once it
+// was copied: a compressed bomb of zeros is refused at once rather than
+// after the spool limit's gigabytes.
+func checkHead(head []byte) error {
+	if _, _, err := decrunch.OpenSource(bytes.NewReader(head), head); errors.Is(err, bmd.ErrNotBMD) {
+		return explainHead(err, head)
 	}
-	return meta, v1, fmt.Errorf("%s: %w", inName, err)
+	return nil
 }
 
 // convert decrunches src to the output, which it commits when there is

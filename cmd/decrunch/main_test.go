@@ -862,7 +862,8 @@ func TestOutputLimit(t *testing.T) {
 }
 
 // TestSpoolLimit: a compressed BMD is decompressed to a spool file before
-// it is read; one that decompresses beyond the output limit (its HPROF
+// it is read; one that does not start as a BMD file is refused on
+// its first bytes; one that decompresses beyond the output limit (its HPROF
 // would be larger still) is refused before it fills the disk: with
 // --max-output, at that size; by default, at the larger of 4 GiB and 100
 // times the compressed bytes read (spoolLimit). Exit 1, a message that
@@ -875,9 +876,22 @@ func TestSpoolLimit(t *testing.T) {
 	zw.Write(make([]byte, 32<<20)) // 32 MiB of zeros in 32 KiB
 	zw.Close()
 	d := clitest.NewDir(t)
-	d.Write(t, "bomb.bmd.gz", gz.Bytes())
+	// Zeros alone are not a BMD: refused on their first bytes, before
+	// any limit (checkHead).
+	d.Write(t, "zeros.bmd.gz", gz.Bytes())
 	before := d.Files(t)
-	r := d.Run(t, nil, decrunchBin, "--max-output", "8M", "bomb.bmd.gz", "-o", "out.hprof")
+	r := d.Run(t, nil, decrunchBin, "--max-output", "8M", "zeros.bmd.gz", "-o", "out.hprof")
+	clitest.ExpectFail(t, d, r, 1, "decrunch", before, "zeros.bmd.gz: bmd: not a BMD file: version 0")
+	// Behind a real header (the first 4 KiB of a BMD file), they are
+	// read until the limit.
+	gz.Reset()
+	zw = gzip.NewWriter(&gz)
+	zw.Write(bigBMD[:4096])
+	zw.Write(make([]byte, 32<<20))
+	zw.Close()
+	d.Write(t, "bomb.bmd.gz", gz.Bytes())
+	before = d.Files(t)
+	r = d.Run(t, nil, decrunchBin, "--max-output", "8M", "bomb.bmd.gz", "-o", "out.hprof")
 	clitest.ExpectFail(t, d, r, 1, "decrunch", before, "bomb.bmd.gz: decompresses to more than 7.6 MiB", "beyond --max-output", "no output written", "0 removes it")
 	if d.HasTemp("heapcrunch-spool-") {
 		t.Errorf("a spool file was left behind")

@@ -447,7 +447,7 @@ func TestSeekableInputStdin(t *testing.T) {
 		}
 		old := os.Stdin
 		os.Stdin = f
-		src, size, _, cleanup, err := SeekableInput("-")
+		src, size, _, cleanup, err := SeekableInput("-", nil)
 		if err != nil {
 			os.Stdin = old
 			t.Fatalf("%s: %v", name, err)
@@ -502,7 +502,7 @@ func TestSeekableInputLimit(t *testing.T) {
 		{"plain file in place", plain, func(int64) int64 { return 1 }, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, n, _, cleanup, damage, err := SeekableInputPartial(c.path, c.limit)
+			_, n, _, cleanup, damage, err := SeekableInputPartial(c.path, c.limit, nil)
 			if c.want == 0 {
 				if err != nil || damage != nil || n != size {
 					t.Fatalf("got %d bytes, %v, %v; want all %d", n, err, damage, size)
@@ -526,4 +526,107 @@ func TestSeekableInputLimit(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSeekableInputCheck: a spooled input's first HeadSize bytes (all of
+// a shorter one) go to the check before anything is spooled, and the
+// spool still holds every byte; damage within the head skips the check
+// and is reported; a refusal ends the reading at once, so an endless
+// stream of gzipped zeros is refused after little of it is read, not
+// copied until the disk or a limit is full.
+func TestSeekableInputCheck(t *testing.T) {
+	d := t.TempDir()
+	long := make([]byte, 3*HeadSize+123)
+	for i := range long {
+		long[i] = byte(i * 7 / 5)
+	}
+	gz := func(data []byte) []byte {
+		var b bytes.Buffer
+		zw := gzip.NewWriter(&b)
+		zw.Write(data)
+		zw.Close()
+		return b.Bytes()
+	}
+	for _, c := range []struct {
+		name     string
+		content  []byte
+		want     []byte // the data, and the head the check gets
+		damage   bool
+		checked  bool
+		wantHead int
+	}{
+		{"longer than the head", gz(long), long, false, true, HeadSize},
+		{"shorter than the head", gz(long[:100]), long[:100], false, true, 100},
+		{"empty", gz(nil), nil, false, true, 0},
+		{"cut after the head", gz(long)[:len(gz(long))-40], long, true, true, HeadSize},
+		{"cut within the head", gz(long[:1000])[:300], long[:1000], true, false, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := filepath.Join(d, strings.ReplaceAll(c.name, " ", "-")+".gz")
+			if err := os.WriteFile(p, c.content, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var head []byte
+			called := false
+			check := func(h []byte) error { called, head = true, slices.Clone(h); return nil }
+			src, n, _, cleanup, damage, err := SeekableInputPartial(p, nil, check)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cleanup()
+			if called != c.checked || called && !bytes.Equal(head, c.want[:c.wantHead]) {
+				t.Errorf("check called %v with %d bytes; want called %v with the first %d", called, len(head), c.checked, c.wantHead)
+			}
+			if (damage != nil) != c.damage {
+				t.Errorf("damage %v, want damage %v", damage, c.damage)
+			}
+			got, err := io.ReadAll(src)
+			if err != nil || int64(len(got)) != n {
+				t.Fatalf("read %d of %d bytes: %v", len(got), n, err)
+			}
+			if !c.damage && !bytes.Equal(got, c.want) {
+				t.Errorf("spooled %d bytes, want the %d of the input", len(got), len(c.want))
+			}
+			if c.damage && !bytes.HasPrefix(c.want, got) {
+				t.Errorf("spooled %d bytes, not a prefix of the input", len(got))
+			}
+		})
+	}
+
+	t.Run("refused", func(t *testing.T) {
+		fifo := filepath.Join(d, "fifo")
+		if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		// The writer sends gzipped zeros until it is stopped, up to
+		// 2 GiB; it counts what it compressed.
+		var sent int64
+		wrote := make(chan struct{})
+		go func() {
+			defer close(wrote)
+			f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+			if err != nil {
+				return
+			}
+			defer f.Close()
+			zw, _ := gzip.NewWriterLevel(f, gzip.BestSpeed)
+			zeros := make([]byte, 1<<20)
+			for sent < 2<<30 {
+				if _, err := zw.Write(zeros); err != nil {
+					return // the reader is gone (EPIPE)
+				}
+				sent += int64(len(zeros))
+			}
+			zw.Close()
+		}()
+		errNot := errors.New("not the kind of file wanted")
+		_, _, _, _, err := SeekableInput(fifo, func([]byte) error { return errNot })
+		if !errors.Is(err, errNot) || !strings.HasPrefix(err.Error(), fifo+": ") {
+			t.Errorf("got %v, want the check's error after the input's name", err)
+		}
+		<-wrote
+		if sent > 1<<30 {
+			t.Errorf("the input was read for %d MiB after its head was refused", sent>>20)
+		}
+	})
 }

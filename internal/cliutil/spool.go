@@ -1,6 +1,7 @@
 package cliutil
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -19,10 +20,22 @@ import (
 // file, which has no name once made on Linux and Android and once written
 // on other systems but Windows, where cleanup removes it (as does a
 // termination signal).
-func SeekableInput(name string) (f io.ReadSeeker, size int64, kind compress.Kind, cleanup func(), err error) {
-	f, size, kind, cleanup, _, err = seekableInput(name, false, nil)
+//
+// Before it spools anything, the first HeadSize bytes decompressed (all
+// of them, for a shorter input) go to check, if not nil, which returns an
+// error when they cannot start the kind of file the tool reads: a
+// gigabyte of gzipped zeros, or a file of the wrong kind, is refused at
+// once rather than once copied. check must refuse only what it is sure
+// of: a header cut short by HeadSize is for the tool to read.
+func SeekableInput(name string, check func(head []byte) error) (f io.ReadSeeker, size int64, kind compress.Kind, cleanup func(), err error) {
+	f, size, kind, cleanup, _, err = seekableInput(name, false, nil, check)
 	return f, size, kind, cleanup, err
 }
+
+// HeadSize is how many bytes of a spooled input SeekableInput gives its
+// check: more than the header of an HPROF dump (at most 45 bytes) or of
+// a BMD file as crunch writes it.
+const HeadSize = 64 << 10
 
 // SeekableInputPartial is SeekableInput for a reader that can use what
 // precedes damage (decrunch --salvage): an input whose compressed data is
@@ -31,9 +44,10 @@ func SeekableInput(name string) (f io.ReadSeeker, size int64, kind compress.Kind
 // is not nil: limit(n) is the most bytes the input may decompress to once
 // n bytes of it are read, and beyond it the error is a *SpoolLimitError.
 // (A file that is neither compressed nor a stream is used in place, and
-// not bounded.)
-func SeekableInputPartial(name string, limit func(read int64) int64) (f io.ReadSeeker, size int64, kind compress.Kind, cleanup func(), damage, err error) {
-	return seekableInput(name, true, limit)
+// not bounded.) check is SeekableInput's; damage within its head leaves
+// the head unchecked.
+func SeekableInputPartial(name string, limit func(read int64) int64, check func(head []byte) error) (f io.ReadSeeker, size int64, kind compress.Kind, cleanup func(), damage, err error) {
+	return seekableInput(name, true, limit, check)
 }
 
 // SpoolLimitError reports an input that decompresses to more than the
@@ -54,18 +68,18 @@ func (e *SpoolLimitError) Error() string {
 	return fmt.Sprintf("%s: decompresses to more than %s (from %s of %s data)", e.Name, FormatSize(e.Limit), FormatSize(e.Read), e.Kind)
 }
 
-func seekableInput(name string, partial bool, limit func(int64) int64) (f io.ReadSeeker, size int64, kind compress.Kind, cleanup func(), damage, err error) {
+func seekableInput(name string, partial bool, limit func(int64) int64, check func([]byte) error) (f io.ReadSeeker, size int64, kind compress.Kind, cleanup func(), damage, err error) {
 	if name == "-" && stdinIsFile() {
 		// "< dump.hprof": read in place, as the file itself. Closing
 		// it is left to the process's end: a closed descriptor 0 would be
 		// the next file opened.
-		return seekableFile(name, os.Stdin, func() {}, partial, limit)
+		return seekableFile(name, os.Stdin, func() {}, partial, limit, check)
 	}
 	in, err := OpenInput(name)
 	if err != nil {
 		return nil, 0, "", nil, nil, err
 	}
-	return seekableFile(name, in, func() { in.Close() }, partial, limit)
+	return seekableFile(name, in, func() { in.Close() }, partial, limit, check)
 }
 
 // stdinIsFile reports whether standard input is a regular file read from
@@ -81,7 +95,7 @@ func stdinIsFile() bool {
 
 // seekableFile is seekableInput of the opened input in, which closeIn
 // closes.
-func seekableFile(name string, in io.Reader, closeIn func(), partial bool, limit func(int64) int64) (f io.ReadSeeker, size int64, kind compress.Kind, cleanup func(), damage, err error) {
+func seekableFile(name string, in io.Reader, closeIn func(), partial bool, limit func(int64) int64, check func([]byte) error) (f io.ReadSeeker, size int64, kind compress.Kind, cleanup func(), damage, err error) {
 	raw := &countReader{r: in}
 	dec, kind, err := compress.NewReader(raw)
 	if err != nil {
@@ -106,8 +120,11 @@ func seekableFile(name string, in io.Reader, closeIn func(), partial bool, limit
 	}
 	defer closeIn()
 	defer dec.Close()
-	var from io.Reader = dec
-	bounded := &boundedReader{r: dec, raw: raw, limit: limit}
+	from, err := checkHead(dec, check)
+	if err != nil {
+		return nil, 0, kind, nil, nil, fmt.Errorf("%s: %w", name, err)
+	}
+	bounded := &boundedReader{r: from, raw: raw, limit: limit}
 	if limit != nil {
 		from = bounded
 	}
@@ -127,6 +144,44 @@ func seekableFile(name string, in io.Reader, closeIn func(), partial bool, limit
 	}
 	return tmp, n, kind, clean, damage, nil
 }
+
+// checkHead reads the first HeadSize bytes of dec and gives them to
+// check, if not nil; it returns check's error, or a reader of all of dec.
+// A head that ends in damage is not checked: the spool reports the damage.
+func checkHead(dec io.Reader, check func([]byte) error) (io.Reader, error) {
+	if check == nil {
+		return dec, nil
+	}
+	// Not io.ReadFull, which would make the io.ErrUnexpectedEOF of a
+	// truncated gzip stream look like the input's end.
+	head := make([]byte, HeadSize)
+	n := 0
+	var readErr error
+	for n < len(head) && readErr == nil {
+		var k int
+		k, readErr = dec.Read(head[n:])
+		n += k
+	}
+	head = head[:n]
+	switch readErr {
+	case nil:
+		if err := check(head); err != nil {
+			return nil, err
+		}
+		return io.MultiReader(bytes.NewReader(head), dec), nil
+	case io.EOF: // the whole input
+		if err := check(head); err != nil {
+			return nil, err
+		}
+		return bytes.NewReader(head), nil
+	}
+	return io.MultiReader(bytes.NewReader(head), errReader{readErr}), nil
+}
+
+// errReader returns its error: the one that ended a head's reading.
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
 // spool copies from into a new temporary file, which it returns at its
 // start with the bytes copied and the cleanup that removes it. readErr is
