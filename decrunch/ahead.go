@@ -437,7 +437,7 @@ func (c *converter) runOne(src Source, until uint64) (more bool, err error) {
 			return false, err
 		}
 		if err := c.direct(rec); err != nil {
-			return false, err
+			return false, placeOverflow(err, rec)
 		}
 	}
 	return true, nil
@@ -494,7 +494,7 @@ func (c *converter) writeAhead(b *aheadBatch) error {
 				continue
 			}
 			if err := c.rest(rec); err != nil {
-				return err
+				return placeOverflow(err, rec)
 			}
 			continue
 		}
@@ -519,10 +519,27 @@ func (c *converter) writeAhead(b *aheadBatch) error {
 			err = c.primitiveArray(it.tag, it.id, it.trace, it.length, it.elem)
 		}
 		if err != nil {
-			return err
+			id := it.id
+			if it.tag == hprof.SubObjectArrayDump && it.elem == aheadPiece {
+				id = c.arrayID
+			}
+			return overflowIn(err, itemKind(it), id)
 		}
 	}
 	return nil
+}
+
+// itemKind is the kind of the object record of a batch item.
+func itemKind(it *aheadItem) bmd.Kind {
+	switch it.tag {
+	case hprof.SubInstanceDump:
+		return bmd.KindInstance
+	case hprof.SubObjectArrayDump:
+		return bmd.KindObjectArray
+	case hprof.SubPrimitiveArrayDump:
+		return bmd.KindPrimitiveArray
+	}
+	return bmd.KindPrimitiveNoData
 }
 
 // runObjects writes the objects lo to hi of the batch, which the reader
@@ -547,7 +564,7 @@ func (c *converter) runObjects(b *aheadBatch, lo, hi int) error {
 			err = c.primitiveArray(hprof.SubPrimitiveArrayNoData, o.ID, o.Trace, o.Count, hprof.BasicType(o.Type))
 		}
 		if err != nil {
-			return err
+			return overflowIn(err, o.Kind, o.ID)
 		}
 	}
 	return nil

@@ -75,7 +75,7 @@ func Decrunch(src io.ReadSeeker, out io.Writer, opt Options) (*Stats, error) {
 	if r, ok := second.(*bmd.Reader); ok {
 		r.MaxElements = maxArrayWhole // longer object arrays in pieces
 	}
-	errB := secondPass(c, second)
+	errB := c.locate(secondPass(c, second))
 	return c.finish(cmpErr(errA, errB), first)
 }
 
@@ -119,6 +119,7 @@ type converter struct {
 	shapeLen   int                         // fields of the shapes remembered
 	scratch    classShape                  // a shape not remembered
 	arrayLeft  uint32                      // elements still to come of an object array written in pieces (beginArray)
+	arrayID    uint64                      // that array's dense ID
 	piecesOf   *bmd.Record                 // the array whose pieces the reader of runAhead reads next (aheadPiece)
 	// The objects the reader of runAhead may still read, and whether it
 	// stopped at that (see fill).
@@ -179,6 +180,54 @@ func (c *converter) overflowed() error {
 	return nil
 }
 
+// placeOverflow gives an *IDOverflowError that err holds, and that has
+// no place yet, the place of the record rec that held it; it returns err.
+func placeOverflow(err error, rec *bmd.Record) error {
+	var oe *IDOverflowError
+	if err != nil && errors.As(err, &oe) && oe.Record == "" {
+		oe.Record, oe.Offset = rec.Kind.String(), rec.Offset
+	}
+	return err
+}
+
+// overflowIn is placeOverflow for an object record that the second pass
+// met in a batch, without its offset: the object's kind and dense ID,
+// for locate to find it by.
+func overflowIn(err error, kind bmd.Kind, id uint64) error {
+	var oe *IDOverflowError
+	if err != nil && errors.As(err, &oe) && oe.Record == "" {
+		oe.Record, oe.Offset, oe.kind, oe.object = kind.String(), -1, kind, id
+	}
+	return err
+}
+
+// locate finds the offset of the object record of an *IDOverflowError in
+// err that overflowIn placed, reading the file again (an error path: the
+// batches of the second pass carry no offsets). Where it cannot, the
+// error says no place.
+func (c *converter) locate(err error) error {
+	var oe *IDOverflowError
+	if !errors.As(err, &oe) || oe.Offset >= 0 || oe.Record == "" {
+		return err
+	}
+	kind, id := oe.kind, oe.object
+	oe.Record, oe.kind, oe.object = "", 0, 0 // as the error of one goroutine
+	src, oerr := c.open()
+	if oerr != nil {
+		return err
+	}
+	for {
+		rec, rerr := src.Next()
+		if rerr != nil {
+			return err
+		}
+		if rec.Kind == kind && rec.ID == id {
+			oe.Record, oe.Offset = rec.Kind.String(), rec.Offset
+			return err
+		}
+	}
+}
+
 // firstPass reads the records of r, giving each to names, until the end or
 // the first error.
 func (c *converter) firstPass(r Source) error {
@@ -205,7 +254,7 @@ func (c *converter) firstPass(r Source) error {
 			continue
 		}
 		if err := c.names(rec); err != nil {
-			return err
+			return placeOverflow(err, rec)
 		}
 	}
 }

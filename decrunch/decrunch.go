@@ -137,6 +137,12 @@ func (e *NamesLimitError) Error() string {
 type IDOverflowError struct {
 	IDSize int
 	What   string // "string" or "stack frame"; "" for an object
+	Record string // the kind of the record that holds it ("INSTANCE", …)
+	Offset int64  // that record's offset in the (uncompressed) file
+	// An object record met ahead of the reading, in a batch, whose
+	// offset converter.locate finds: its kind and dense ID.
+	kind   bmd.Kind
+	object uint64
 }
 
 // Error returns the message of an IDOverflowError.
@@ -145,5 +151,9 @@ func (e *IDOverflowError) Error() string {
 	if what == "" {
 		what, a = "object", "an"
 	}
-	return fmt.Sprintf("decrunch: %s %s ID too large for %d-byte identifiers (more %ss than they can number, or a damaged file)", a, what, e.IDSize, what)
+	at := ""
+	if e.Record != "" {
+		at = fmt.Sprintf(" in the %s record at offset %d", e.Record, e.Offset)
+	}
+	return fmt.Sprintf("decrunch: %s %s ID too large for %d-byte identifiers%s (more %ss than they can number, or a damaged file)", a, what, e.IDSize, at, what)
 }

@@ -51,7 +51,7 @@ func (c *converter) beginArray(id, class uint64, trace, length uint32) error {
 	if err := c.w.BeginObjectArray(hid, trace, hclass, int(length)); err != nil {
 		return err
 	}
-	c.arrayLeft = length
+	c.arrayLeft, c.arrayID = length, id
 	c.st.Objects++
 	return nil
 }

@@ -3,6 +3,7 @@ package decrunch
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"runtime/metrics"
 	"strings"
@@ -175,27 +176,31 @@ func TestIDOverflow(t *testing.T) {
 	cases := map[string]struct {
 		body func(w *bmd.Writer)
 		want kept // with salvage
+		// The record that holds the ID, which the error names with its
+		// offset: the nth (from 0) of its kind in the file.
+		held bmd.Kind
+		nth  int
 	}{
 		"instance": {func(w *bmd.Writer) {
 			w.Instance(1, []uint64{big})
 			w.Instance(1, []uint64{0})
-		}, kept{classes: 1, heaps: 1}},
-		"instance, then the end":  {func(w *bmd.Writer) { w.Instance(1, []uint64{big}) }, kept{classes: 1, heaps: 1}},
-		"one that fits, then not": {func(w *bmd.Writer) { w.Instance(1, []uint64{0}); w.Instance(1, []uint64{big}) }, kept{classes: 1, instances: 1, heaps: 1}},
-		"object array":            {func(w *bmd.Writer) { w.ObjectArray(1, []uint64{0, big, 0}) }, kept{classes: 1, heaps: 1}},
-		"root":                    {func(w *bmd.Writer) { w.Root(uint8(hprof.SubRootUnknown), big, 0, 0, 0, 0) }, kept{classes: 1, heaps: 1}},
-		"class":                   {func(w *bmd.Writer) { w.Class(&bmd.Class{Index: 2, Super: big}) }, kept{classes: 1, heaps: 1}},
+		}, kept{classes: 1, heaps: 1}, bmd.KindInstance, 0},
+		"instance, then the end":  {func(w *bmd.Writer) { w.Instance(1, []uint64{big}) }, kept{classes: 1, heaps: 1}, bmd.KindInstance, 0},
+		"one that fits, then not": {func(w *bmd.Writer) { w.Instance(1, []uint64{0}); w.Instance(1, []uint64{big}) }, kept{classes: 1, instances: 1, heaps: 1}, bmd.KindInstance, 1},
+		"object array":            {func(w *bmd.Writer) { w.ObjectArray(1, []uint64{0, big, 0}) }, kept{classes: 1, heaps: 1}, bmd.KindObjectArray, 0},
+		"root":                    {func(w *bmd.Writer) { w.Root(uint8(hprof.SubRootUnknown), big, 0, 0, 0, 0) }, kept{classes: 1, heaps: 1}, bmd.KindRoot, 0},
+		"class":                   {func(w *bmd.Writer) { w.Class(&bmd.Class{Index: 2, Super: big}) }, kept{classes: 1, heaps: 1}, bmd.KindClass, 1},
 		"class dumped again": {func(w *bmd.Writer) {
 			w.Class(&bmd.Class{Index: 1, Redump: true, Loader: big, Fields: []bmd.Field{{Type: bmd.Object}}})
-		}, kept{classes: 1, heaps: 1}},
-		"start thread": {func(w *bmd.Writer) { w.StartThread(1, big, 0, 0, 0, 0) }, kept{classes: 1, heaps: 1}},
+		}, kept{classes: 1, heaps: 1}, bmd.KindClass, 1},
+		"start thread": {func(w *bmd.Writer) { w.StartThread(1, big, 0, 0, 0, 0) }, kept{classes: 1, heaps: 1}, bmd.KindStartThread, 0},
 		// Written by the first pass, which stops there, and the second
 		// does not run: it would write records whose names and classes'
 		// LOAD CLASS records the first pass did not reach.
 		"load class": {func(w *bmd.Writer) {
 			w.LoadClass(1, big, 0, 0)
 			w.StackFrame(0, 0, 0, 0, 0)
-		}, kept{}},
+		}, kept{}, bmd.KindLoadClass, 0},
 	}
 	for name, tc := range cases {
 		var b bytes.Buffer
@@ -217,19 +222,20 @@ func TestIDOverflow(t *testing.T) {
 		if err := w.Close(); err != nil {
 			t.Fatal(err)
 		}
+		at := recordAt(t, b.Bytes(), tc.held, tc.nth)
 		for i, data := range [][]byte{b.Bytes(), b.Bytes()[:cut]} {
 			for _, salvage := range []bool{false, true} {
 				sameSecondPassWays(t, data, Options{Salvage: salvage})
 				var out bytes.Buffer
 				st, err := Decrunch(bytes.NewReader(data), &out, Options{Salvage: salvage})
 				if !salvage {
-					if i == 0 && !isOverflow(err) {
-						t.Errorf("%s: error %v, want an object ID too large for 4-byte IDs", name, err)
+					if i == 0 && !isOverflow(err, tc.held, at) {
+						t.Errorf("%s: error %v, want an object ID too large for 4-byte IDs in the %s record at offset %d", name, err, tc.held, at)
 					}
 					continue // cut: the first pass's reading error, or the overflow
 				}
-				if err != nil || !isOverflow(st.Salvaged) {
-					t.Fatalf("%s (file %d): salvage: error %v, Salvaged %v; want an object ID too large", name, i, err, st.Salvaged)
+				if err != nil || !isOverflow(st.Salvaged, tc.held, at) {
+					t.Fatalf("%s (file %d): salvage: error %v, Salvaged %v; want an object ID too large in the %s record at offset %d", name, i, err, st.Salvaged, tc.held, at)
 				}
 				var got kept
 				r, err := hprof.NewReader(bytes.NewReader(out.Bytes()))
@@ -280,10 +286,33 @@ func TestIDOverflow(t *testing.T) {
 }
 
 // isOverflow reports whether err is an *IDOverflowError for 4-byte IDs,
-// with its message.
-func isOverflow(err error) bool {
+// in the record of kind held at offset at, with its message.
+func isOverflow(err error, held bmd.Kind, at int64) bool {
 	var oe *IDOverflowError
-	return errors.As(err, &oe) && oe.IDSize == 4 && err.Error() == "decrunch: an object ID too large for 4-byte identifiers (more objects than they can number, or a damaged file)"
+	want := fmt.Sprintf("decrunch: an object ID too large for 4-byte identifiers in the %s record at offset %d (more objects than they can number, or a damaged file)", held, at)
+	return errors.As(err, &oe) && oe.IDSize == 4 && oe.Record == held.String() && oe.Offset == at && err.Error() == want
+}
+
+// recordAt returns the offset of the nth (from 0) record of kind in the
+// BMD file data, as its reader gives it.
+func recordAt(t *testing.T, data []byte, kind bmd.Kind, nth int) int64 {
+	t.Helper()
+	r, err := bmd.NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		rec, err := r.Next()
+		if err != nil {
+			t.Fatalf("no %s record %d: %v", kind, nth, err)
+		}
+		if rec.Kind == kind {
+			if nth == 0 {
+				return rec.Offset
+			}
+			nth--
+		}
+	}
 }
 
 // TestNameAndFrameIDOverflow: a string or frame ID too large for the
