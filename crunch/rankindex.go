@@ -36,6 +36,12 @@ type rankIndex struct {
 	words  []rankWord
 	pieces []rankPiece // sorted by rank
 	n      int         // distinct IDs
+	// ords, when set, gives the ordinal of each rank, in place of the
+	// pieces: for a dump whose order follows the addresses only in runs of
+	// a few objects, where there would be about a piece per object (ZGC's
+	// and Shenandoah's heap walks: 654,144 and 606,125 pieces for about a
+	// million objects), and a lookup would search them in most words.
+	ords []uint32
 	// blocks, when set, gives for each block of 1<<blockBits units the
 	// index of its first word, or noBlock for a block that holds no ID
 	// and has no words; unset, the words cover every unit in order.
@@ -259,32 +265,66 @@ func (x *rankIndex) piecesFromRuns(a *ascRuns) bool {
 }
 
 // buildPieces walks the IDs in dump order and gives each distinct ID the
-// next ordinal, cutting a new piece wherever the rank does not follow.
+// next ordinal, in a table by rank, from which it makes the pieces: a
+// piece starts at each rank whose ordinal does not follow the rank
+// before's, which is where, in dump order, an ID's rank does not follow
+// the rank of the ID before it. With more than one piece per ordsEvery
+// IDs (and more than minOrdsPieces), the index keeps the table instead
+// (ords).
 func (x *rankIndex) buildPieces(s *idSeq) (dups int) {
-	seen := make([]uint64, (x.n+63)/64)
-	ord, lastRank := uint32(0), uint32(0)
+	const none = ^uint32(0)
+	ords := make([]uint32, x.n)
+	for i := range ords {
+		ords[i] = none
+	}
+	ord := uint32(0)
 	s.each(func(id uint64) {
 		r, _ := x.rank(id)
-		if seen[r/64]&(1<<(r%64)) != 0 {
+		if ords[r] != none {
 			dups++
 			return
 		}
-		seen[r/64] |= 1 << (r % 64)
-		if ord == 0 || r != lastRank+1 {
-			x.pieces = append(x.pieces, rankPiece{rank: r, ord: ord})
-		}
-		lastRank = r
+		ords[r] = ord
 		ord++
 	})
-	// Every rank is in exactly one piece: sorted, they partition the ranks.
-	slices.SortFunc(x.pieces, func(a, b rankPiece) int { return cmp.Compare(a.rank, b.rank) })
-	x.pieces = slices.Clip(x.pieces)
+	n := 0
+	for r := range ords {
+		if r == 0 || ords[r] != ords[r-1]+1 {
+			n++
+		}
+	}
+	if n > minOrdsPieces && n > x.n/ordsEvery {
+		x.ords, x.pieces = ords, nil
+		return dups
+	}
+	x.pieces = make([]rankPiece, 0, n)
+	for r := range ords {
+		if r == 0 || ords[r] != ords[r-1]+1 {
+			x.pieces = append(x.pieces, rankPiece{rank: uint32(r), ord: ords[r]})
+		}
+	}
 	return dups
 }
+
+// ordsEvery: an index keeps its ordinals by rank (rankIndex.ords) when it
+// would have more than one piece per ordsEvery IDs. The table costs 4
+// bytes per ID, the pieces 8 bytes each, and a lookup in a word where a
+// piece starts searches them.
+const ordsEvery = 64
+
+// minOrdsPieces: with this many pieces or fewer, an index keeps them, even
+// for few IDs.
+const minOrdsPieces = 256
 
 // pieceOfWords records in each word the delta of the piece holding its
 // first rank, and flags the words where another piece starts.
 func (x *rankIndex) pieceOfWords() {
+	if x.ords != nil { // every word looks its ordinals up (ordinal)
+		for i := range x.words {
+			x.words[i].before |= splitWord
+		}
+		return
+	}
 	p := 0
 	for i := range x.words {
 		w := &x.words[i]
@@ -368,8 +408,11 @@ func (x *rankIndex) lookup(id uint64) (uint32, bool) {
 	return r + w.delta, true
 }
 
-// ordinal returns the ordinal of rank r, from its piece.
+// ordinal returns the ordinal of rank r, from its piece or the table.
 func (x *rankIndex) ordinal(r uint32) uint32 {
+	if x.ords != nil {
+		return x.ords[r]
+	}
 	i, found := slices.BinarySearchFunc(x.pieces, r, func(p rankPiece, r uint32) int { return cmp.Compare(p.rank, r) })
 	if !found {
 		i--
@@ -379,7 +422,7 @@ func (x *rankIndex) ordinal(r uint32) uint32 {
 
 // bytes returns the memory the index holds.
 func (x *rankIndex) bytes() int64 {
-	return int64(cap(x.words))*16 + int64(cap(x.pieces))*8 + int64(cap(x.blocks))*4
+	return int64(cap(x.words))*16 + int64(cap(x.pieces))*8 + int64(cap(x.blocks))*4 + int64(cap(x.ords))*4
 }
 
 // touch loads the bitmap words of the IDs vals[at], for each at, so that

@@ -60,6 +60,33 @@ func g1LikeIDs(rng *rand.Rand, n, regions int, first bool) []uint64 {
 	return append(heap, top...)
 }
 
+// zgcLikeIDs returns n IDs as ZGC and Shenandoah dumps have them: objects
+// in the order their heap walk meets them, which follows the addresses
+// only in runs of one to three objects, mostly downwards (a ZGC dump of
+// scripts/gendump.sh's Big: 654,144 pieces for 1,016,574 objects), in
+// 2 MB pages at ZGC's addresses.
+func zgcLikeIDs(rng *rand.Rand, n int) []uint64 {
+	ids := make([]uint64, n)
+	a := uint64(0x100000200000)
+	for i := range ids {
+		a += 8 * uint64(2+rng.IntN(6))
+		if rng.IntN(5000) == 0 {
+			a = (a>>21 + 1 + uint64(rng.IntN(4))) << 21 // the next page used
+		}
+		ids[i] = a
+	}
+	var runs [][]uint64
+	for i := 0; i < n; {
+		k := min(1+rng.IntN(3), n-i)
+		run := slices.Clone(ids[i : i+k])
+		slices.Reverse(run)
+		runs = append(runs, run)
+		i += k
+	}
+	rng.Shuffle(len(runs), func(i, j int) { runs[i], runs[j] = runs[j], runs[i] })
+	return slices.Concat(runs...)
+}
+
 // TestRankIndexMatchesSorted: the bitmap index gives every ID, repeated or
 // not, the ordinal the sorted table gives, finds no absent ID, and counts
 // the same repeats, on heap-like IDs and on awkward sets.
@@ -83,6 +110,11 @@ func TestRankIndexMatchesSorted(t *testing.T) {
 		}(),
 		"interleaved":   {0x1000, 0x1020, 0x1040, 0x1010, 0x1030, 0x1050},
 		"runs touching": {0x2000, 0x2008, 0x1000, 0x1008, 0x1ff8, 0x3000},
+		"ZGC":           zgcLikeIDs(rng, 30000),
+		"ZGC, dups": func() []uint64 {
+			a := zgcLikeIDs(rng, 30000)
+			return append(a, a[17], a[len(a)-1], a[17])
+		}(),
 		"every ID, once": func() []uint64 {
 			a := make([]uint64, 5000)
 			for i := range a {
@@ -109,8 +141,14 @@ func TestRankIndexMatchesSorted(t *testing.T) {
 			walked := s
 			walked.runs = ascRuns{over: true}
 			wx, _ := newRankIndex(&walked, w)
-			if !slices.Equal(rx.pieces, wx.pieces) || !slices.Equal(rx.words, wx.words) {
+			if !slices.Equal(rx.pieces, wx.pieces) || !slices.Equal(rx.words, wx.words) || !slices.Equal(rx.ords, wx.ords) {
 				t.Fatalf("pieces from runs %v, from the walk %v", rx.pieces, wx.pieces)
+			}
+			// A table of the ordinals by rank where the order follows the
+			// addresses only in runs of a few objects (one piece each).
+			table := map[string]bool{"ZGC": true, "ZGC, dups": true, "every ID, once": true}[name]
+			if (rx.ords != nil) != table || rx.ords != nil && rx.pieces != nil {
+				t.Fatalf("%d ordinals in a table, %d pieces; want a table: %v", len(rx.ords), len(rx.pieces), table)
 			}
 			fromRuns := (&rankIndex{n: rx.n}).piecesFromRuns(&s.runs)
 			// Runs that hold each ID once and do not overlap: regions, or

@@ -220,7 +220,7 @@ func TestSplitSameFile(t *testing.T) {
 			}
 		}
 	}
-	dumps := testutil.SmallDumps(t, "sample.hprof.gz", "sample32.hprof.gz", "sample-align16.hprof.gz", "sample-nocoops.hprof.gz", "secrets.hprof.gz")
+	dumps := testutil.SmallDumps(t, "sample.hprof.gz", "sample32.hprof.gz", "sample-align16.hprof.gz", "sample-nocoops.hprof.gz", "secrets.hprof.gz", "sample-zgc.hprof.gz")
 	for _, p := range testutil.CorpusHPROFs(t) {
 		dumps[filepath.Base(p)] = testutil.ReadAll(t, p)
 	}

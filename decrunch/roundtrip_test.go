@@ -73,10 +73,12 @@ func TestRoundTripKeepStrings(t *testing.T) {
 // decrunch must give the same objects, references and primitive field
 // values as the original, up to the numbering of IDs, on every layout of
 // IDs: 4-byte, 8-byte with compressed references, without (decrunch's
-// IDs then have a stride of 2³¹), and with 16-byte alignment.
+// IDs then have a stride of 2³¹), and with 16-byte alignment; and from
+// ZGC and Shenandoah, whose objects are not in address order.
 func TestRoundTripValues(t *testing.T) {
 	inputs := append(roundTripInputs(t), testutil.Fixture("sample32.hprof.gz"),
-		testutil.Fixture("sample-nocoops.hprof.gz"), testutil.Fixture("sample-align16.hprof.gz"))
+		testutil.Fixture("sample-nocoops.hprof.gz"), testutil.Fixture("sample-align16.hprof.gz"),
+		testutil.Fixture("sample-zgc.hprof.gz"), testutil.Fixture("sample-shenandoah.hprof.gz"))
 	for _, p := range inputs {
 		t.Run(filepath.Base(p), func(t *testing.T) {
 			src := testutil.ReadAll(t, p)

@@ -21,8 +21,10 @@
 #   JDK32_ROOT     where install-jdk32.sh put the 32-bit JVM
 #   DUMP_ALL=1     also dump unreachable objects (jcmd GC.heap_dump -all)
 #   XMX            override the -Xmx chosen for the program (e.g. XMX=4g)
-#   GC             Big's collector (default ParallelGC; G1GC, the JDK's default,
-#                  spreads the heap's objects over the whole -Xmx)
+#   GC             the collector (default ParallelGC for Big, SerialGC for the others;
+#                  G1GC, the JDK's default, spreads the heap's objects over the whole
+#                  -Xmx; ZGC and ShenandoahGC dump objects in the order their heap
+#                  walk meets them, not by address)
 #   JAVA_OPTS      extra JVM options for the program
 #   LIBUSER_OUT    LibUser only: directory that receives lib.jar (the library, built from
 #                  testdata/gen/lib), libuser-app.jar (the program's own classes) and
@@ -111,7 +113,7 @@ if [[ "$PROGRAM" == Big ]]; then
     # live heap is about 0.7x the dump size; leave room so building does not thrash the GC
     JVM_OPTS=(-Xmx${XMX:-$((SIZE_MB * 3 / 2 + 512))m} -Xms${XMX:-$((SIZE_MB + 256))m} -XX:+Use${GC:-ParallelGC})
 else
-    JVM_OPTS=(-Xmx${XMX:-64m} -XX:+UseSerialGC)
+    JVM_OPTS=(-Xmx${XMX:-64m} -XX:+Use${GC:-SerialGC})
 fi
 # shellcheck disable=SC2206
 JVM_OPTS+=(-XX:TieredStopAtLevel=1 ${JAVA_OPTS:-})

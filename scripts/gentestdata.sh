@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Regenerate the committed test dumps in testdata/ (see testdata/README.md).
 #
-#   scripts/gentestdata.sh          Sample, Secrets, LibUser, HugeArray (64-bit JVM, 8-byte IDs)
+#   scripts/gentestdata.sh          Sample, Secrets, LibUser, HugeArray, Sample with ZGC and
+#                                   Shenandoah (64-bit JVM, 8-byte IDs)
 #   WITH_ID32=1 scripts/gentestdata.sh   also sample32.hprof.gz (needs scripts/install-jdk32.sh)
 #
 # Each .hprof is gzip -9 -n compressed (no name or time stamp in the gzip header) and must
@@ -43,6 +44,13 @@ cp "$TMP/libuser/lib.jar" "$TMP/libuser/libuser-app.jar" "$TD/libuser/"
 # array in pieces.
 "$ROOT/scripts/gendump.sh" HugeArray "$TMP/hugearray.hprof" 200000
 pack "$TMP/hugearray.hprof" "$TD/hugearray.hprof.gz"
+
+# The collectors whose dumps list objects in heap-walk order, not by
+# address.
+GC=ZGC "$ROOT/scripts/gendump.sh" Sample "$TMP/zgc.hprof"
+pack "$TMP/zgc.hprof" "$TD/sample-zgc.hprof.gz"
+GC=ShenandoahGC "$ROOT/scripts/gendump.sh" Sample "$TMP/shenandoah.hprof"
+pack "$TMP/shenandoah.hprof" "$TD/sample-shenandoah.hprof.gz"
 
 if [[ "${WITH_ID32:-0}" == 1 ]]; then
     ID32=1 "$ROOT/scripts/gendump.sh" Sample "$TMP/sample32.hprof"
