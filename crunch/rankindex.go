@@ -18,7 +18,9 @@ import (
 // million objects): the ordinals are kept as pieces, ranges of consecutive
 // ranks with consecutive ordinals, and each bitmap word records the piece
 // of its first rank, so a lookup reads one 16-byte word and rarely steps
-// to the next piece.
+// to the next piece. ZGC and Shenandoah dump objects in heap-walk order
+// instead, in address order only for one to three objects at a time: the
+// ordinals are then kept in a table by rank (ords).
 //
 // A G1 heap (the JDK's default collector) is not one range: its full GC
 // compacts the live regions into several ranges spread over the heap, and
