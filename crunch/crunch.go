@@ -116,9 +116,10 @@ type state struct {
 	opt    *Options
 	idSize int
 
-	pending     []pendingString   // pass 1: the STRING records (addString), until indexStrings
-	strings     map[uint64]uint64 // HPROF string ID -> index in strs
-	strs        []stringInfo      // one per distinct HPROF string ID, in dump order, then the made-up element names
+	pending     []pendingString   // pass 1: the STRING records (addString), one per ID from indexStrings, until classifyStrings
+	marks       []stringMarks     // what each of pending is used for (markStrings)
+	strings     map[uint64]uint64 // HPROF string ID -> index in pending, then (classifyStrings) in strs
+	strs        []stringInfo      // from classifyStrings: one per HPROF string ID referred to, in dump order, then the made-up element names
 	arena       []byte            // texts of the strings (pass 1), then of those that stay clear
 	nStrings    uint64            // strings the file will hold (pass 1), then strings written (pass 2)
 	classNames  map[uint64]uint64 // class object ID -> name string ID (LOAD CLASS)

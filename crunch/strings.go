@@ -8,18 +8,20 @@ import (
 	"github.com/heapcrunch/heapcrunch/names"
 )
 
-// stringInfo is what crunch keeps of a STRING record between the passes.
-// In pass 1 every text is kept in the arena; at the end of pass 1
-// (classifyStrings) the strings nothing refers to are dropped, the others
-// are made clear or hashed, and only the clear texts stay.
+// stringInfo is what crunch keeps of a STRING record the dump refers to,
+// from the end of pass 1 (classifyStrings) on: whether it is written in
+// the clear or hashed, and its clear text. In pass 1 every STRING record
+// is only its place in the arena (pendingString), and those nothing refers
+// to are dropped before any stringInfo is made: a HotSpot dump writes its
+// whole symbol table, 552,870 STRING records for a JVM with 24,144
+// classes loaded, of which 75,636 are names.
 type stringInfo struct {
 	hprofID uint64 // 0 for an element name made up for an array name
-	off     int    // the text is arena[off:off+length] (clear strings, and all in pass 1)
+	off     int    // the text is arena[off:off+length] (clear strings)
 	length  int    // the text's length; hashed: the length of its UTF-8 form
 	hash    uint64 // hashed: the hash of the text
 	dense   uint64 // string ID in the BMD (0: not written)
 
-	referenced  bool // a class, field, method, signature, source file, thread or heap name
 	className   bool // the name of a LOAD CLASS
 	platform    bool // a name of the platform (§7.1 of the spec): clear by default
 	clear       bool
@@ -57,27 +59,36 @@ type pendingString struct {
 	off, length int
 }
 
-// indexStrings makes the STRING records of pass 1 its strings, in dump
-// order: a repeated HPROF ID resolves to its first record, the others are
-// left out (TestStringRepeated). Done once, at the end of pass 1, with the
-// map and slice sized at once: tens of thousands of inserts into a
-// growing map, with its garbage, cost a HotSpot dump's pass 1 about 11 ms
-// on one goroutine before its heap dump.
+// stringMarks says what the dump uses a STRING record for (markStrings).
+type stringMarks uint8
+
+const (
+	markReferenced stringMarks = 1 << iota // a class, field, method, signature, source file, thread or heap name
+	markClassName                          // the name of a LOAD CLASS
+	markPlatform                           // a name of the platform, clear by default
+)
+
+// indexStrings indexes the STRING records of pass 1, in dump order: a
+// repeated HPROF ID resolves to its first record, the others are left out
+// (TestStringRepeated). Done once, at the end of pass 1, with the map
+// sized at once: tens of thousands of inserts into a growing map, with
+// its garbage, cost a HotSpot dump's pass 1 about 11 ms on one goroutine
+// before its heap dump.
 func (st *state) indexStrings() {
 	st.strings = make(map[uint64]uint64, len(st.pending))
-	st.strs = make([]stringInfo, 0, len(st.pending))
+	kept := st.pending[:0]
 	for _, p := range st.pending {
 		if _, dup := st.strings[p.id]; dup {
 			continue
 		}
-		st.strings[p.id] = uint64(len(st.strs))
-		st.strs = append(st.strs, stringInfo{hprofID: p.id, off: p.off, length: p.length, base: -1})
+		st.strings[p.id] = uint64(len(kept))
+		kept = append(kept, p)
 	}
-	st.pending = nil
+	st.pending = kept
+	st.marks = make([]stringMarks, len(kept))
 }
 
-// text returns the text of string i (all strings in pass 1, the clear ones
-// after).
+// text returns the text of string i: of st.strs, from classifyStrings on.
 func (st *state) text(i int) []byte {
 	s := &st.strs[i]
 	return st.arena[s.off : s.off+s.length]
@@ -90,7 +101,8 @@ func (st *state) textOf(hid uint64) string {
 	if !ok {
 		return ""
 	}
-	return string(st.text(int(i)))
+	p := st.pending[i]
+	return string(st.arena[p.off : p.off+p.length])
 }
 
 // markStrings marks the strings the dump refers to, and which of them are
@@ -103,10 +115,14 @@ func (st *state) markStrings() {
 	platform := !st.opt.HashPlatformNames
 	mark := func(hid uint64, plat, class bool) {
 		if i, ok := st.strings[hid]; ok {
-			s := &st.strs[i]
-			s.referenced = true
-			s.platform = s.platform || (plat && platform)
-			s.className = s.className || class
+			m := &st.marks[i]
+			*m |= markReferenced
+			if plat && platform {
+				*m |= markPlatform
+			}
+			if class {
+				*m |= markClassName
+			}
 		}
 	}
 	bootSerials := map[uint32]bool{}
@@ -161,25 +177,26 @@ func (st *state) clearByText(t []byte) bool {
 
 // classifyStrings decides, for every string the dump refers to, whether it
 // is written in the clear, hashed, or as an ARRAY NAME of its element name,
-// computes the hashes, and keeps only the clear texts.
+// computes the hashes, and keeps only the clear texts. The strings nothing
+// refers to go: the strings are those referred to, in dump order, then
+// the made-up element names.
 func (st *state) classifyStrings() {
 	st.markStrings()
+	st.keepReferenced()
 	n := len(st.strs)
 	classNames := map[string]int{}
 	for i := range n {
 		s := &st.strs[i]
-		if s.referenced {
-			s.placeholder = isPlaceholder(st.text(i))
-			s.clear = !s.placeholder && (s.platform || st.clearByText(st.text(i)))
-			if s.className {
-				classNames[string(st.text(i))] = i
-			}
+		s.placeholder = isPlaceholder(st.text(i))
+		s.clear = !s.placeholder && (s.platform || st.clearByText(st.text(i)))
+		if s.className {
+			classNames[string(st.text(i))] = i
 		}
 	}
 	if st.opt.hashName == nil { // version 1 has no ARRAY NAME
 		for i := range n {
 			s := &st.strs[i]
-			if !s.referenced || !s.className {
+			if !s.className {
 				continue
 			}
 			start, length, dims, desc, ok := splitArrayName(st.text(i))
@@ -194,7 +211,7 @@ func (st *state) classifyStrings() {
 			base, found := classNames[string(elem)]
 			if !found {
 				base = len(st.strs)
-				e := stringInfo{off: s.off + start, length: length, referenced: true, base: -1, placeholder: isPlaceholder(elem)}
+				e := stringInfo{off: s.off + start, length: length, base: -1, placeholder: isPlaceholder(elem)}
 				e.clear = !e.placeholder && st.clearByText(elem)
 				st.strs = append(st.strs, e)
 				s = &st.strs[i]
@@ -203,15 +220,10 @@ func (st *state) classifyStrings() {
 		}
 	}
 	arena := make([]byte, 0, 1<<12)
-	st.nStrings = 0
+	st.nStrings = uint64(len(st.strs))
 	for i := range st.strs {
 		s := &st.strs[i]
-		if s.referenced {
-			st.nStrings++
-		}
 		switch {
-		case !s.referenced:
-			st.stats.Unreferenced++
 		case s.placeholder:
 			s.length, s.hash = 0, placeholderHash(st.text(i))
 		case s.clear:
@@ -225,6 +237,31 @@ func (st *state) classifyStrings() {
 		}
 	}
 	st.arena = arena
+}
+
+// keepReferenced makes the strings the dump refers to, as markStrings
+// marked them, st.strs, indexed anew by st.strings, and drops the STRING
+// records of pass 1, counting those left out.
+func (st *state) keepReferenced() {
+	n := 0
+	for _, m := range st.marks {
+		if m&markReferenced != 0 {
+			n++
+		}
+	}
+	st.stats.Unreferenced += uint64(len(st.pending) - n)
+	st.strs = make([]stringInfo, 0, n)
+	st.strings = make(map[uint64]uint64, n)
+	for i, p := range st.pending {
+		m := st.marks[i]
+		if m&markReferenced == 0 {
+			continue
+		}
+		st.strings[p.id] = uint64(len(st.strs))
+		st.strs = append(st.strs, stringInfo{hprofID: p.id, off: p.off, length: p.length, base: -1,
+			className: m&markClassName != 0, platform: m&markPlatform != 0})
+	}
+	st.pending, st.marks = nil, nil
 }
 
 // splitArrayName finds the element name of an array class name in either

@@ -3,7 +3,8 @@
 #
 #   scripts/gendump.sh PROGRAM OUT.hprof [program args...]
 #
-# PROGRAM is the base name of testdata/gen/PROGRAM.java (Sample, Secrets, LibUser, Big, HugeArray).
+# PROGRAM is the base name of testdata/gen/PROGRAM.java (Sample, Secrets, LibUser, Big, HugeArray,
+# ManyClasses).
 # The program is compiled into a temporary directory under $GENDUMP_TMP (default
 # ${TMPDIR:-/tmp}), run until it prints READY, dumped with
 #   jcmd <pid> GC.heap_dump OUT.hprof
