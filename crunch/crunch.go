@@ -120,7 +120,8 @@ type state struct {
 	marks       []stringMarks     // what each of pending is used for (markStrings)
 	strings     map[uint64]uint64 // HPROF string ID -> index in pending, then (classifyStrings) in strs
 	strs        []stringInfo      // from classifyStrings: one per HPROF string ID referred to, in dump order, then the made-up element names
-	arena       []byte            // texts of the strings (pass 1), then of those that stay clear
+	texts       [][]byte          // pass 1: the texts of the STRING records, in chunks (addString)
+	arena       []byte            // from classifyStrings: the texts of the strings, then of those that stay clear
 	nStrings    uint64            // strings the file will hold (pass 1), then strings written (pass 2)
 	classNames  map[uint64]uint64 // class object ID -> name string ID (LOAD CLASS)
 	loads       []loadInfo        // LOAD CLASS records, written sorted by class

@@ -11,7 +11,7 @@ import (
 // stringInfo is what crunch keeps of a STRING record the dump refers to,
 // from the end of pass 1 (classifyStrings) on: whether it is written in
 // the clear or hashed, and its clear text. In pass 1 every STRING record
-// is only its place in the arena (pendingString), and those nothing refers
+// is only its text's place (pendingString), and those nothing refers
 // to are dropped before any stringInfo is made: a HotSpot dump writes its
 // whole symbol table, 552,870 STRING records for a JVM with 24,144
 // classes loaded, of which 75,636 are names.
@@ -35,9 +35,9 @@ type stringInfo struct {
 	desc bool // descriptor spelling "[[Lname;" (else "name[][]")
 }
 
-// addString records a STRING record of pass 1: its text in the arena, its
-// ID and place in pending. indexStrings makes them strings at the end of
-// the pass.
+// addString records a STRING record of pass 1: its text in the chunks of
+// texts, its ID and place in pending. indexStrings indexes them at the
+// end of the pass.
 func (st *state) addString(id uint64, text []byte) {
 	// Doubling, where append grows a large slice by a quarter: a dump's
 	// tens of thousands of strings would be copied about four times over
@@ -45,18 +45,34 @@ func (st *state) addString(id uint64, text []byte) {
 	if len(st.pending) == cap(st.pending) {
 		st.pending = slices.Grow(st.pending, max(len(st.pending), 1024))
 	}
-	if len(st.arena)+len(text) > cap(st.arena) {
-		st.arena = slices.Grow(st.arena, max(len(st.arena), len(text), 64<<10))
+	n := len(st.texts)
+	if n == 0 || len(st.texts[n-1])+len(text) > cap(st.texts[n-1]) {
+		st.texts = append(st.texts, make([]byte, 0, max(textChunk, len(text))))
+		n++
 	}
-	st.pending = append(st.pending, pendingString{id: id, off: len(st.arena), length: len(text)})
-	st.arena = append(st.arena, text...)
+	c := &st.texts[n-1]
+	st.pending = append(st.pending, pendingString{id: id, chunk: uint32(n - 1), pos: uint32(len(*c)), length: uint32(len(text))})
+	*c = append(*c, text...)
 }
 
+// textChunk is the size of the chunks of pass 1's texts (state.texts),
+// filled in turn and never copied: the texts of a HotSpot dump's symbol
+// table, 19 MB for testdata/gen/ManyClasses.java, in one slice grown by
+// doubling left about as much again in copies.
+const textChunk = 1 << 20
+
 // pendingString is a STRING record of pass 1: its ID and its text's place
-// in the arena.
+// in the chunks (state.texts).
 type pendingString struct {
-	id          uint64
-	off, length int
+	id     uint64
+	chunk  uint32 // the text is texts[chunk][pos:pos+length]
+	pos    uint32
+	length uint32
+}
+
+// rawText returns the text of STRING record p of pass 1.
+func (st *state) rawText(p pendingString) []byte {
+	return st.texts[p.chunk][p.pos : p.pos+p.length]
 }
 
 // stringMarks says what the dump uses a STRING record for (markStrings).
@@ -101,8 +117,7 @@ func (st *state) textOf(hid uint64) string {
 	if !ok {
 		return ""
 	}
-	p := st.pending[i]
-	return string(st.arena[p.off : p.off+p.length])
+	return string(st.rawText(st.pending[i]))
 }
 
 // markStrings marks the strings the dump refers to, and which of them are
@@ -240,28 +255,32 @@ func (st *state) classifyStrings() {
 }
 
 // keepReferenced makes the strings the dump refers to, as markStrings
-// marked them, st.strs, indexed anew by st.strings, and drops the STRING
-// records of pass 1, counting those left out.
+// marked them, st.strs, indexed anew by st.strings, with their texts in
+// the arena, and drops the STRING records of pass 1, counting those left
+// out.
 func (st *state) keepReferenced() {
-	n := 0
-	for _, m := range st.marks {
+	n, size := 0, 0
+	for i, m := range st.marks {
 		if m&markReferenced != 0 {
 			n++
+			size += int(st.pending[i].length)
 		}
 	}
 	st.stats.Unreferenced += uint64(len(st.pending) - n)
 	st.strs = make([]stringInfo, 0, n)
 	st.strings = make(map[uint64]uint64, n)
+	st.arena = make([]byte, 0, size)
 	for i, p := range st.pending {
 		m := st.marks[i]
 		if m&markReferenced == 0 {
 			continue
 		}
 		st.strings[p.id] = uint64(len(st.strs))
-		st.strs = append(st.strs, stringInfo{hprofID: p.id, off: p.off, length: p.length, base: -1,
+		st.strs = append(st.strs, stringInfo{hprofID: p.id, off: len(st.arena), length: int(p.length), base: -1,
 			className: m&markClassName != 0, platform: m&markPlatform != 0})
+		st.arena = append(st.arena, st.rawText(p)...)
 	}
-	st.pending, st.marks = nil, nil
+	st.pending, st.marks, st.texts = nil, nil, nil
 }
 
 // splitArrayName finds the element name of an array class name in either
