@@ -6,6 +6,7 @@ package crunch
 import (
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
 
 	"github.com/heapcrunch/heapcrunch/bmd"
@@ -116,20 +117,23 @@ type state struct {
 	opt    *Options
 	idSize int
 
-	pending     []pendingString   // pass 1: the STRING records (addString), one per ID from indexStrings, until classifyStrings
-	marks       []stringMarks     // what each of pending is used for (markStrings)
-	strings     map[uint64]uint64 // HPROF string ID -> index in pending, then (classifyStrings) in strs
-	strs        []stringInfo      // from classifyStrings: one per HPROF string ID referred to, in dump order, then the made-up element names
-	texts       [][]byte          // pass 1: the texts of the STRING records, in chunks (addString)
-	arena       []byte            // from classifyStrings: the texts of the strings, then of those that stay clear
-	nStrings    uint64            // strings the file will hold (pass 1), then strings written (pass 2)
-	classNames  map[uint64]uint64 // class object ID -> name string ID (LOAD CLASS)
-	loads       []loadInfo        // LOAD CLASS records, written sorted by class
-	frames      map[uint64]uint64 // HPROF frame ID -> dense
-	nFrames     uint64
-	frameNames  []frameNames    // the string IDs of the STACK FRAME records
-	threadNames []uint64        // the string IDs of the START THREAD records
-	heapNames   map[uint64]bool // the string IDs of heap names (HEAP DUMP INFO)
+	pending []pendingString   // pass 1: the STRING records (addString), one per ID from indexStrings, until classifyStrings
+	marks   []stringMarks     // what each of pending is used for (markStrings)
+	strings map[uint64]uint64 // HPROF string ID -> index in pending, then (classifyStrings) in strs
+	strs    []stringInfo      // from classifyStrings: one per HPROF string ID referred to, in dump order, then the made-up element names
+	texts   [][]byte          // pass 1: the texts of the STRING records, in chunks (addString)
+	// pass1Dropped is about how many bytes pass 1 held and dropped at its
+	// end (collectPass1).
+	pass1Dropped int64
+	arena        []byte            // from classifyStrings: the texts of the strings, then of those that stay clear
+	nStrings     uint64            // strings the file will hold (pass 1), then strings written (pass 2)
+	classNames   map[uint64]uint64 // class object ID -> name string ID (LOAD CLASS)
+	loads        []loadInfo        // LOAD CLASS records, written sorted by class
+	frames       map[uint64]uint64 // HPROF frame ID -> dense
+	nFrames      uint64
+	frameNames   []frameNames    // the string IDs of the STACK FRAME records
+	threadNames  []uint64        // the string IDs of the START THREAD records
+	heapNames    map[uint64]bool // the string IDs of heap names (HEAP DUMP INFO)
 
 	classes   []*classInfo
 	classIdx  map[uint64]int    // class object ID -> index in classes
@@ -212,6 +216,23 @@ func Crunch(src io.ReadSeeker, out io.Writer, opt Options) (*Stats, error) {
 	return st.run(in, out)
 }
 
+// collectPass1 collects the memory that pass 1 used and dropped, when it
+// is much (at least collectAbove bytes: pass1Dropped): the texts of a
+// HotSpot dump's whole symbol table, the IDs of tens of millions of
+// objects. Pass 2's allocations then reuse it, where with crunch's
+// GOGC of 400 (cmd/crunch) the collector would not run again before the
+// end, and pass 2's peak would add to pass 1's. It costs a collection of
+// what lives on, the index and the class definitions.
+func (st *state) collectPass1() {
+	if st.pass1Dropped >= collectAbove {
+		runtime.GC()
+	}
+}
+
+// collectAbove is the memory pass 1 drops (state.pass1Dropped) above which
+// collectPass1 collects it.
+const collectAbove = 32 << 20
+
 // run runs the two passes on in, a fault reading the mapped file being an
 // error.
 func (st *state) run(in *input, out io.Writer) (stats *Stats, err error) {
@@ -220,6 +241,7 @@ func (st *state) run(in *input, out io.Writer) (stats *Stats, err error) {
 	if err := st.runPass1(in); err != nil {
 		return nil, err
 	}
+	st.collectPass1()
 	if err := st.runPass2(in, out); err != nil {
 		return nil, err
 	}

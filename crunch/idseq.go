@@ -241,6 +241,15 @@ func longDelta(d []byte) (step uint64, n int) {
 // release drops the IDs.
 func (s *idSeq) release() { s.chunks = nil }
 
+// bytes returns the memory of the deltas.
+func (s *idSeq) bytes() int64 {
+	var n int64
+	for _, c := range s.chunks {
+		n += int64(cap(c.delta))
+	}
+	return n
+}
+
 // ascRuns follows a sequence of IDs as runs of ascending, near IDs
 // (spans): a HotSpot heap is dumped a region at a time, in address order,
 // so that its millions of objects make a few hundred runs, from which the index

@@ -406,6 +406,7 @@ func (p *pass1) buildIndex() error {
 	p.classIndex, _ = newDedupedIDIndex(classIDs)
 	var dups int
 	p.index, dups = buildIDIndex(&p.objs)
+	p.pass1Dropped += p.objs.bytes()
 	p.objs.release()
 	p.nObj = uint64(len(p.classes) + p.index.len())
 	p.rank, p.objBase = cmp.Or(p.index.rank, emptyRank), uint64(len(p.classes))+1

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/heapcrunch/heapcrunch/names"
 )
@@ -280,6 +281,12 @@ func (st *state) keepReferenced() {
 			className: m&markClassName != 0, platform: m&markPlatform != 0})
 		st.arena = append(st.arena, st.rawText(p)...)
 	}
+	// The texts, the records, their marks and their map (about 40 bytes
+	// an entry).
+	for _, c := range st.texts {
+		st.pass1Dropped += int64(cap(c))
+	}
+	st.pass1Dropped += int64(cap(st.pending))*int64(unsafe.Sizeof(pendingString{})) + int64(len(st.marks))*(1+40)
 	st.pending, st.marks, st.texts = nil, nil, nil
 }
 
