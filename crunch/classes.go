@@ -216,12 +216,13 @@ func (st *state) pickFields(k int, picks []fieldPick) ([]fieldPick, bool) {
 func (st *state) keptValues() {
 	for _, ci := range st.classes {
 		ci.keepAll = st.opt.KeepPrimitives
-		name := st.textOf(st.classNames[ci.dump.ID])
-		if name == "" {
+		// string(name) in each index expression: no string is made.
+		name := st.rawTextOf(st.classNames[ci.dump.ID])
+		if len(name) == 0 {
 			continue
 		}
-		ci.keepAll = ci.keepAll || st.preserveNames[name]
-		if fields := st.profileClass[name]; fields != nil {
+		ci.keepAll = ci.keepAll || st.preserveNames[string(name)]
+		if fields := st.profileClass[string(name)]; fields != nil {
 			ci.keepFields = map[uint64]bool{}
 			for _, f := range ci.dump.Fields {
 				if slices.Contains(fields, st.textOf(f.Name)) {
@@ -234,7 +235,7 @@ func (st *state) keptValues() {
 				}
 			}
 		}
-		if fields := st.factClass[name]; fields != nil && ci.dump.Loader == 0 {
+		if fields := st.factClass[string(name)]; fields != nil && ci.dump.Loader == 0 {
 			ci.keepStatics = map[uint64]bool{}
 			for _, f := range ci.dump.Statics {
 				if slices.Contains(fields, st.textOf(f.Name)) {
@@ -253,6 +254,9 @@ func (st *state) optionWarnings() {
 		if t, _ := ParseHeapName(h); !st.heapsSeen[t] {
 			*w = append(*w, fmt.Sprintf("--drop-heap %s: the dump has no %s heap (no HEAP DUMP INFO names it): nothing dropped", h, h))
 		}
+	}
+	if len(st.opt.PreserveClasses) == 0 {
+		return // else 24,000 strings made for nothing in a large JVM's dump
 	}
 	names := map[string]bool{}
 	for _, l := range st.loads {

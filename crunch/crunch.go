@@ -117,9 +117,9 @@ type state struct {
 	opt    *Options
 	idSize int
 
-	pending []pendingString   // pass 1: the STRING records (addString), one per ID from indexStrings, until classifyStrings
+	pending []pendingString   // pass 1: the STRING records (addString), until classifyStrings
 	marks   []stringMarks     // what each of pending is used for (markStrings)
-	strings map[uint64]uint64 // HPROF string ID -> index in pending, then (classifyStrings) in strs
+	strings map[uint64]uint64 // HPROF string ID -> index in pending (its first record), then (classifyStrings) in strs
 	strs    []stringInfo      // from classifyStrings: one per HPROF string ID referred to, in dump order, then the made-up element names
 	texts   [][]byte          // pass 1: the texts of the STRING records, in chunks (addString)
 	// pass1Dropped is about how many bytes pass 1 held and dropped at its
