@@ -128,9 +128,7 @@ func (p *pass2) batch() error {
 		case aheadHeapDump:
 			p.topCount[it.tag]++
 			p.topBytes[it.tag] += int64(it.n) + 9
-			if err = p.w.Time(it.trace); err == nil {
-				err = p.heapDump(it)
-			}
+			err = p.heapDump(it)
 		case aheadSub:
 			err = p.sub(it)
 		case aheadHeapEnd:
@@ -306,6 +304,11 @@ func (p *pass2) heapDump(it *ahead) error {
 		if err := p.defineChunk(p.clock.chunk); err != nil {
 			return err
 		}
+	}
+	// The record's time after the definitions: a LOAD CLASS written with
+	// its class's definition sets its own (TestRecordTimes).
+	if err := p.w.Time(it.trace); err != nil {
+		return err
 	}
 	return p.w.HeapDump(hprof.Tag(it.tag) == hprof.TagHeapDumpSegment)
 }
