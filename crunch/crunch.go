@@ -117,23 +117,20 @@ type state struct {
 	opt    *Options
 	idSize int
 
-	pending []pendingString   // pass 1: the STRING records (addString), until classifyStrings
-	marks   []stringMarks     // what each of pending is used for (markStrings)
-	strings map[uint64]uint64 // HPROF string ID -> index in pending (its first record), then (classifyStrings) in strs
-	strs    []stringInfo      // from classifyStrings: one per HPROF string ID referred to, in dump order, then the made-up element names
-	texts   [][]byte          // pass 1: the texts of the STRING records, in chunks (addString)
-	// pass1Dropped is about how many bytes pass 1 held and dropped at its
-	// end (collectPass1).
-	pass1Dropped int64
-	arena        []byte            // from classifyStrings: the texts of the strings, then of those that stay clear
-	nStrings     uint64            // strings the file will hold (pass 1), then strings written (pass 2)
-	classNames   map[uint64]uint64 // class object ID -> name string ID (LOAD CLASS)
-	loads        []loadInfo        // LOAD CLASS records, written sorted by class
-	frames       map[uint64]uint64 // HPROF frame ID -> dense
-	nFrames      uint64
-	frameNames   []frameNames    // the string IDs of the STACK FRAME records
-	threadNames  []uint64        // the string IDs of the START THREAD records
-	heapNames    map[uint64]bool // the string IDs of heap names (HEAP DUMP INFO)
+	pending     []pendingString   // pass 1: the STRING records (addString), until classifyStrings
+	marks       []stringMarks     // what each of pending is used for (markStrings)
+	strings     map[uint64]uint64 // HPROF string ID -> index in pending (its first record), then (classifyStrings) in strs
+	strs        []stringInfo      // from classifyStrings: one per HPROF string ID referred to, in dump order, then the made-up element names
+	texts       [][]byte          // pass 1: the texts of the STRING records, in chunks (addString)
+	arena       []byte            // from classifyStrings: the texts of the strings, then of those that stay clear
+	nStrings    uint64            // strings the file will hold (pass 1), then strings written (pass 2)
+	classNames  map[uint64]uint64 // class object ID -> name string ID (LOAD CLASS)
+	loads       []loadInfo        // LOAD CLASS records, written sorted by class
+	frames      map[uint64]uint64 // HPROF frame ID -> dense
+	nFrames     uint64
+	frameNames  []frameNames    // the string IDs of the STACK FRAME records
+	threadNames []uint64        // the string IDs of the START THREAD records
+	heapNames   map[uint64]bool // the string IDs of heap names (HEAP DUMP INFO)
 
 	classes   []*classInfo
 	classIdx  map[uint64]int    // class object ID -> index in classes
@@ -162,6 +159,10 @@ type state struct {
 	heapsSeen     map[uint32]bool // heap types of the dump's HEAP DUMP INFO records
 
 	stats *Stats
+
+	// pass1Dropped is about how many bytes pass 1 held and dropped at its
+	// end (collectPass1).
+	pass1Dropped int64
 }
 
 // Crunch reads the HPROF dump in src twice and writes its BMD version 2

@@ -163,19 +163,16 @@ func checkHead(dec io.Reader, check func([]byte) error) (io.Reader, error) {
 		n += k
 	}
 	head = head[:n]
-	switch readErr {
-	case nil:
-		if err := check(head); err != nil {
-			return nil, err
-		}
-		return io.MultiReader(bytes.NewReader(head), dec), nil
-	case io.EOF: // the whole input
-		if err := check(head); err != nil {
-			return nil, err
-		}
+	if readErr != nil && readErr != io.EOF {
+		return io.MultiReader(bytes.NewReader(head), errReader{readErr}), nil
+	}
+	if err := check(head); err != nil {
+		return nil, err
+	}
+	if readErr == io.EOF { // the whole input
 		return bytes.NewReader(head), nil
 	}
-	return io.MultiReader(bytes.NewReader(head), errReader{readErr}), nil
+	return io.MultiReader(bytes.NewReader(head), dec), nil
 }
 
 // errReader returns its error: the one that ended a head's reading.
