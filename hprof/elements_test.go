@@ -21,6 +21,7 @@ func arraysDump(t *testing.T, idSize int, lens []int) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
+	w.SegmentSize = 8 << 20 // all in one record, whose end NextSub would otherwise meet
 	w.BeginHeapDump(TagHeapDumpSegment, 0)
 	for j, n := range lens {
 		elems := make([]uint64, n)

@@ -520,6 +520,51 @@ func TestSegmentSplit(t *testing.T) {
 	}
 }
 
+// TestSegmentAllocatedOnce: a Writer's segment is allocated at its full
+// size when it first grows, not grown by append's steps (which allocated
+// about five times the segment size, each page of it a page fault): writing
+// 4 MiB of sub-records through Instance and WriteSub, with the default
+// segment size, allocates the segment and the output buffer once each,
+// whatever the order of the two calls. Bytes allocated
+// (runtime.MemStats.TotalAlloc), the least of three runs.
+func TestSegmentAllocatedOnce(t *testing.T) {
+	for _, first := range []string{"Instance", "WriteSub"} {
+		least := uint64(1 << 63)
+		for range 3 {
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			w, err := NewWriter(io.Discard, Header{Version: Version102, IDSize: 8})
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.BeginHeapDump(TagHeapDumpSegment, 0)
+			sub := SubRecord{Tag: SubPrimitiveArrayDump, ElemType: Int, Length: 100}
+			for i := range 4 << 20 / 400 {
+				if (i%2 == 0) == (first == "Instance") {
+					if _, err := w.Instance(uint64(i+1), 0, 8, 400); err != nil {
+						t.Fatal(err)
+					}
+				} else {
+					sub.ID = uint64(i + 1)
+					if err := w.WriteSub(&sub); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			if err := w.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			runtime.ReadMemStats(&after)
+			least = min(least, after.TotalAlloc-before.TotalAlloc)
+		}
+		// The segment (1 MiB) and the output buffer (1 MiB), with room for
+		// the Writer's small parts; growing by steps allocated 5 MiB more.
+		if limit := uint64(DefaultSegmentSize + 1<<20 + 256<<10); least > limit {
+			t.Errorf("%s first: writing 4 MiB of sub-records allocated %d bytes, want at most %d", first, least, limit)
+		}
+	}
+}
+
 // TestTruncatedEverywhere cuts a real dump at every offset of its first
 // 2 KiB and at every 401st beyond: a cut between two records leaves a
 // shorter, sound file; any other cut gives a *FormatError wrapping

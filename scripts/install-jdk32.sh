@@ -59,11 +59,23 @@ done
 LDSO=$(cd "$R" && find . -name 'ld-linux.so.2' \( -type f -o -type l \) | grep i386-linux-gnu | head -1)
 [[ -n "$LDSO" ]] || { echo "install-jdk32: ld-linux.so.2 not found in the unpacked libc6:i386" >&2; exit 1; }
 LDSO=${LDSO#./}
+# A kernel built without 32-bit support (IA32 emulation) cannot run the
+# loader ("Exec format error": the VM's kernel of 2026-12-02 was such a one):
+# then the JVM runs under qemu-i386 (Debian's qemu-user), slower but the same
+# JVM writing the same dumps.
+EMU=
+if ! "$R/$LDSO" --version >/dev/null 2>&1; then
+    if ! command -v qemu-i386 >/dev/null; then
+        echo "install-jdk32: this kernel does not run 32-bit programs; installing qemu-user to run the JVM" >&2
+        $SUDO apt-get -o DPkg::Lock::Timeout=900 install -y qemu-user >/dev/null
+    fi
+    EMU="$(command -v qemu-i386) "
+fi
 cat > "$R/java32" <<EOF
 #!/bin/sh
-# 32-bit HotSpot from Debian's openjdk-17-jre-headless:i386, run through its own i386 loader.
+# 32-bit HotSpot from Debian's openjdk-17-jre-headless:i386, run through its own i386 loader${EMU:+ under qemu-i386}.
 R="$FINAL_R"
-exec "\$R/$LDSO" --library-path "\$R/lib/i386-linux-gnu:\$R/usr/lib/i386-linux-gnu" "\$R/$J/bin/java" "\$@"
+exec $EMU"\$R/$LDSO" --library-path "\$R/lib/i386-linux-gnu:\$R/usr/lib/i386-linux-gnu" "\$R/$J/bin/java" "\$@"
 EOF
 chmod 755 "$R/java32"
 
