@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/heapcrunch/heapcrunch/hprof"
+	"github.com/heapcrunch/heapcrunch/internal/cores"
 )
 
 // input is the dump crunch reads twice: a file mapped in memory, read in
@@ -19,11 +20,16 @@ type input struct {
 	released int64 // the bytes of mapped given back (release)
 }
 
-// openInput maps src when it is a regular file read from its start and the
-// system can map it.
+// mapInput reports whether crunch maps its input (cores.MapInput): only
+// where its passes are split between cores that share their data
+// cheaply; else it reads the dump through a buffer. Tests change it.
+var mapInput = cores.MapInput
+
+// openInput maps src when it is a regular file read from its start, the
+// system can map it and mapInput says so.
 func openInput(src io.ReadSeeker) *input {
 	in := &input{src: src, unmap: func() {}}
-	if pos, err := src.Seek(0, io.SeekCurrent); err == nil && pos == 0 {
+	if pos, err := src.Seek(0, io.SeekCurrent); err == nil && pos == 0 && mapInput() {
 		in.mapped, in.unmap = mapFile(src)
 	}
 	return in

@@ -2,6 +2,7 @@ package crunch
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -59,6 +60,10 @@ func (st *state) runPass2(in *input, out io.Writer) error {
 	p := &pass2{state: st, w: w, dec: hprof.BodyDecoder{IDSize: st.idSize}}
 	st.nStrings = 0 // now: strings written
 	if err := p.consume(r, in); err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			// Pass 1 read the dump to its end: it was cut since.
+			return fmt.Errorf("crunch: the input file changed while it was read, cut short after the first pass: %w", err)
+		}
 		return err
 	}
 	for _, ci := range st.classes {

@@ -31,6 +31,7 @@ package cores
 
 import (
 	"errors"
+	"math"
 	"os"
 	"runtime"
 	"slices"
@@ -145,6 +146,31 @@ func Split(objects uint64) bool {
 		return false
 	}
 	return objects >= minObjects
+}
+
+// MapInput reports whether a pass that splits its work with a goroutine
+// on another core should read its input file mapped in memory, in place,
+// which lets the goroutines read their parts of it at once (crunch): when
+// Split would split a pass (GOMAXPROCS 2 or more, HEAPCRUNCH_SPLIT not
+// "off") and a cache line goes to the other core and back in under
+// nearLimit (Probe, Pays); HEAPCRUNCH_SPLIT=on answers true without a
+// probe. Otherwise the input is better read through a buffer, on one
+// goroutine: the mapped dump's pages cost more to read than a buffer
+// filled from the page cache. On the 134 MB dump of a 32-bit JVM, this VM
+// with its cores 430 ns apart (2026-12-02, three runs each), crunch
+// mapped took 0.42 to 0.45 s with one core, 0.31 to 0.37 s with two,
+// 0.48 to 0.51 s with the other core busy; read through a buffer 0.29 to
+// 0.30, 0.30 to 0.33 and 0.30 to 0.36 s (docs/measurements.md, "Mapped
+// or read"). Where the cores shared a cache, the mapped dump split on
+// two took 0.19 s (2026-11-28).
+func MapInput() bool {
+	if !Split(math.MaxUint64) {
+		return false
+	}
+	if os.Getenv(SplitEnv) == "on" {
+		return true
+	}
+	return Pays(Probe())
 }
 
 // Pays reports whether a probe's result says that two goroutines pay: a

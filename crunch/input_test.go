@@ -1,0 +1,82 @@
+package crunch
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/heapcrunch/heapcrunch/internal/testutil"
+)
+
+// The tests of this package map a file given to Crunch wherever the
+// system can, as crunch did before it asked cores.MapInput: they test
+// the mapped ways (pass 1's batches and pieces, pass 2's spans) whatever
+// the cores of the machine running them. TestInputRead tests the other.
+func init() { mapInput = func() bool { return true } }
+
+// TestInputRead: where mapInput says no, a file is read through a buffer,
+// not mapped, and gives the BMD file of the same dump mapped and of its
+// bytes, with progress in both passes, with pass 2 on one goroutine and
+// on two; a file cut short while crunch reads it is an error in either
+// pass, not a crash.
+func TestInputRead(t *testing.T) { bothPass2Ways(t, testInputRead) }
+
+func testInputRead(t *testing.T) {
+	data := testutil.ReadAll(t, testutil.Fixture("sample.hprof.gz"))
+	path := filepath.Join(t.TempDir(), "sample.hprof")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	if _, err := Crunch(bytes.NewReader(data), &want, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	var mapped bytes.Buffer
+	if _, err := Crunch(openMapped(t, path), &mapped, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	defer func(f func() bool) { mapInput = f }(mapInput)
+	mapInput = func() bool { return false }
+
+	f := openMapped(t, path) // a file the system would map
+	if in := openInput(f); in.mapped != nil {
+		in.unmap()
+		t.Fatal("openInput mapped the file where mapInput says no")
+	}
+	passes := map[int]bool{}
+	var got bytes.Buffer
+	if _, err := Crunch(f, &got, Options{Progress: func(pass int, _ int64) { passes[pass] = true }}); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got.Bytes(), want.Bytes()) || !bytes.Equal(got.Bytes(), mapped.Bytes()) || !passes[1] || !passes[2] {
+		t.Fatalf("file read through a buffer: %d bytes of BMD, want %d (mapped: %d); progress in passes %v",
+			got.Len(), want.Len(), mapped.Len(), passes)
+	}
+	for _, cutIn := range []int{1, 2} {
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cut := func(pass int, _ int64) {
+			if pass == cutIn {
+				if err := os.Truncate(path, 4096); err != nil {
+					t.Error(err)
+				}
+			}
+		}
+		_, err = Crunch(f, io.Discard, Options{Progress: cut})
+		f.Close()
+		// Cut in pass 1, the dump is short; in pass 2, it changed.
+		want := map[int]string{1: "truncated", 2: "changed while it was read"}[cutIn]
+		if err == nil || !strings.Contains(err.Error(), want) || !errors.Is(err, io.ErrUnexpectedEOF) {
+			t.Errorf("file cut to 4096 bytes in pass %d: error %v, want one saying %q", cutIn, err, want)
+		}
+	}
+}
