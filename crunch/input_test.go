@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -78,5 +79,22 @@ func testInputRead(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) || !errors.Is(err, io.ErrUnexpectedEOF) {
 			t.Errorf("file cut to 4096 bytes in pass %d: error %v, want one saying %q", cutIn, err, want)
 		}
+	}
+}
+
+// TestSegmentWorkersMapped: pass 1 hands heap dump records to other
+// goroutines only from a mapped dump, one per core for Go; a dump read
+// through a buffer is read on pass 1's goroutine alone.
+func TestSegmentWorkersMapped(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	if n := segmentWorkers(true); n != 2 {
+		t.Errorf("mapped, GOMAXPROCS=2: %d workers, want 2", n)
+	}
+	if n := segmentWorkers(false); n != 1 {
+		t.Errorf("read through a buffer, GOMAXPROCS=2: %d workers, want 1", n)
+	}
+	runtime.GOMAXPROCS(1)
+	if n := segmentWorkers(true); n != 1 {
+		t.Errorf("mapped, GOMAXPROCS=1: %d workers, want 1", n)
 	}
 }

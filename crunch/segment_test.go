@@ -55,7 +55,7 @@ func crunchSegments(t *testing.T, data []byte, opt Options, workers int, minSpli
 	defer func() {
 		segmentWorkers, minSplitRecord, splitBatchBytes, maxSplitRecord, inlineSubRecords = w, mn, b, m, p
 	}()
-	segmentWorkers, minSplitRecord, splitBatchBytes, maxSplitRecord, inlineSubRecords = func() int { return workers }, minSplit, int64(minSplit), maxSplit, pieces
+	segmentWorkers, minSplitRecord, splitBatchBytes, maxSplitRecord, inlineSubRecords = func(bool) int { return workers }, minSplit, int64(minSplit), maxSplit, pieces
 	var in io.ReadSeeker = bytes.NewReader(data)
 	if mapped {
 		in = openMapped(t, writeTemp(t, "dump.hprof", data))
