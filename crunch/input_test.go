@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/heapcrunch/heapcrunch/internal/testutil"
 )
@@ -17,7 +18,7 @@ import (
 // system can, as crunch did before it asked cores.MapInput: they test
 // the mapped ways (pass 1's batches and pieces, pass 2's spans) whatever
 // the cores of the machine running them. TestInputRead tests the other.
-func init() { mapInput = func() bool { return true } }
+func init() { mapInput = func(io.ReadSeeker) bool { return true } }
 
 // TestInputRead: where mapInput says no, a file is read through a buffer,
 // not mapped, and gives the BMD file of the same dump mapped and of its
@@ -40,8 +41,8 @@ func testInputRead(t *testing.T) {
 	if _, err := Crunch(openMapped(t, path), &mapped, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	defer func(f func() bool) { mapInput = f }(mapInput)
-	mapInput = func() bool { return false }
+	defer func(f func(io.ReadSeeker) bool) { mapInput = f }(mapInput)
+	mapInput = func(io.ReadSeeker) bool { return false }
 
 	f := openMapped(t, path) // a file the system would map
 	if in := openInput(f); in.mapped != nil {
@@ -97,4 +98,56 @@ func TestSegmentWorkersMapped(t *testing.T) {
 	if n := segmentWorkers(true); n != 1 {
 		t.Errorf("mapped, GOMAXPROCS=1: %d workers, want 1", n)
 	}
+}
+
+// TestMapCheaper: mapped is cheap enough at up to half as long again as
+// read through a buffer, not beyond.
+func TestMapCheaper(t *testing.T) {
+	for _, c := range []struct {
+		read, mapped time.Duration
+		want         bool
+	}{
+		{time.Millisecond, 500 * time.Microsecond, true},
+		{time.Millisecond, time.Millisecond, true},
+		{time.Millisecond, 1500 * time.Microsecond, true},
+		{time.Millisecond, 1501 * time.Microsecond, false},
+		{600 * time.Microsecond, 2300 * time.Microsecond, false}, // this VM's, 2026-12-02
+	} {
+		if got := mapCheaper(c.read, c.mapped); got != c.want {
+			t.Errorf("read %v, mapped %v: %v, want %v", c.read, c.mapped, got, c.want)
+		}
+	}
+}
+
+// TestMappedPays: a file under minMapBytes and a source that is not a
+// file are read through a buffer without a probe; a larger file is
+// probed, and the probe leaves the file's offset where it was, at its
+// start, for openInput. (Whether it maps depends on the machine.)
+func TestMappedPays(t *testing.T) {
+	dir := t.TempDir()
+	small := filepath.Join(dir, "small")
+	if err := os.WriteFile(small, make([]byte, minMapBytes-1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f := openMapped(t, small)
+	start := time.Now()
+	if mappedPays(f) {
+		t.Errorf("a file of %d bytes: mappedPays true", minMapBytes-1)
+	}
+	if d := time.Since(start); d > 100*time.Millisecond {
+		t.Logf("a small file took %v to refuse (a slow machine?)", d)
+	}
+	if mappedPays(bytes.NewReader(make([]byte, minMapBytes))) {
+		t.Error("a bytes.Reader: mappedPays true")
+	}
+	large := filepath.Join(dir, "large")
+	if err := os.WriteFile(large, make([]byte, minMapBytes+mapProbeBytes), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f = openMapped(t, large)
+	pays := mappedPays(f)
+	if pos, err := f.Seek(0, io.SeekCurrent); err != nil || pos != 0 {
+		t.Errorf("after the probe the file is at %d (%v), want 0", pos, err)
+	}
+	t.Logf("mapping pays on this machine: %v", pays)
 }
