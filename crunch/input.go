@@ -20,16 +20,42 @@ type input struct {
 	mapped   []byte // the mapped file, or nil
 	unmap    func()
 	released int64 // the bytes of mapped given back (release)
+	// alone: read through a buffer because its mapped pages cost much
+	// (readAlone), pass 2 runs on one goroutine.
+	alone bool
 }
 
-// mapInput reports whether crunch maps its input src: only where its
-// passes are split between cores that share their data cheaply
-// (cores.MapInput) and reading the file mapped costs about what reading
-// it through a buffer does (mappedPays); else it reads the dump through a
-// buffer. HEAPCRUNCH_SPLIT=on maps it without asking either (the split
-// reads the mapped dump). Tests change it.
-var mapInput = func(src io.ReadSeeker) bool {
-	return cores.MapInput() && (os.Getenv(cores.SplitEnv) == "on" || mappedPays(src))
+// readWay is how crunch reads its input.
+type readWay int
+
+// The ways of reading the input.
+const (
+	readBuffered readWay = iota // through a buffer
+	readMapped                  // mapped in memory, in place
+	// readAlone: through a buffer, pass 2 on one goroutine, because
+	// mapped pages cost much (mappedPays). On the VM of 2026-12-02, where
+	// they did, no way with two goroutines beat one, the pipeline of pass
+	// 2 included: with the cores near (67 ns), 0.36 to 0.39 s against
+	// 0.31 to 0.34 s on the 134 MB dump (docs/measurements.md, "Mapped
+	// or read"): the page faults of a process running on both cores cost
+	// about twice their time on one.
+	readAlone
+)
+
+// wayOf says how crunch reads its input src: mapped only where its passes
+// are split between cores that share their data cheaply (cores.MapInput)
+// and reading the file mapped costs about what reading it through a
+// buffer does (mappedPays); where it costs more, alone; else buffered.
+// HEAPCRUNCH_SPLIT=on maps it without asking mappedPays (the split reads
+// the mapped dump). Tests change it.
+var wayOf = func(src io.ReadSeeker) readWay {
+	switch {
+	case !cores.MapInput():
+		return readBuffered
+	case os.Getenv(cores.SplitEnv) == "on" || mappedPays(src):
+		return readMapped
+	}
+	return readAlone
 }
 
 // minMapBytes is the size under which a dump is read through a buffer
@@ -67,11 +93,16 @@ func touchLines(b []byte) byte {
 }
 
 // openInput maps src when it is a regular file read from its start, the
-// system can map it and mapInput says so.
+// system can map it and wayOf says so.
 func openInput(src io.ReadSeeker) *input {
 	in := &input{src: src, unmap: func() {}}
-	if pos, err := src.Seek(0, io.SeekCurrent); err == nil && pos == 0 && mapInput(src) {
-		in.mapped, in.unmap = mapFile(src)
+	if pos, err := src.Seek(0, io.SeekCurrent); err == nil && pos == 0 {
+		switch wayOf(src) {
+		case readMapped:
+			in.mapped, in.unmap = mapFile(src)
+		case readAlone:
+			in.alone = true
+		}
 	}
 	return in
 }

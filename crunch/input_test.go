@@ -18,13 +18,13 @@ import (
 // system can, as crunch did before it asked cores.MapInput: they test
 // the mapped ways (pass 1's batches and pieces, pass 2's spans) whatever
 // the cores of the machine running them. TestInputRead tests the other.
-func init() { mapInput = func(io.ReadSeeker) bool { return true } }
+func init() { wayOf = func(io.ReadSeeker) readWay { return readMapped } }
 
-// TestInputRead: where mapInput says no, a file is read through a buffer,
-// not mapped, and gives the BMD file of the same dump mapped and of its
-// bytes, with progress in both passes, with pass 2 on one goroutine and
-// on two; a file cut short while crunch reads it is an error in either
-// pass, not a crash.
+// TestInputRead: where wayOf says so, a file is read through a buffer,
+// not mapped (pass 2 on one goroutine with readAlone), and gives the BMD
+// file of the same dump mapped and of its bytes, with progress in both
+// passes, with pass 2 on one goroutine and on two; a file cut short while
+// crunch reads it is an error in either pass, not a crash.
 func TestInputRead(t *testing.T) { bothPass2Ways(t, testInputRead) }
 
 func testInputRead(t *testing.T) {
@@ -41,22 +41,30 @@ func testInputRead(t *testing.T) {
 	if _, err := Crunch(openMapped(t, path), &mapped, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	defer func(f func(io.ReadSeeker) bool) { mapInput = f }(mapInput)
-	mapInput = func(io.ReadSeeker) bool { return false }
+	defer func(f func(io.ReadSeeker) readWay) { wayOf = f }(wayOf)
+	for _, way := range []readWay{readBuffered, readAlone} {
+		wayOf = func(io.ReadSeeker) readWay { return way }
+		testInputReadWay(t, path, data, want.Bytes(), mapped.Bytes(), way)
+	}
+}
 
+func testInputReadWay(t *testing.T, path string, data, want, mapped []byte, way readWay) {
+	if err := os.WriteFile(path, data, 0o644); err != nil { // whole again after the way before
+		t.Fatal(err)
+	}
 	f := openMapped(t, path) // a file the system would map
-	if in := openInput(f); in.mapped != nil {
+	if in := openInput(f); in.mapped != nil || in.alone != (way == readAlone) {
 		in.unmap()
-		t.Fatal("openInput mapped the file where mapInput says no")
+		t.Fatalf("way %d: openInput mapped the file (%v) or read it alone (%v)", way, in.mapped != nil, in.alone)
 	}
 	passes := map[int]bool{}
 	var got bytes.Buffer
 	if _, err := Crunch(f, &got, Options{Progress: func(pass int, _ int64) { passes[pass] = true }}); err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(got.Bytes(), want.Bytes()) || !bytes.Equal(got.Bytes(), mapped.Bytes()) || !passes[1] || !passes[2] {
-		t.Fatalf("file read through a buffer: %d bytes of BMD, want %d (mapped: %d); progress in passes %v",
-			got.Len(), want.Len(), mapped.Len(), passes)
+	if !bytes.Equal(got.Bytes(), want) || !bytes.Equal(got.Bytes(), mapped) || !passes[1] || !passes[2] {
+		t.Fatalf("way %d, file read through a buffer: %d bytes of BMD, want %d (mapped: %d); progress in passes %v",
+			way, got.Len(), len(want), len(mapped), passes)
 	}
 	for _, cutIn := range []int{1, 2} {
 		if err := os.WriteFile(path, data, 0o644); err != nil {

@@ -88,7 +88,7 @@ func (p *pass2) consume(r *hprof.Reader, in *input) error {
 		defer p.stopSplit()
 		return p.single(rd)
 	}
-	if pass2OneGoroutine(p.nObj) {
+	if in.alone || pass2OneGoroutine(p.nObj) {
 		return p.single(rd)
 	}
 	// Two filled batches may wait for the writer: with none, each side
