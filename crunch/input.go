@@ -3,6 +3,7 @@ package crunch
 import (
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"runtime/debug"
 	"time"
@@ -50,19 +51,35 @@ const (
 // the mapped dump). Tests change it.
 var wayOf = func(src io.ReadSeeker) readWay {
 	switch {
-	case !cores.MapInput():
+	case os.Getenv(cores.SplitEnv) == "on":
+		if cores.MapInput() {
+			return readMapped
+		}
 		return readBuffered
-	case os.Getenv(cores.SplitEnv) == "on" || mappedPays(src):
+	case !largeFile(src) || !cores.MapInput():
+		return readBuffered
+	case mappedPays(src):
 		return readMapped
 	}
 	return readAlone
 }
 
 // minMapBytes is the size under which a dump is read through a buffer
-// without asking mappedPays: its pass 2 is not split (a dump of 16 MiB
-// holds about 400,000 objects, and a split needs 262,144), and the time
-// either way is a few milliseconds.
+// without a probe: its pass 2 is not split (a dump of 16 MiB holds about
+// 400,000 objects, and a split needs 262,144), and the time either way is
+// a few milliseconds.
 const minMapBytes = 16 << 20
+
+// largeFile reports whether src is a regular file of minMapBytes or more
+// (and no more than an int counts), one that crunch may map.
+func largeFile(src io.ReadSeeker) bool {
+	f, ok := src.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode().IsRegular() && fi.Size() >= minMapBytes && fi.Size() <= math.MaxInt
+}
 
 // mapProbeBytes is how much of the file mappedPays reads each way, and
 // mapProbeRounds how many times: the least time of each counts, as a read

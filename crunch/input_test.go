@@ -7,10 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/heapcrunch/heapcrunch/internal/cores"
 	"github.com/heapcrunch/heapcrunch/internal/testutil"
 )
 
@@ -19,6 +21,10 @@ import (
 // the mapped ways (pass 1's batches and pieces, pass 2's spans) whatever
 // the cores of the machine running them. TestInputRead tests the other.
 func init() { wayOf = func(io.ReadSeeker) readWay { return readMapped } }
+
+// defaultWayOf is wayOf as crunch has it (package variables are set
+// before init runs).
+var defaultWayOf = wayOf
 
 // TestInputRead: where wayOf says so, a file is read through a buffer,
 // not mapped (pass 2 on one goroutine with readAlone), and gives the BMD
@@ -158,4 +164,52 @@ func TestMappedPays(t *testing.T) {
 		t.Errorf("after the probe the file is at %d (%v), want 0", pos, err)
 	}
 	t.Logf("mapping pays on this machine: %v", pays)
+}
+
+// TestWayOf: crunch's choice of reading. A source that is not a file, or
+// a file under minMapBytes, is read through a buffer without a probe of
+// the cores; a larger one too where the cores are far apart or there is
+// one core for Go; with the cores near, it is mapped or read alone, as
+// mappedPays finds on this machine; HEAPCRUNCH_SPLIT=on maps it whatever
+// its size or the probe, and "off" reads it through a buffer.
+func TestWayOf(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	defer func(p func() (time.Duration, error)) { cores.Probe = p }(cores.Probe)
+	probed := false
+	near := func() (time.Duration, error) { probed = true; return 60 * time.Nanosecond, nil }
+	far := func() (time.Duration, error) { probed = true; return 430 * time.Nanosecond, nil }
+	dir := t.TempDir()
+	small, large := filepath.Join(dir, "small"), filepath.Join(dir, "large")
+	if err := os.WriteFile(small, make([]byte, 1<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(large, make([]byte, minMapBytes), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	open := func(p string) io.ReadSeeker { return openMapped(t, p) }
+	for _, c := range []struct {
+		name   string
+		src    func() io.ReadSeeker
+		env    string
+		procs  int
+		probe  func() (time.Duration, error)
+		want   []readWay
+		probes bool
+	}{
+		{"bytes", func() io.ReadSeeker { return bytes.NewReader(make([]byte, minMapBytes)) }, "", 2, near, []readWay{readBuffered}, false},
+		{"small file", func() io.ReadSeeker { return open(small) }, "", 2, near, []readWay{readBuffered}, false},
+		{"large file, far cores", func() io.ReadSeeker { return open(large) }, "", 2, far, []readWay{readBuffered}, true},
+		{"large file, one core", func() io.ReadSeeker { return open(large) }, "", 1, near, []readWay{readBuffered}, false},
+		{"large file, near cores", func() io.ReadSeeker { return open(large) }, "", 2, near, []readWay{readMapped, readAlone}, true},
+		{"small file, split on", func() io.ReadSeeker { return open(small) }, "on", 2, far, []readWay{readMapped}, false},
+		{"large file, split off", func() io.ReadSeeker { return open(large) }, "off", 2, near, []readWay{readBuffered}, false},
+	} {
+		t.Setenv(cores.SplitEnv, c.env)
+		runtime.GOMAXPROCS(c.procs)
+		cores.Probe, probed = c.probe, false
+		got := defaultWayOf(c.src())
+		if !slices.Contains(c.want, got) || probed != c.probes {
+			t.Errorf("%s: way %d, cores probed %v; want one of %v, probed %v", c.name, got, probed, c.want, c.probes)
+		}
+	}
 }
