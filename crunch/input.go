@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"runtime/debug"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -98,7 +99,7 @@ const (
 func mapCheaper(read, mapped time.Duration) bool { return mapped <= read+read/2 }
 
 // probeSink keeps what mappedPays reads from being optimized away.
-var probeSink byte
+var probeSink atomic.Uint32
 
 // touchLines reads a byte of each 64-byte line of b.
 func touchLines(b []byte) byte {

@@ -93,7 +93,7 @@ func mappedPays(src io.ReadSeeker) bool {
 		mapped = min(mapped, time.Since(start))
 		syscall.Munmap(m)
 	}
-	probeSink = sum
+	probeSink.Store(uint32(sum))
 	return mapCheaper(read, mapped)
 }
 
