@@ -34,15 +34,7 @@ var defaultWayOf = wayOf
 func TestInputRead(t *testing.T) { bothPass2Ways(t, testInputRead) }
 
 func testInputRead(t *testing.T) {
-	data := testutil.ReadAll(t, testutil.Fixture("sample.hprof.gz"))
-	path := filepath.Join(t.TempDir(), "sample.hprof")
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var want bytes.Buffer
-	if _, err := Crunch(bytes.NewReader(data), &want, Options{}); err != nil {
-		t.Fatal(err)
-	}
+	data, path, want := sampleFile(t)
 	var mapped bytes.Buffer
 	if _, err := Crunch(openMapped(t, path), &mapped, Options{}); err != nil {
 		t.Fatal(err)
@@ -50,7 +42,7 @@ func testInputRead(t *testing.T) {
 	defer func(f func(io.ReadSeeker) readWay) { wayOf = f }(wayOf)
 	for _, way := range []readWay{readBuffered, readAlone} {
 		wayOf = func(io.ReadSeeker) readWay { return way }
-		testInputReadWay(t, path, data, want.Bytes(), mapped.Bytes(), way)
+		testInputReadWay(t, path, data, want, mapped.Bytes(), way)
 	}
 }
 
@@ -63,38 +55,70 @@ func testInputReadWay(t *testing.T, path string, data, want, mapped []byte, way 
 		in.unmap()
 		t.Fatalf("way %d: openInput mapped the file (%v) or read it alone (%v)", way, in.mapped != nil, in.alone)
 	}
-	passes := map[int]bool{}
-	var got bytes.Buffer
-	if _, err := Crunch(f, &got, Options{Progress: func(pass int, _ int64) { passes[pass] = true }}); err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got.Bytes(), want) || !bytes.Equal(got.Bytes(), mapped) || !passes[1] || !passes[2] {
+	got, passes := crunchProgress(t, f)
+	if !bytes.Equal(got, want) || !bytes.Equal(got, mapped) || !passes[1] || !passes[2] {
 		t.Fatalf("way %d, file read through a buffer: %d bytes of BMD, want %d (mapped: %d); progress in passes %v",
-			way, got.Len(), len(want), len(mapped), passes)
+			way, len(got), len(want), len(mapped), passes)
 	}
 	for _, cutIn := range []int{1, 2} {
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		f, err := os.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cut := func(pass int, _ int64) {
-			if pass == cutIn {
-				if err := os.Truncate(path, 4096); err != nil {
-					t.Error(err)
-				}
-			}
-		}
-		_, err = Crunch(f, io.Discard, Options{Progress: cut})
-		f.Close()
+		err := crunchCut(t, path, data, cutIn)
 		// Cut in pass 1, the dump is short; in pass 2, it changed.
 		want := map[int]string{1: "truncated", 2: "changed while it was read"}[cutIn]
 		if err == nil || !strings.Contains(err.Error(), want) || !errors.Is(err, io.ErrUnexpectedEOF) {
 			t.Errorf("file cut to 4096 bytes in pass %d: error %v, want one saying %q", cutIn, err, want)
 		}
 	}
+}
+
+// sampleFile writes the sample fixture to a file and returns its bytes,
+// the file's path and its BMD file, crunched from its bytes.
+func sampleFile(t *testing.T) (data []byte, path string, bmd []byte) {
+	t.Helper()
+	data = testutil.ReadAll(t, testutil.Fixture("sample.hprof.gz"))
+	path = filepath.Join(t.TempDir(), "sample.hprof")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if _, err := Crunch(bytes.NewReader(data), &out, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	return data, path, out.Bytes()
+}
+
+// crunchProgress crunches src and returns the BMD file and the passes
+// that reported progress.
+func crunchProgress(t *testing.T, src io.ReadSeeker) ([]byte, map[int]bool) {
+	t.Helper()
+	passes := map[int]bool{}
+	var out bytes.Buffer
+	if _, err := Crunch(src, &out, Options{Progress: func(pass int, _ int64) { passes[pass] = true }}); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes(), passes
+}
+
+// crunchCut writes data to the file at path, crunches it, cutting it to
+// 4096 bytes once pass cutIn reports progress, and returns the error.
+func crunchCut(t *testing.T, path string, data []byte, cutIn int) error {
+	t.Helper()
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cut := func(pass int, _ int64) {
+		if pass == cutIn {
+			if err := os.Truncate(path, 4096); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	_, err = Crunch(f, io.Discard, Options{Progress: cut})
+	return err
 }
 
 // TestSegmentWorkersMapped: pass 1 hands heap dump records to other

@@ -141,42 +141,13 @@ func FuzzSegments(f *testing.F) {
 func TestMappedInput(t *testing.T) { bothPass2Ways(t, testMappedInput) }
 
 func testMappedInput(t *testing.T) {
-	data := testutil.ReadAll(t, testutil.Fixture("sample.hprof.gz"))
-	path := filepath.Join(t.TempDir(), "sample.hprof")
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var want bytes.Buffer
-	if _, err := Crunch(bytes.NewReader(data), &want, Options{}); err != nil {
-		t.Fatal(err)
-	}
-	f := openMapped(t, path)
-	passes := map[int]bool{}
-	var got bytes.Buffer
-	if _, err := Crunch(f, &got, Options{Progress: func(pass int, _ int64) { passes[pass] = true }}); err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got.Bytes(), want.Bytes()) || !passes[1] || !passes[2] {
-		t.Fatalf("mapped file: %d bytes of BMD, want %d; progress in passes %v", got.Len(), want.Len(), passes)
+	data, path, want := sampleFile(t)
+	got, passes := crunchProgress(t, openMapped(t, path))
+	if !bytes.Equal(got, want) || !passes[1] || !passes[2] {
+		t.Fatalf("mapped file: %d bytes of BMD, want %d; progress in passes %v", len(got), len(want), passes)
 	}
 	for _, cutIn := range []int{1, 2} {
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		f, err := os.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cut := func(pass int, _ int64) {
-			if pass == cutIn {
-				if err := os.Truncate(path, 4096); err != nil {
-					t.Error(err)
-				}
-			}
-		}
-		_, err = Crunch(f, io.Discard, Options{Progress: cut})
-		f.Close()
-		if err == nil || !strings.Contains(err.Error(), "changed while it was read") {
+		if err := crunchCut(t, path, data, cutIn); err == nil || !strings.Contains(err.Error(), "changed while it was read") {
 			t.Errorf("file cut in pass %d: error %v", cutIn, err)
 		}
 	}
