@@ -525,44 +525,64 @@ func TestSegmentSplit(t *testing.T) {
 // about five times the segment size, each page of it a page fault): writing
 // 4 MiB of sub-records through Instance and WriteSub, with the default
 // segment size, allocates the segment and the output buffer once each,
-// whatever the order of the two calls. Bytes allocated
-// (runtime.MemStats.TotalAlloc), the least of three runs.
+// whatever the order of the two calls. With a segment size of 1 GiB, the
+// segment doubles from 1 MiB as the 4 MiB need, not allocated whole.
+// Bytes allocated (runtime.MemStats.TotalAlloc), the least of three runs.
 func TestSegmentAllocatedOnce(t *testing.T) {
-	for _, first := range []string{"Instance", "WriteSub"} {
-		least := uint64(1 << 63)
-		for range 3 {
-			var before, after runtime.MemStats
-			runtime.ReadMemStats(&before)
-			w, err := NewWriter(io.Discard, Header{Version: Version102, IDSize: 8})
-			if err != nil {
-				t.Fatal(err)
+	for _, seg := range []int{0, 1 << 30} {
+		for _, first := range []string{"Instance", "WriteSub"} {
+			least := segmentAlloc(t, seg, first == "Instance")
+			// The segment (1 MiB) and the output buffer (1 MiB), with room
+			// for the Writer's small parts; growing by steps allocated 5
+			// MiB more. With 1 GiB: the doublings from 1 MiB to what the
+			// 4.3 MB written need, and the buffer (10.9 MB allocated,
+			// where the segment allocated whole was 1 GiB).
+			limit := uint64(DefaultSegmentSize + 1<<20 + 256<<10)
+			if seg > 0 {
+				limit = 16 << 20
 			}
-			w.BeginHeapDump(TagHeapDumpSegment, 0)
-			sub := SubRecord{Tag: SubPrimitiveArrayDump, ElemType: Int, Length: 100}
-			for i := range 4 << 20 / 400 {
-				if (i%2 == 0) == (first == "Instance") {
-					if _, err := w.Instance(uint64(i+1), 0, 8, 400); err != nil {
-						t.Fatal(err)
-					}
-				} else {
-					sub.ID = uint64(i + 1)
-					if err := w.WriteSub(&sub); err != nil {
-						t.Fatal(err)
-					}
-				}
+			if least > limit {
+				t.Errorf("segment size %d, %s first: writing 4 MiB of sub-records allocated %d bytes, want at most %d", seg, first, least, limit)
 			}
-			if err := w.Flush(); err != nil {
-				t.Fatal(err)
-			}
-			runtime.ReadMemStats(&after)
-			least = min(least, after.TotalAlloc-before.TotalAlloc)
-		}
-		// The segment (1 MiB) and the output buffer (1 MiB), with room for
-		// the Writer's small parts; growing by steps allocated 5 MiB more.
-		if limit := uint64(DefaultSegmentSize + 1<<20 + 256<<10); least > limit {
-			t.Errorf("%s first: writing 4 MiB of sub-records allocated %d bytes, want at most %d", first, least, limit)
 		}
 	}
+}
+
+// segmentAlloc returns the bytes allocated by writing 4 MiB of instances
+// and primitive arrays in turns, an instance first or not, with segments
+// of seg bytes (0: the default), the least of three runs.
+func segmentAlloc(t *testing.T, seg int, instanceFirst bool) uint64 {
+	t.Helper()
+	least := uint64(1 << 63)
+	for range 3 {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		w, err := NewWriter(io.Discard, Header{Version: Version102, IDSize: 8})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.SegmentSize = seg
+		w.BeginHeapDump(TagHeapDumpSegment, 0)
+		sub := SubRecord{Tag: SubPrimitiveArrayDump, ElemType: Int, Length: 100}
+		for i := range 4 << 20 / 400 {
+			if (i%2 == 0) == instanceFirst {
+				if _, err := w.Instance(uint64(i+1), 0, 8, 400); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				sub.ID = uint64(i + 1)
+				if err := w.WriteSub(&sub); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		runtime.ReadMemStats(&after)
+		least = min(least, after.TotalAlloc-before.TotalAlloc)
+	}
+	return least
 }
 
 // TestTruncatedEverywhere cuts a real dump at every offset of its first

@@ -592,15 +592,18 @@ func (w *Writer) makeRoom(head, n, size int, tag SubTag) error {
 }
 
 // reserve makes room for n more bytes in the segment. A segment that
-// must grow grows to SegmentSize at once (or to what n needs, if more),
-// not by append's steps: from 256 KiB to 8 MiB by quarters it allocated
-// about 40 MiB of fresh memory, each page of it a page fault, which were
-// 77 % of decrunch's (perf, the 134 MB generated dump's BMD) and cost up
-// to 0.25 s of system time on two cores in this VM (docs/measurements.md,
-// "Page faults"). Pages of the segment not yet used are not touched.
+// must grow doubles, from DefaultSegmentSize, up to SegmentSize (or to
+// what n needs, if more), not by append's steps: from 256 KiB to 8 MiB by
+// quarters it allocated about 40 MiB of fresh memory, each page of it a
+// page fault, which were 77 % of decrunch's (perf, the 134 MB generated
+// dump's BMD) and cost up to 0.25 s of system time on two cores in this
+// VM (docs/measurements.md, "Page faults"). With the default size, the
+// segment is allocated once. A segment size of a gigabyte (as tests set
+// to have one record) is not allocated at once either.
 func (w *Writer) reserve(n int) {
 	if cap(w.seg)-len(w.seg) < n {
-		w.seg = slices.Grow(w.seg, max(n, w.SegmentSize-len(w.seg)))
+		size := max(len(w.seg)+n, min(w.SegmentSize, max(2*cap(w.seg), DefaultSegmentSize)))
+		w.seg = slices.Grow(w.seg, size-len(w.seg))
 	}
 }
 
