@@ -541,6 +541,13 @@ func TestSegmentAllocatedOnce(t *testing.T) {
 			if seg > 0 {
 				limit = 16 << 20
 			}
+			if testutil.RaceEnabled {
+				// The instrumented build allocates the zeros that
+				// WriteSub appends for each primitive array (2.2 MB of
+				// them here), which a plain build appends in place: 5.3
+				// and 17.8 MB were measured under -race.
+				limit += 4 << 20
+			}
 			if least > limit {
 				t.Errorf("segment size %d, %s first: writing 4 MiB of sub-records allocated %d bytes, want at most %d", seg, first, least, limit)
 			}
