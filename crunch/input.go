@@ -51,15 +51,12 @@ const (
 // HEAPCRUNCH_SPLIT=on maps it without asking mappedPays (the split reads
 // the mapped dump). Tests change it.
 var wayOf = func(src io.ReadSeeker) readWay {
+	forced := os.Getenv(cores.SplitEnv) == "on"
+	f, size := largeFile(src)
 	switch {
-	case os.Getenv(cores.SplitEnv) == "on":
-		if cores.MapInput() {
-			return readMapped
-		}
+	case f == nil && !forced || !cores.MapInput(): // no probe of the cores for a file not mapped
 		return readBuffered
-	case !largeFile(src) || !cores.MapInput():
-		return readBuffered
-	case mappedPays(src):
+	case forced || mappedPays(f, size):
 		return readMapped
 	}
 	return readAlone
@@ -71,15 +68,20 @@ var wayOf = func(src io.ReadSeeker) readWay {
 // a few milliseconds.
 const minMapBytes = 16 << 20
 
-// largeFile reports whether src is a regular file of minMapBytes or more
-// (and no more than an int counts), one that crunch may map.
-func largeFile(src io.ReadSeeker) bool {
+// largeFile returns src and its size if it is a regular file of
+// minMapBytes or more (and no more than an int counts), one that crunch
+// may map on a system that maps files (canMap); else nil: such a dump is
+// read through a buffer, its pass 2 on two goroutines where those pay.
+func largeFile(src io.ReadSeeker) (*os.File, int64) {
 	f, ok := src.(*os.File)
-	if !ok {
-		return false
+	if !ok || !canMap {
+		return nil, 0
 	}
 	fi, err := f.Stat()
-	return err == nil && fi.Mode().IsRegular() && fi.Size() >= minMapBytes && fi.Size() <= math.MaxInt
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() < minMapBytes || fi.Size() > math.MaxInt {
+		return nil, 0
+	}
+	return f, fi.Size()
 }
 
 // mapProbeBytes is how much of the file mappedPays reads each way, and
@@ -95,7 +97,8 @@ const (
 // is cheap enough against reading them through a buffer, in time read,
 // for crunch to map its input: at most half as long again. Where the
 // mapped dump took 0.42 to 0.45 s with one core and the buffer 0.29 to
-// 0.30 s, mappedPays's probe took 3.7 to 6.5 times as long mapped.
+// 0.30 s, the same probe (a standalone program, 2 MiB at a time) took
+// 3.7 to 6.5 times as long mapped.
 func mapCheaper(read, mapped time.Duration) bool { return mapped <= read+read/2 }
 
 // probeSink keeps what mappedPays reads from being optimized away.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -42,15 +41,12 @@ func testInputRead(t *testing.T) {
 	defer func(f func(io.ReadSeeker) readWay) { wayOf = f }(wayOf)
 	for _, way := range []readWay{readBuffered, readAlone} {
 		wayOf = func(io.ReadSeeker) readWay { return way }
-		testInputReadWay(t, path, data, want, mapped.Bytes(), way)
+		testInputReadWay(t, data, want, mapped.Bytes(), way)
 	}
 }
 
-func testInputReadWay(t *testing.T, path string, data, want, mapped []byte, way readWay) {
-	if err := os.WriteFile(path, data, 0o644); err != nil { // whole again after the way before
-		t.Fatal(err)
-	}
-	f := openMapped(t, path) // a file the system would map
+func testInputReadWay(t *testing.T, data, want, mapped []byte, way readWay) {
+	f := openMapped(t, writeTemp(t, "sample.hprof", data)) // a file the system would map
 	if in := openInput(f); in.mapped != nil || in.alone != (way == readAlone) {
 		in.unmap()
 		t.Fatalf("way %d: openInput mapped the file (%v) or read it alone (%v)", way, in.mapped != nil, in.alone)
@@ -61,7 +57,7 @@ func testInputReadWay(t *testing.T, path string, data, want, mapped []byte, way 
 			way, len(got), len(want), len(mapped), passes)
 	}
 	for _, cutIn := range []int{1, 2} {
-		err := crunchCut(t, path, data, cutIn)
+		err := crunchCut(t, data, cutIn)
 		// Cut in pass 1, the dump is short; in pass 2, it changed.
 		want := map[int]string{1: "truncated", 2: "changed while it was read"}[cutIn]
 		if err == nil || !strings.Contains(err.Error(), want) || !errors.Is(err, io.ErrUnexpectedEOF) {
@@ -75,10 +71,7 @@ func testInputReadWay(t *testing.T, path string, data, want, mapped []byte, way 
 func sampleFile(t *testing.T) (data []byte, path string, bmd []byte) {
 	t.Helper()
 	data = testutil.ReadAll(t, testutil.Fixture("sample.hprof.gz"))
-	path = filepath.Join(t.TempDir(), "sample.hprof")
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path = writeTemp(t, "sample.hprof", data)
 	var out bytes.Buffer
 	if _, err := Crunch(bytes.NewReader(data), &out, Options{}); err != nil {
 		t.Fatal(err)
@@ -98,13 +91,11 @@ func crunchProgress(t *testing.T, src io.ReadSeeker) ([]byte, map[int]bool) {
 	return out.Bytes(), passes
 }
 
-// crunchCut writes data to the file at path, crunches it, cutting it to
-// 4096 bytes once pass cutIn reports progress, and returns the error.
-func crunchCut(t *testing.T, path string, data []byte, cutIn int) error {
+// crunchCut writes data to a file, crunches it, cutting it to 4096 bytes
+// once pass cutIn reports progress, and returns the error.
+func crunchCut(t *testing.T, data []byte, cutIn int) error {
 	t.Helper()
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := writeTemp(t, "cut.hprof", data)
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -158,32 +149,27 @@ func TestMapCheaper(t *testing.T) {
 }
 
 // TestMappedPays: a file under minMapBytes and a source that is not a
-// file are read through a buffer without a probe; a larger file is
-// probed, and the probe leaves the file's offset where it was, at its
-// start, for openInput. (Whether it maps depends on the machine.)
+// file are not candidates for mapping (largeFile), so wayOf probes
+// nothing for them; a larger file is, with its size, and the probe
+// leaves the file's offset where it was, at its start, for openInput.
+// (Whether it maps depends on the machine.)
 func TestMappedPays(t *testing.T) {
-	dir := t.TempDir()
-	small := filepath.Join(dir, "small")
-	if err := os.WriteFile(small, make([]byte, minMapBytes-1), 0o644); err != nil {
-		t.Fatal(err)
+	if !canMap {
+		t.Skip("files are not mapped on this system")
 	}
-	f := openMapped(t, small)
-	start := time.Now()
-	if mappedPays(f) {
-		t.Errorf("a file of %d bytes: mappedPays true", minMapBytes-1)
+	small := openMapped(t, writeTemp(t, "small", make([]byte, minMapBytes-1)))
+	if f, _ := largeFile(small); f != nil {
+		t.Errorf("a file of %d bytes: largeFile gives it", minMapBytes-1)
 	}
-	if d := time.Since(start); d > 100*time.Millisecond {
-		t.Logf("a small file took %v to refuse (a slow machine?)", d)
+	if f, _ := largeFile(bytes.NewReader(make([]byte, minMapBytes))); f != nil {
+		t.Error("a bytes.Reader: largeFile gives a file")
 	}
-	if mappedPays(bytes.NewReader(make([]byte, minMapBytes))) {
-		t.Error("a bytes.Reader: mappedPays true")
+	size := int64(minMapBytes + mapProbeBytes)
+	f, got := largeFile(openMapped(t, writeTemp(t, "large", make([]byte, size))))
+	if f == nil || got != size {
+		t.Fatalf("a file of %d bytes: largeFile gives %v, %d", size, f, got)
 	}
-	large := filepath.Join(dir, "large")
-	if err := os.WriteFile(large, make([]byte, minMapBytes+mapProbeBytes), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	f = openMapped(t, large)
-	pays := mappedPays(f)
+	pays := mappedPays(f, got)
 	if pos, err := f.Seek(0, io.SeekCurrent); err != nil || pos != 0 {
 		t.Errorf("after the probe the file is at %d (%v), want 0", pos, err)
 	}
@@ -194,7 +180,8 @@ func TestMappedPays(t *testing.T) {
 // a file under minMapBytes, is read through a buffer without a probe of
 // the cores; a larger one too where the cores are far apart or there is
 // one core for Go; with the cores near, it is mapped or read alone, as
-// mappedPays finds on this machine; HEAPCRUNCH_SPLIT=on maps it whatever
+// mappedPays finds on this machine (on a system that maps no files, read
+// through a buffer without a probe); HEAPCRUNCH_SPLIT=on maps it whatever
 // its size or the probe, and "off" reads it through a buffer.
 func TestWayOf(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
@@ -202,15 +189,13 @@ func TestWayOf(t *testing.T) {
 	probed := false
 	near := func() (time.Duration, error) { probed = true; return 60 * time.Nanosecond, nil }
 	far := func() (time.Duration, error) { probed = true; return 430 * time.Nanosecond, nil }
-	dir := t.TempDir()
-	small, large := filepath.Join(dir, "small"), filepath.Join(dir, "large")
-	if err := os.WriteFile(small, make([]byte, 1<<20), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(large, make([]byte, minMapBytes), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	small, large := writeTemp(t, "small", make([]byte, 1<<20)), writeTemp(t, "large", make([]byte, minMapBytes))
 	open := func(p string) io.ReadSeeker { return openMapped(t, p) }
+	// Where files are not mapped, a large file is as a small one.
+	largeNear, largeProbes := []readWay{readMapped, readAlone}, canMap
+	if !canMap {
+		largeNear = []readWay{readBuffered}
+	}
 	for _, c := range []struct {
 		name   string
 		src    func() io.ReadSeeker
@@ -222,9 +207,9 @@ func TestWayOf(t *testing.T) {
 	}{
 		{"bytes", func() io.ReadSeeker { return bytes.NewReader(make([]byte, minMapBytes)) }, "", 2, near, []readWay{readBuffered}, false},
 		{"small file", func() io.ReadSeeker { return open(small) }, "", 2, near, []readWay{readBuffered}, false},
-		{"large file, far cores", func() io.ReadSeeker { return open(large) }, "", 2, far, []readWay{readBuffered}, true},
+		{"large file, far cores", func() io.ReadSeeker { return open(large) }, "", 2, far, []readWay{readBuffered}, largeProbes},
 		{"large file, one core", func() io.ReadSeeker { return open(large) }, "", 1, near, []readWay{readBuffered}, false},
-		{"large file, near cores", func() io.ReadSeeker { return open(large) }, "", 2, near, []readWay{readMapped, readAlone}, true},
+		{"large file, near cores", func() io.ReadSeeker { return open(large) }, "", 2, near, largeNear, largeProbes},
 		{"small file, split on", func() io.ReadSeeker { return open(small) }, "on", 2, far, []readWay{readMapped}, false},
 		{"large file, split off", func() io.ReadSeeker { return open(large) }, "off", 2, near, []readWay{readBuffered}, false},
 	} {
@@ -234,6 +219,22 @@ func TestWayOf(t *testing.T) {
 		got := defaultWayOf(c.src())
 		if !slices.Contains(c.want, got) || probed != c.probes {
 			t.Errorf("%s: way %d, cores probed %v; want one of %v, probed %v", c.name, got, probed, c.want, c.probes)
+		}
+	}
+}
+
+// TestReadAloneOneGoroutine: a dump read alone runs pass 2 on one
+// goroutine even where pass2OneGoroutine would run its pipeline; others
+// as pass2OneGoroutine says.
+func TestReadAloneOneGoroutine(t *testing.T) {
+	p := &pass2{state: &state{nObj: 1 << 20}}
+	for _, pipeline := range []bool{true, false} {
+		defer onOneGoroutine(!pipeline)()
+		if !p.oneGoroutine(&input{alone: true}) {
+			t.Errorf("read alone, pipeline allowed %v: pass 2 on two goroutines", pipeline)
+		}
+		if got := p.oneGoroutine(&input{}); got == pipeline {
+			t.Errorf("read through a buffer, pipeline allowed %v: one goroutine %v", pipeline, got)
 		}
 	}
 }

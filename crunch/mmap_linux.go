@@ -10,6 +10,9 @@ import (
 	"time"
 )
 
+// canMap says that this system maps files (mapFile).
+const canMap = true
+
 // mapFile maps src, if it is a regular file that the system maps, and
 // returns its bytes and the function that unmaps them; else nil.
 func mapFile(src io.ReadSeeker) ([]byte, func()) {
@@ -48,29 +51,22 @@ func mapRange(rc syscall.RawConn, off int64, n int) []byte {
 	return data
 }
 
-// mappedPays reports whether reading the regular file src mapped in memory
-// costs not much more than reading it through a buffer (mapCheaper), by
-// reading mapProbeBytes from the middle of the file both ways, in turns:
-// into a buffer (pread) and through a new mapping of them, a byte per
-// cache line each time, the page cache warmed first. It takes 2 to 5 ms.
-// Where page faults cost much, as on the VM of 2026-12-02
-// (docs/measurements.md, "Mapped or read"), a mapped dump's first touch of
-// each page costs more than the kernel's copy: 2 MiB took 0.7 to 1.3 ms
-// mapped, 0.14 to 0.36 ms read, the least of three each.
-func mappedPays(src io.ReadSeeker) bool {
-	if !largeFile(src) {
-		return false
-	}
-	f := src.(*os.File)
-	fi, err := f.Stat()
-	if err != nil {
-		return false
-	}
+// mappedPays reports whether reading f, a regular file of size bytes
+// (largeFile), mapped in memory costs not much more than reading it
+// through a buffer (mapCheaper), by reading mapProbeBytes from the middle
+// of the file both ways, in turns: into a buffer (pread) and through a new
+// mapping of them, a byte per cache line each time, the page cache warmed
+// first. It takes 2 to 5 ms. Where page faults cost much, as on the VM of
+// 2026-12-02 (docs/measurements.md, "Mapped or read"), a mapped dump's
+// first touch of each page costs more than the kernel's copy: the same
+// probe in a standalone program, 2 MiB at a time, took 0.7 to 1.3 ms
+// mapped and 0.14 to 0.36 ms read, the least of three each.
+func mappedPays(f *os.File, size int64) bool {
 	rc, err := f.SyscallConn()
 	if err != nil {
 		return false
 	}
-	off := fi.Size() / 2 &^ int64(pageSize-1)
+	off := size / 2 &^ int64(pageSize-1)
 	buf := make([]byte, mapProbeBytes)
 	if _, err := f.ReadAt(buf, off); err != nil { // the page cache and buf warmed
 		return false

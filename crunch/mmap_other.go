@@ -2,7 +2,13 @@
 
 package crunch
 
-import "io"
+import (
+	"io"
+	"os"
+)
+
+// canMap says that this system maps no files.
+const canMap = false
 
 // mapFile maps nothing on this system: the input is read through a buffer.
 func mapFile(io.ReadSeeker) ([]byte, func()) { return nil, func() {} }
@@ -11,5 +17,6 @@ var pageSize = 4096
 
 func dropPages([]byte) {}
 
-// mappedPays says no: nothing is mapped on this system.
-func mappedPays(io.ReadSeeker) bool { return false }
+// mappedPays says no: nothing is mapped on this system (largeFile gives
+// no file to ask it of).
+func mappedPays(*os.File, int64) bool { return false }

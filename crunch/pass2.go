@@ -79,6 +79,10 @@ func (st *state) runPass2(in *input, out io.Writer) error {
 	return nil
 }
 
+// oneGoroutine reports whether pass 2, not split, runs on one goroutine:
+// for a dump read alone (readAlone), or as pass2OneGoroutine says.
+func (p *pass2) oneGoroutine(in *input) bool { return in.alone || pass2OneGoroutine(p.nObj) }
+
 // consume runs the reading side of pass 2 on r in another goroutine and
 // writes what it reads, in order; with one core, both on this goroutine
 // (pass2.single).
@@ -88,7 +92,7 @@ func (p *pass2) consume(r *hprof.Reader, in *input) error {
 		defer p.stopSplit()
 		return p.single(rd)
 	}
-	if in.alone || pass2OneGoroutine(p.nObj) {
+	if p.oneGoroutine(in) {
 		return p.single(rd)
 	}
 	// Two filled batches may wait for the writer: with none, each side
