@@ -25,6 +25,9 @@ type input struct {
 	// alone: read through a buffer because its mapped pages cost much
 	// (readAlone), pass 2 runs on one goroutine.
 	alone bool
+	// last is the Reader of the pass before, whose buffer the next pass
+	// reuses (reader).
+	last *hprof.Reader
 }
 
 // readWay is how crunch reads its input.
@@ -140,7 +143,16 @@ func (in *input) reader(pass int) (*hprof.Reader, error) {
 			return nil, err
 		}
 	}
-	return hprof.NewReader(in.src)
+	if r := in.last; r != nil { // the pass before's buffer: no new pages to fault in
+		in.last = nil
+		if err := r.Reset(in.src); err != nil {
+			return nil, err
+		}
+		return r, nil
+	}
+	r, err := hprof.NewReader(in.src)
+	in.last = r
+	return r, err
 }
 
 // releaseStep is how far the reading goes on before release gives back

@@ -29,6 +29,16 @@ func copyHPROFWith(src []byte, segSize int, write func(*Writer, *SubRecord) erro
 	if err != nil {
 		return nil, nil, err
 	}
+	return copyReaderWith(r, segSize, write)
+}
+
+// copyReader is copyHPROF of what r reads.
+func copyReader(r *Reader, segSize int) ([]byte, map[SubTag]int, error) {
+	return copyReaderWith(r, segSize, (*Writer).WriteSub)
+}
+
+// copyReaderWith is copyHPROFWith of what r reads.
+func copyReaderWith(r *Reader, segSize int, write func(*Writer, *SubRecord) error) ([]byte, map[SubTag]int, error) {
 	r.ArrayData = true
 	var out bytes.Buffer
 	w, err := NewWriter(&out, r.Header())
@@ -981,4 +991,68 @@ func needsMoreText(n int64) string {
 		return "needs 1 more byte"
 	}
 	return fmt.Sprintf("needs %d more bytes", n)
+}
+
+// TestReaderReset: a Reader reset onto a dump reads it as a new Reader
+// does, whatever it read before and however far (mid-record, with options
+// set), and into the same buffer: a second pass over a dump (crunch's)
+// touches no new memory.
+func TestReaderReset(t *testing.T) {
+	data := testutil.ReadAll(t, testutil.Fixture("sample.hprof.gz"))
+	other, _, err := copyHPROF(data, 64<<10) // other segment boundaries
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _, err := copyHPROFWith(data, 1<<20, (*Writer).WriteSub)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	r, err := NewReader(bytes.NewReader(other))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.ArrayData, r.SkipElements, r.MaxElements = true, true, 3
+	for rec, err := range r.Records() { // stop in the middle of a heap dump record
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.Tag.IsHeapDump() {
+			var s SubRecord
+			if err := r.NextSub(&s); err != nil {
+				t.Fatal(err)
+			}
+			break
+		}
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	if err := r.Reset(bytes.NewReader(data)); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	if n := after.TotalAlloc - before.TotalAlloc; n >= readBufSize/2 {
+		t.Errorf("Reset allocated %d bytes: a new buffer of %d", n, readBufSize)
+	}
+	if r.ArrayData || r.SkipElements || r.MaxElements != 0 {
+		t.Errorf("options kept after Reset: ArrayData %v, SkipElements %v, MaxElements %d", r.ArrayData, r.SkipElements, r.MaxElements)
+	}
+	if r.Header() != fresh.Header() || r.Offset() != fresh.Offset() {
+		t.Fatalf("after Reset: header %+v at %d, a new Reader %+v at %d", r.Header(), r.Offset(), fresh.Header(), fresh.Offset())
+	}
+	got, _, err := copyReader(r, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("read after Reset: %d bytes written back, %d from a new Reader, not the same", len(got), len(want))
+	}
+
+	if err := r.Reset(strings.NewReader("JAVA PROFILE 1.0.2\x00")); err == nil || !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, ErrNotHPROF) {
+		t.Errorf("Reset onto a cut header: %v", err)
+	}
 }

@@ -67,6 +67,16 @@ func NewReader(r io.Reader) (*Reader, error) {
 	return rd, nil
 }
 
+// Reset makes r read the HPROF file src from its start, as NewReader
+// would, reusing r's buffer: a second pass over a dump (crunch's) needs
+// no new memory, whose first touch costs a page fault per 4 KiB. r's
+// options (ArrayData, SkipElements, MaxElements) are reset too.
+func (r *Reader) Reset(src io.Reader) error {
+	*r = Reader{in: r.in}
+	r.in.Reset(src, readBufSize)
+	return r.readHeader()
+}
+
 // NewReaderBytes returns a Reader of the HPROF dump in data (a file mapped
 // in memory, say), which it reads in place: the slices it returns alias
 // data, and SplitHeapDump hands over parts of data without copying them.

@@ -256,7 +256,11 @@ func convert(c *cli.Context, src io.ReadSeeker, size int64, out io.Writer, kind 
 	prog := cliutil.NewProgress(c.Bool("quiet"), size)
 	defer prog.Done()
 	opt.Progress = func(pass int, done int64) { prog.Update(fmt.Sprintf("pass %d", pass), done) }
-	bw := bufio.NewWriterSize(out, 1<<20)
+	// 64 KiB: the BMD writer hands over 64 KiB or more at a time, which
+	// pass through; the buffer gathers a compressor's small writes. Each
+	// 4 KiB of a buffer costs a page fault when first written (1 MiB of
+	// buffer: 256 faults, about 4 ms on the VM of 2026-12-02).
+	bw := bufio.NewWriterSize(out, 64<<10)
 	cw, err := compress.NewWriter(bw, kind)
 	if err != nil {
 		return nil, 0, err
