@@ -79,8 +79,12 @@ func (l *addressLayout) append(o *addressLayout, first objectArrayAt) {
 // to 256, as the power of two it is in every real dump (the largest one
 // dividing it); 0 stands for 8.
 func (l *addressLayout) alignment() uint32 {
-	if l.gcd <= 8 {
+	if l.gcd == 0 { // one object or none
 		return 0
 	}
-	return uint32(1) << min(bits.TrailingZeros64(l.gcd), 8)
+	a := uint32(1) << min(bits.TrailingZeros64(l.gcd), 8)
+	if a <= 8 { // a GCD of 24 or 248, say: objects 8 bytes aligned
+		return 0
+	}
+	return a
 }
