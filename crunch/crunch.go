@@ -234,9 +234,21 @@ func (st *state) collectPass1() {
 // collectPass1 collects it.
 const collectAbove = 32 << 20
 
+// freeIndexes gives back the memory of the indexes and of the IDs they
+// were built from, if pass 1 stopped before (bigmem), which nothing reads
+// once the passes have ended.
+func (st *state) freeIndexes() {
+	st.objs.release()
+	for _, x := range []*idIndex{st.index, st.dropped, st.classIndex} {
+		x.free()
+	}
+	st.rank = emptyRank
+}
+
 // run runs the two passes on in, a fault reading the mapped file being an
 // error.
 func (st *state) run(in *input, out io.Writer) (stats *Stats, err error) {
+	defer st.freeIndexes() // after the passes, whose goroutines have ended
 	defer guard()()
 	defer in.catchFault(&err)
 	if err := st.runPass1(in); err != nil {

@@ -6,6 +6,9 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"unsafe"
+
+	"github.com/heapcrunch/heapcrunch/internal/bigmem"
 )
 
 // idIndex maps the object IDs of an HPROF dump to dense IDs without a map:
@@ -43,9 +46,28 @@ func buildIDIndex(s *idSeq) (*idIndex, int) {
 		r, dups := newRankIndex(s, l)
 		return &idIndex{rank: r}, dups
 	}
-	ids := make([]uint64, 0, s.n)
+	ids := makeIDs(s.n)
 	s.each(func(id uint64) { ids = append(ids, id) })
 	return newDedupedIDIndex(ids)
+}
+
+// makeIDs returns an empty table with room for n IDs, from bigmem if it
+// takes minBigBitmap or more (idIndex.free gives it back): the sorted
+// table of a dump whose IDs a bitmap does not fit, 8 bytes an object, is
+// as large as a bitmap can be.
+func makeIDs(n int) []uint64 {
+	if n < minBigBitmap/8 {
+		return make([]uint64, 0, n)
+	}
+	b := bigmem.Bytes(n * 8)
+	return unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(b))), n)[:0]
+}
+
+// freeIDs gives back a table from makeIDs (nothing for one from the heap).
+func freeIDs(ids []uint64) {
+	if cap(ids) > 0 {
+		bigmem.Free(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(ids))), cap(ids)*8))
+	}
 }
 
 // newIDIndex builds an index over ids, where ids[i] gets ordinal i. It takes
@@ -177,6 +199,20 @@ func (x *idIndex) lookup(id uint64) (uint32, bool) {
 		return x.ords[lo], true
 	}
 	return 0, false
+}
+
+// free gives back the memory of a bitmap index (rankIndex.free): nothing
+// may read the index after. x may be nil.
+func (x *idIndex) free() {
+	if x == nil {
+		return
+	}
+	if x.rank != nil {
+		x.rank.free()
+	}
+	freeIDs(x.keys)
+	freeIDs(x.ids)
+	*x = idIndex{rank: x.rank}
 }
 
 // bytes returns the memory the index holds.

@@ -111,6 +111,7 @@ func (st *state) runPass1(in *input) error {
 	st.stats.HPROFHeader = r.Header()
 	p := &pass1{state: st, r: r, in: in, dec: hprof.BodyDecoder{IDSize: st.idSize}, progress: progress{f: st.opt.Progress, pass: 1},
 		noSpans: !pass2Split(math.MaxUint64)}
+	defer p.dropIDs.release() // if pass 1 stops before buildIndex does
 	if n := segmentWorkers(in.mapped != nil); n > 1 && len(st.drop) == 0 {
 		// Which heap a split record starts in is known only once the
 		// records before it are read: with heaps to drop, all are read

@@ -5,10 +5,13 @@ import (
 	"flag"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 
 	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/heapcrunch/heapcrunch/internal/bigmem"
 )
 
 var bigHeap = flag.Bool("bigheap", false, "BenchmarkIndexLookup: 24 M objects instead of 4 M")
@@ -297,12 +300,13 @@ func TestIDSeq(t *testing.T) {
 	}
 
 	// Runs appended (appendRun) give what adding their IDs one by one
-	// gives: a run of one ID, an empty one, runs that fill several chunks
-	// or are alone larger than a chunk, a run less aligned than the rest,
+	// gives: a run of one ID, an empty one, runs that fill more than a
+	// chunk or are alone larger than the first, a run less aligned than the rest,
 	// runs that go on from the one before (their ascending runs join).
 	var a, want idSeq
 	var run idRun
 	rng := rand.New(rand.NewPCG(3, 4))
+	base := bigmem.Mapped()
 	for k, n := range []int{1, 0, 5000, 3 * idSeqChunk / 2, 1, 700000, 3} {
 		run.reset()
 		base := uint64(0x10000000) + rng.Uint64N(1<<30)&^15
@@ -329,8 +333,19 @@ func TestIDSeq(t *testing.T) {
 	if !slices.Equal(a.runs.spans, want.runs.spans) || a.runs.over != want.runs.over || len(want.runs.spans) < 2 {
 		t.Errorf("appended runs: ascending runs %v, want %v", a.runs.spans, want.runs.spans)
 	}
-	if a.lo != want.lo || a.hi != want.hi || a.shift() != want.shift() || want.shift() != 3 || len(a.chunks) < 3 {
+	if a.lo != want.lo || a.hi != want.hi || a.shift() != want.shift() || want.shift() != 3 || len(a.chunks) < 2 {
 		t.Errorf("appended runs: lo %#x hi %#x shift %d, %d chunks; want lo %#x hi %#x shift %d", a.lo, a.hi, a.shift(), len(a.chunks), want.lo, want.hi, want.shift())
+	}
+	// The chunks after the first are mapped apart (bigmem), and release
+	// gives them back.
+	mapped := bigmem.Mapped() - base
+	if runtime.GOOS == "linux" && mapped < 2 {
+		t.Errorf("%d tables mapped for the chunks after the first of two sequences", mapped)
+	}
+	a.release()
+	want.release()
+	if got := bigmem.Mapped() - base; got != 0 {
+		t.Errorf("%d tables still mapped after release (%d before)", got, mapped)
 	}
 }
 

@@ -1,0 +1,51 @@
+//go:build linux
+
+package bigmem
+
+import (
+	"syscall"
+	"unsafe"
+)
+
+// hugePage is the size and alignment of an x86-64 or arm64 huge page.
+const hugePage = 2 << 20
+
+// madvHugePage is MADV_HUGEPAGE, which the syscall package does not name.
+const madvHugePage = 14
+
+// mapHuge maps n bytes at a huge page boundary, advised for huge pages,
+// or returns nil if the system refuses the mapping. The mapping takes a
+// huge page more than n, for the alignment; its pages are not touched
+// and cost nothing.
+func mapHuge(n int) []byte {
+	m, err := syscall.Mmap(-1, 0, n+hugePage, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	if err != nil {
+		return nil
+	}
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(m)))
+	off := int(-p & (hugePage - 1))
+	b := m[off : off+n : off+n]
+	// Refused (EINVAL) by a kernel without transparent huge pages: the
+	// table is then in small pages, as on the heap.
+	_ = syscall.Madvise(b, madvHugePage)
+	mappings.Lock()
+	if mappings.m == nil {
+		mappings.m = map[uintptr][]byte{}
+	}
+	mappings.m[uintptr(unsafe.Pointer(unsafe.SliceData(b)))] = m
+	mappings.Unlock()
+	return b
+}
+
+// unmap unmaps the mapping whose table starts at b's first byte, if
+// there is one.
+func unmap(b []byte) {
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	mappings.Lock()
+	m, ok := mappings.m[p]
+	delete(mappings.m, p)
+	mappings.Unlock()
+	if ok {
+		syscall.Munmap(m)
+	}
+}
