@@ -5,9 +5,10 @@
 // effect where /sys/kernel/mm/transparent_hugepage/enabled is "madvise" or
 // "always"). The Go runtime does not advise its heap so, and the first
 // touch of each 4 KiB page of a table costs a page fault: on the virtual
-// machine of 2026-12-02, 15 to 19 µs each, against about 8 µs per 4 KiB in
-// 2 MiB pages (scripts/pagefaults.sh). Crunch's largest tables, its
-// object index and the IDs pass 1 collects, are made so.
+// machine of 2026-12-02, 13 to 19 µs each, against 8 to 9 µs per 4 KiB in
+// 2 MiB pages (go run ./internal/cmd/faultcost; memory another process
+// freed a moment before costs far less, 0.3 µs). Crunch's largest
+// tables, its object index and the IDs pass 1 collects, are made so.
 //
 // Memory from Bytes is given back with Free, not by the garbage collector:
 // its owner frees it when nothing can read it any more.
