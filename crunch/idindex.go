@@ -37,13 +37,15 @@ type idIndex struct {
 // buildIDIndex indexes the IDs of s, s's first ID getting ordinal 0, each
 // distinct ID the rank of its first occurrence among the distinct IDs
 // (newDedupedIDIndex); dups counts the repeats. It reads s twice or three
-// times and leaves it to the caller to release. A bitmap (rankIndex) is
+// times, gives back the memory of its IDs as it reads them when nothing
+// reads them after (a bitmap whose pieces come from the runs), and leaves
+// the rest to the caller to release. A bitmap (rankIndex) is
 // used when the IDs span at most 32 bitmap bits per ID (HotSpot heaps:
 // about 5; of G1's, the blocks that hold IDs: rankIndex), else a sorted
 // table of the IDs.
 func buildIDIndex(s *idSeq) (*idIndex, int) {
 	if l := rankIndexLayout(s); l.words != 0 && l.bytes() <= 8*uint64(s.n)+4096 {
-		r, dups := newRankIndex(s, l)
+		r, dups := newRankIndex(s, l, true)
 		return &idIndex{rank: r}, dups
 	}
 	ids := makeIDs(s.n)

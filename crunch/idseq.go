@@ -252,6 +252,13 @@ func longDelta(d []byte) (step uint64, n int) {
 	return uint64(protowire.DecodeZigZag(z)), n
 }
 
+// releaseChunk gives back the memory of chunk k, whose IDs nothing reads
+// after: s then holds none of them (each skips it).
+func (s *idSeq) releaseChunk(k int) {
+	bigmem.Free(s.chunks[k].delta)
+	s.chunks[k].delta = nil
+}
+
 // release drops the IDs, giving back the memory of their chunks: nothing
 // may read them after.
 func (s *idSeq) release() {

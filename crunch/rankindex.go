@@ -152,21 +152,29 @@ func rankIndexLayout(s *idSeq) rankLayout {
 // newRankIndex builds the index of the IDs of s, in the layout l
 // (rankIndexLayout). Each distinct ID gets the rank of its first
 // occurrence among the distinct IDs; dups counts the other occurrences.
-func newRankIndex(s *idSeq, l rankLayout) (x *rankIndex, dups int) {
+// With consume, it gives back the memory of s's IDs as it reads them
+// when it can (then s holds none after).
+func newRankIndex(s *idSeq, l rankLayout, consume bool) (x *rankIndex, dups int) {
 	x = &rankIndex{min: s.lo, shift: s.shift(), words: makeWords(l.words), units: 64 * l.words,
 		blocks: l.blocks, blockBits: l.blockBits}
 	if l.blocks != nil {
 		x.units = uint64(len(l.blocks)) << l.blockBits
 	}
 	x.rot = 64 - int(x.shift)
-	x.setBits(s)
+	// Pieces from the runs need only the runs: then nothing reads the IDs
+	// after setBits, which gives back each chunk of them once it has set
+	// its bits, and the bitmap's pages it touches next reuse their memory
+	// (memory given back a moment before costs little to touch again:
+	// bigmem).
+	fromRuns := x.piecesFromRuns(&s.runs, s.n)
+	x.setBits(s, consume && fromRuns)
 	c := uint32(0)
 	for i := range x.words {
 		x.words[i].before = c
 		c += uint32(bits.OnesCount64(x.words[i].bits))
 	}
 	x.n = int(c)
-	if !x.piecesFromRuns(&s.runs) {
+	if !fromRuns {
 		dups = x.buildPieces(s)
 	}
 	x.pieceOfWords()
@@ -206,9 +214,12 @@ func (x *rankIndex) free() {
 }
 
 // setBits sets the bit of each ID of s. It walks the deltas itself, as
-// idSeq.each does, without a call per ID: it runs once per object.
-func (x *rankIndex) setBits(s *idSeq) {
-	for _, c := range s.chunks {
+// idSeq.each does, without a call per ID: it runs once per object. With
+// release, it gives back each chunk of s once it has read it
+// (idSeq.releaseChunk), and s holds no IDs after.
+func (x *rankIndex) setBits(s *idSeq, release bool) {
+	for k := range s.chunks {
+		c := &s.chunks[k]
 		id, d := c.base, c.delta
 		for i := 0; i < len(d); {
 			n, last := x.setOneByteSteps(id, x.shift, d[i:])
@@ -219,6 +230,9 @@ func (x *rankIndex) setBits(s *idSeq) {
 			step, n := longDelta(d[i:])
 			i, id = i+n, id+step
 			x.setUnit(x.words, (id-x.min)>>(x.shift&63))
+		}
+		if release {
+			s.releaseChunk(k)
 		}
 	}
 }
@@ -257,11 +271,12 @@ func (x *rankIndex) setUnit(words []rankWord, k uint64) {
 }
 
 // piecesFromRuns makes the pieces from the ascending runs of the IDs,
-// without walking them, when it can: when the runs hold every ID once and
-// their ranges do not overlap, so that each run's ranks are consecutive
-// and its first one is the count of IDs in the runs below. It makes the
-// pieces buildPieces would, and reports whether it could.
-func (x *rankIndex) piecesFromRuns(a *ascRuns) bool {
+// without walking them or their bitmap, when it can: when the runs hold
+// all n IDs and their ranges do not overlap, so that each ID is in one
+// run once (a run ascends), each run's ranks are consecutive and its
+// first one is the count of IDs in the runs below. It makes the pieces
+// buildPieces would, and reports whether it could.
+func (x *rankIndex) piecesFromRuns(a *ascRuns, n int) bool {
 	if a.over {
 		return false
 	}
@@ -275,8 +290,8 @@ func (x *rankIndex) piecesFromRuns(a *ascRuns) bool {
 		runs[i] = run{idSpan: sp, ord: uint32(ord)}
 		ord += uint64(sp.n)
 	}
-	if ord != uint64(x.n) {
-		return false // some IDs are repeated
+	if ord != uint64(n) {
+		return false // not the runs of all the IDs
 	}
 	byID := make([]*run, len(runs))
 	for i := range runs {

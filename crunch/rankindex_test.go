@@ -137,13 +137,13 @@ func TestRankIndexMatchesSorted(t *testing.T) {
 			if w.words == 0 {
 				t.Fatal("no bitmap layout")
 			}
-			rx, rdups := newRankIndex(&s, w)
+			rx, rdups := newRankIndex(&s, w, false)
 			sx, sdups := newDedupedIDIndex(append([]uint64(nil), ids...))
 			// The pieces made from the runs, when they can be, are those
 			// the walk over the IDs makes.
 			walked := s
 			walked.runs = ascRuns{over: true}
-			wx, _ := newRankIndex(&walked, w)
+			wx, _ := newRankIndex(&walked, w, false)
 			if !slices.Equal(rx.pieces, wx.pieces) || !slices.Equal(rx.words, wx.words) || !slices.Equal(rx.ords, wx.ords) {
 				t.Fatalf("pieces from runs %v, from the walk %v", rx.pieces, wx.pieces)
 			}
@@ -153,13 +153,28 @@ func TestRankIndexMatchesSorted(t *testing.T) {
 			if (rx.ords != nil) != table || rx.ords != nil && rx.pieces != nil {
 				t.Fatalf("%d ordinals in a table, %d pieces; want a table: %v", len(rx.ords), len(rx.pieces), table)
 			}
-			fromRuns := (&rankIndex{n: rx.n}).piecesFromRuns(&s.runs)
+			fromRuns := (&rankIndex{n: rx.n}).piecesFromRuns(&s.runs, s.n)
 			// Runs that hold each ID once and do not overlap: regions, or
 			// single IDs.
 			want := map[string]bool{"one": true, "two": true, "descending": true, "regions": true, "one region": true,
 				"G1": true, "G1, archive first": true}[name]
 			if fromRuns != want {
 				t.Fatalf("pieces made from the runs: %v, want %v", fromRuns, want)
+			}
+			// Consuming the IDs makes the same index, and leaves none of
+			// them where the pieces come from the runs, all of them else.
+			var c idSeq
+			for _, id := range ids {
+				c.add(id)
+			}
+			cx, cdups := newRankIndex(&c, w, true)
+			if !slices.Equal(cx.pieces, rx.pieces) || !slices.Equal(cx.words, rx.words) || !slices.Equal(cx.ords, rx.ords) || cx.n != rx.n || cdups != rdups {
+				t.Fatalf("consuming: %d IDs, %d pieces, %d repeats; not: %d, %d, %d", cx.n, len(cx.pieces), cdups, rx.n, len(rx.pieces), rdups)
+			}
+			left := 0
+			c.each(func(uint64) { left++ })
+			if wantLeft := map[bool]int{false: len(ids)}[fromRuns]; left != wantLeft {
+				t.Fatalf("consuming: %d IDs left, want %d (pieces from the runs: %v)", left, wantLeft, fromRuns)
 			}
 			if rx.n != sx.len() || rdups != sdups {
 				t.Fatalf("bitmap: %d IDs, %d repeats; sorted: %d, %d", rx.n, rdups, sx.len(), sdups)
@@ -366,7 +381,7 @@ func BenchmarkIndexLookup(b *testing.B) {
 	for _, id := range ids {
 		s.add(id)
 	}
-	rx, _ := newRankIndex(&s, rankIndexLayout(&s))
+	rx, _ := newRankIndex(&s, rankIndexLayout(&s), false)
 	sx, _ := newDedupedIDIndex(append([]uint64(nil), ids...))
 	for _, x := range []struct {
 		name   string
@@ -399,7 +414,7 @@ func BenchmarkRankIndexBuild(b *testing.B) {
 	}
 	words := rankIndexLayout(&s)
 	for b.Loop() {
-		newRankIndex(&s, words)
+		newRankIndex(&s, words, false)
 	}
 }
 
