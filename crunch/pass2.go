@@ -37,6 +37,7 @@ type pass2 struct {
 
 	frames []uint64
 	split  *splitter // spans written on other goroutines, or nil
+	sink   uint64    // what touchArrays loads, kept
 
 	topCount, topBytes, subCount [256]int64 // by tag, for Stats
 	rawLeftOut                   [256]int64 // top-level records left out (rawKept), by tag

@@ -501,3 +501,19 @@ func (x *rankIndex) touch(vals []uint64, refAt []uint32) uint64 {
 	}
 	return sum
 }
+
+// touchID loads the bitmap word of id, if it has one (touch, for one ID).
+func (x *rankIndex) touchID(id uint64) uint64 {
+	k := x.unit(id)
+	if k >= x.units {
+		return 0
+	}
+	i := k / 64
+	if x.blocks != nil {
+		var ok bool
+		if i, ok = x.blockWord(k); !ok {
+			return 0
+		}
+	}
+	return x.words[i].bits
+}

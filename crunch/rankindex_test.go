@@ -511,3 +511,42 @@ func TestIDRunAddAll(t *testing.T) {
 		}
 	}
 }
+
+// TestTouchID: touchID loads the bitmap word of any ID, one of the index
+// or not (null, below the smallest, past the span, in a block without
+// words, unaligned: a corrupt dump's references), without going out of
+// the bitmap, and gives the bits of the word that holds an ID of the
+// index.
+func TestTouchID(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for name, ids := range map[string][]uint64{
+		"regions": heapLikeIDs(rng, 20000, 20, 8, false),
+		"G1":      g1LikeIDs(rng, 20000, 20, true),
+	} {
+		var s idSeq
+		for _, id := range ids {
+			s.add(id)
+		}
+		x, _ := newRankIndex(&s, rankIndexLayout(&s), false)
+		if name == "G1" && x.blocks == nil {
+			t.Fatalf("%s: no blocks", name)
+		}
+		for _, id := range ids {
+			k := x.unit(id)
+			i := k / 64
+			if x.blocks != nil {
+				i, _ = x.blockWord(k)
+			}
+			if got := x.touchID(id); got != x.words[i].bits || got&(1<<(k%64)) == 0 {
+				t.Fatalf("%s: touchID(%#x) = %#x, its word %#x", name, id, got, x.words[i].bits)
+			}
+		}
+		for _, id := range []uint64{0, 1, x.min - 8, x.min + 1, ^uint64(0), ^uint64(7), x.min + x.units<<x.shift, x.min + x.units<<x.shift + 8} {
+			x.touchID(id) // must not go out of the bitmap
+		}
+		for range 100000 {
+			x.touchID(rng.Uint64())
+			x.touchID(x.min + rng.Uint64N(x.units<<x.shift+4096))
+		}
+	}
+}
