@@ -1,6 +1,7 @@
 package crunch
 
 import (
+	"math"
 	"math/bits"
 	"runtime"
 	"slices"
@@ -58,7 +59,7 @@ func buildIDIndex(s *idSeq) (*idIndex, int) {
 // table of a dump whose IDs a bitmap does not fit, 8 bytes an object, is
 // as large as a bitmap can be.
 func makeIDs(n int) []uint64 {
-	if n < minBigBitmap/8 {
+	if n < minBigBitmap/8 || n > math.MaxInt/8 {
 		return make([]uint64, 0, n)
 	}
 	b := bigmem.Bytes(n * 8)

@@ -3,6 +3,7 @@
 package bigmem
 
 import (
+	"math"
 	"syscall"
 	"unsafe"
 )
@@ -18,6 +19,9 @@ const madvHugePage = 14
 // huge page more than n, for the alignment; its pages are not touched
 // and cost nothing.
 func mapHuge(n int) []byte {
+	if n > math.MaxInt-hugePage {
+		return nil
+	}
 	m, err := syscall.Mmap(-1, 0, n+hugePage, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
 	if err != nil {
 		return nil
