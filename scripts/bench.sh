@@ -21,12 +21,13 @@ trap '[[ -z "$busy" ]] || kill "$busy" 2>/dev/null; rm -rf "$work"' EXIT
 . "$root/scripts/timing.sh"
 (cd "$root" && go build -o "$work/" ./cmd/crunch ./cmd/decrunch ./internal/cmd/coreprobe)
 
-# report NAME CMD...: runs CMD RUNS times and prints the best wall time and its RSS.
+# report NAME CMD...: runs CMD RUNS times and prints the best wall time, its
+# RSS and its page faults.
 report() {
     local name=$1; shift
     timed "$work/all" "$@"
-    read -r s kb < <(best "$work/all")
-    printf "%-28s %6.3f s, %5d MB peak RSS\n" "$name:" "$s" "$((kb / 1024))"
+    read -r s kb faults < <(best "$work/all")
+    printf "%-28s %6.3f s, %5d MB peak RSS, %6d page faults\n" "$name:" "$s" "$((kb / 1024))" "$faults"
 }
 
 echo "cores: $("$work/coreprobe")"

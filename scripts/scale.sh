@@ -48,9 +48,9 @@ for idsize in ${IDSIZES:-4 8}; do
         timed "$DIR/c1" env GOMAXPROCS=1 "$bin/crunch" -q "$dump" /dev/null
         "$bin/crunch" -q --force "$dump" "$DIR/out.bmd"
         timed "$DIR/d" "$bin/decrunch" -q --force "$DIR/out.bmd" -o /dev/null
-        read -r ct cm <<<"$(best "$DIR/c")"
+        read -r ct cm _ <<<"$(best "$DIR/c")"
         read -r c1t _ <<<"$(best "$DIR/c1")"
-        read -r dt dm <<<"$(best "$DIR/d")"
+        read -r dt dm _ <<<"$(best "$DIR/d")"
         awk -v id="$idsize" -v n="$objects" -v b="$(stat -c %s "$dump")" -v r="$read2" -v ct="$ct" -v cm="$cm" \
             -v c1="$c1t" -v bmd="$(stat -c %s "$DIR/out.bmd")" -v dt="$dt" -v dm="$dm" 'BEGIN {
             printf "| %d | %d | %d | %.3f | %.3f | %.1f | %.0f | %.0f | %.3f | %d | %.3f | %.0f |\n",

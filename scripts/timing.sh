@@ -4,14 +4,16 @@
 RUNS=${RUNS:-3}
 
 # time1 OUT CMD...: runs CMD once, its standard output discarded, and
-# appends to OUT a "seconds KB" line: the wall time to the millisecond
-# (taken around /usr/bin/time, whose own %e has only hundredths) and the
-# peak RSS from /usr/bin/time. Returns CMD's exit status.
+# appends to OUT a "seconds KB faults" line: the wall time to the
+# millisecond (taken around /usr/bin/time, whose own %e has only
+# hundredths), the peak RSS and the minor page faults from /usr/bin/time
+# (each the first touch of a page of memory: dear on some VMs, and unlike
+# the time the same from run to run). Returns CMD's exit status.
 time1() {
     local out=$1; shift
     local t0 t1 st=0
     t0=$(date +%s.%N)
-    /usr/bin/time -o "$out.rss" -f "%M" "$@" >/dev/null || st=$?
+    /usr/bin/time -o "$out.rss" -f "%M %R" "$@" >/dev/null || st=$?
     t1=$(date +%s.%N)
     echo "$(echo "$t1 - $t0" | bc) $(tail -1 "$out.rss")" >>"$out"
     rm -f "$out.rss"

@@ -45,7 +45,7 @@ run() {
     local name=$1; shift
     : >"$work/last"
     time1 "$work/last" "$@" 2>"$work/err" || { cat "$work/err" >&2; exit 1; }
-    read -r s kb <"$work/last"
+    read -r s kb _ <"$work/last"
     printf "%-40s %8.3f s %7.0f MB\n" "$name:" "$s" "$((kb / 1024))"
 }
 # run_best NAME OUT CMD...: runs CMD, which writes OUT, RUNS times, keeping
@@ -58,7 +58,7 @@ run_best() {
         time1 "$work/all" "$@" 2>"$work/err" || { cat "$work/err" >&2; exit 1; }
     done
     best "$work/all" >"$work/last"
-    read -r s kb <"$work/last"
+    read -r s kb _ <"$work/last"
     printf "%-40s %8.3f s %7.0f MB  (best of %d)\n" "$name:" "$s" "$((kb / 1024))" "$RUNS"
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a / b }'; }
@@ -66,15 +66,15 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a / b }'; }
 echo "dump: $dump, $(stat -c %s "$dump") bytes"
 cat "$dump" >/dev/null
 run "original cruncher (output buffered)" java -cp "$cp:$work/wrap" BufferedCrunch "$dump" "$work/orig.bmd"
-read -r oc ocm <"$work/last"
+read -r oc ocm _ <"$work/last"
 run_best "crunch" "$work/ours.bmd" "$work/crunch" -q --force "$dump" "$work/ours.bmd"
-read -r c cm <"$work/last"
+read -r c cm _ <"$work/last"
 run_best "crunch --format v1" "$work/ours1.bmd" "$work/crunch" -q --force --format v1 "$dump" "$work/ours1.bmd"
 read -r c1 _ <"$work/last"
 run "original decruncher (its own BMD)" java -cp "$cp" com.badoo.bmd.decruncher.BmdDecruncher "$work/orig.bmd" "$work/orig.hprof"
-read -r od odm <"$work/last"
+read -r od odm _ <"$work/last"
 run_best "decrunch (our BMD)" "$work/ours.hprof" "$work/decrunch" -q --force "$work/ours.bmd" -o "$work/ours.hprof"
-read -r d dm <"$work/last"
+read -r d dm _ <"$work/last"
 run_best "decrunch (the original's BMD)" "$work/ours-orig.hprof" "$work/decrunch" -q --force "$work/orig.bmd" -o "$work/ours-orig.hprof"
 read -r dv _ <"$work/last"
 echo "BMD bytes: original $(stat -c %s "$work/orig.bmd"), ours $(stat -c %s "$work/ours.bmd"), ours --format v1 $(stat -c %s "$work/ours1.bmd")"
