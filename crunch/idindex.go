@@ -1,13 +1,11 @@
 package crunch
 
 import (
-	"math"
 	"math/bits"
 	"runtime"
 	"slices"
 	"sort"
 	"sync"
-	"unsafe"
 
 	"github.com/heapcrunch/heapcrunch/internal/bigmem"
 )
@@ -59,18 +57,12 @@ func buildIDIndex(s *idSeq) (*idIndex, int) {
 // table of a dump whose IDs a bitmap does not fit, 8 bytes an object, is
 // as large as a bitmap can be.
 func makeIDs(n int) []uint64 {
-	if n < minBigBitmap/8 || n > math.MaxInt/8 {
-		return make([]uint64, 0, n)
+	if n >= minBigBitmap/8 {
+		if ids := bigmem.Table[uint64](n); len(ids) == n {
+			return ids[:0]
+		}
 	}
-	b := bigmem.Bytes(n * 8)
-	return unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(b))), n)[:0]
-}
-
-// freeIDs gives back a table from makeIDs (nothing for one from the heap).
-func freeIDs(ids []uint64) {
-	if cap(ids) > 0 {
-		bigmem.Free(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(ids))), cap(ids)*8))
-	}
+	return make([]uint64, 0, n)
 }
 
 // newIDIndex builds an index over ids, where ids[i] gets ordinal i. It takes
@@ -213,8 +205,8 @@ func (x *idIndex) free() {
 	if x.rank != nil {
 		x.rank.free()
 	}
-	freeIDs(x.keys)
-	freeIDs(x.ids)
+	bigmem.FreeTable(x.keys)
+	bigmem.FreeTable(x.ids)
 	*x = idIndex{rank: x.rank}
 }
 

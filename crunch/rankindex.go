@@ -181,35 +181,30 @@ func newRankIndex(s *idSeq, l rankLayout, consume bool) (x *rankIndex, dups int)
 	return x, dups
 }
 
-// makeWords returns n zeroed words, from bigmem: the bitmap of 32 million
-// objects takes 50 MB (about 12,700 page faults in 4 KiB pages), that of
-// the 134 MB dump's 3.1 million 3.7 MB. free gives them back.
+// makeWords returns n zeroed words: from bigmem if they take minBigBitmap
+// or more (the bitmap of 32 million objects takes 50 MB, about 12,700 page
+// faults in 4 KiB pages), else from the heap (the 134 MB dump's 3.1
+// million, 3.7 MB). free gives them back.
 func makeWords(n uint64) []rankWord {
-	if n == 0 || n > uint64(math.MaxInt/rankWordSize) {
-		return make([]rankWord, n) // none, or beyond any memory: make says so
-	}
-	size := int(n) * rankWordSize
-	if size < minBigBitmap {
+	if n < minBigBitmap/uint64(unsafe.Sizeof(rankWord{})) {
 		return make([]rankWord, n)
 	}
-	b := bigmem.Bytes(size)
-	return unsafe.Slice((*rankWord)(unsafe.Pointer(unsafe.SliceData(b))), n)
+	if w := bigmem.Table[rankWord](int(min(n, math.MaxInt))); uint64(len(w)) == n {
+		return w
+	}
+	return make([]rankWord, n) // beyond any memory: make says so
 }
 
-// minBigBitmap is the size from which a bitmap's words come from bigmem.
-// A smaller one comes from the heap, where it reuses the memory of the
-// STRING records pass 1 dropped (pass1.finish).
+// minBigBitmap is the size from which a bitmap's words, or a table of IDs
+// (makeIDs), come from bigmem. A smaller bitmap comes from the heap, where
+// it reuses the memory of the STRING records pass 1 dropped
+// (pass1.finish).
 const minBigBitmap = 8 << 20
-
-// rankWordSize is the size of a rankWord.
-const rankWordSize = int(unsafe.Sizeof(rankWord{}))
 
 // free gives back the memory of the index's bitmap: nothing may read the
 // index after.
 func (x *rankIndex) free() {
-	if cap(x.words) > 0 {
-		bigmem.Free(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(x.words))), cap(x.words)*rankWordSize))
-	}
+	bigmem.FreeTable(x.words)
 	x.words, x.units = nil, 0
 }
 

@@ -14,7 +14,11 @@
 // its owner frees it when nothing can read it any more.
 package bigmem
 
-import "sync"
+import (
+	"math"
+	"sync"
+	"unsafe"
+)
 
 // MinHuge is the size from which Bytes maps a table of its own: a huge
 // page. Smaller tables come from the Go heap.
@@ -49,6 +53,30 @@ func Free(b []byte) {
 		return
 	}
 	unmap(b)
+}
+
+// Table returns a table of n zeroed values of type T, as Bytes returns
+// bytes (mapped for MinHuge bytes or more where the system has huge
+// pages), or nil if n values of T would not fit in an int of bytes. T
+// must hold no pointers. FreeTable gives it back.
+func Table[T any](n int) []T {
+	size := int(unsafe.Sizeof(*new(T)))
+	if n < 0 || size == 0 || n > math.MaxInt/size {
+		return nil
+	}
+	if n*size < MinHuge {
+		return make([]T, n)
+	}
+	b := Bytes(n * size)
+	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), n)
+}
+
+// FreeTable gives back table t, made by Table (or a slice of it that
+// starts at its first value), as Free does.
+func FreeTable[T any](t []T) {
+	if cap(t) > 0 {
+		Free(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(t))), 1))
+	}
 }
 
 // Mapped reports how many tables are mapped and not freed (for tests).

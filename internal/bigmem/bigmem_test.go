@@ -1,6 +1,7 @@
 package bigmem
 
 import (
+	"math"
 	"runtime"
 	"testing"
 )
@@ -48,5 +49,42 @@ func TestFreeTwice(t *testing.T) {
 	Free(b)
 	if runtime.GOOS == "linux" && Mapped() != 0 {
 		t.Errorf("%d tables mapped after all were freed", Mapped())
+	}
+}
+
+// TestTable: a table of values is zeroed and of the length asked, mapped
+// from MinHuge bytes on (on Linux) and given back by FreeTable; a length
+// whose bytes do not fit in an int gives nil.
+func TestTable(t *testing.T) {
+	type word struct {
+		bits        uint64
+		before, end uint32
+	}
+	before := Mapped()
+	for _, n := range []int{0, 1, MinHuge/16 - 1, MinHuge / 16, MinHuge/16 + 3} {
+		w := Table[word](n)
+		if len(w) != n {
+			t.Fatalf("Table(%d): %d values", n, len(w))
+		}
+		for i := range w {
+			if w[i] != (word{}) {
+				t.Fatalf("Table(%d): value %d is %+v", n, i, w[i])
+			}
+			w[i].end = uint32(i)
+		}
+		mapped := runtime.GOOS == "linux" && n*16 >= MinHuge
+		if got := Mapped() - before; got != map[bool]int{true: 1}[mapped] {
+			t.Errorf("Table(%d): %d tables mapped, want mapped %v", n, got, mapped)
+		}
+		FreeTable(w)
+		if got := Mapped(); got != before {
+			t.Errorf("Table(%d), FreeTable: %d tables still mapped, want %d", n, got, before)
+		}
+	}
+	if w := Table[word](math.MaxInt/16 + 1); w != nil {
+		t.Errorf("Table of %d 16-byte values: %d values, want nil", math.MaxInt/16+1, len(w))
+	}
+	if w := Table[uint64](-1); w != nil {
+		t.Errorf("Table(-1): %d values, want nil", len(w))
 	}
 }
