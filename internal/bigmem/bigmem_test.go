@@ -70,7 +70,12 @@ func TestTable(t *testing.T) {
 			if w[i] != (word{}) {
 				t.Fatalf("Table(%d): value %d is %+v", n, i, w[i])
 			}
-			w[i].end = uint32(i)
+			w[i] = word{bits: uint64(i), before: uint32(i) + 1, end: uint32(i) + 2}
+		}
+		for i := range w { // no value overlaps another
+			if w[i] != (word{bits: uint64(i), before: uint32(i) + 1, end: uint32(i) + 2}) {
+				t.Fatalf("Table(%d): value %d is %+v after all were written", n, i, w[i])
+			}
 		}
 		mapped := runtime.GOOS == "linux" && n*16 >= MinHuge
 		if got := Mapped() - before; got != map[bool]int{true: 1}[mapped] {
