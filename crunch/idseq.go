@@ -262,17 +262,20 @@ func (s *idSeq) releaseChunk(k int) {
 // release drops the IDs, giving back the memory of their chunks: nothing
 // may read them after.
 func (s *idSeq) release() {
-	for _, c := range s.chunks {
-		bigmem.Free(c.delta)
+	for k := range s.chunks {
+		s.releaseChunk(k)
 	}
 	s.chunks = nil
 }
 
-// bytes returns the memory of the deltas.
-func (s *idSeq) bytes() int64 {
+// heapBytes returns the memory of the deltas that the garbage collector
+// holds: that of the chunks not mapped apart (bigmem).
+func (s *idSeq) heapBytes() int64 {
 	var n int64
 	for _, c := range s.chunks {
-		n += int64(cap(c.delta))
+		if !bigmem.IsMapped(c.delta) {
+			n += int64(cap(c.delta))
+		}
 	}
 	return n
 }

@@ -481,34 +481,24 @@ func (x *rankIndex) bytes() int64 {
 func (x *rankIndex) touch(vals []uint64, refAt []uint32) uint64 {
 	var sum uint64
 	for _, at := range refAt {
-		k := x.unit(vals[at])
-		if k >= x.units {
-			continue
-		}
-		i := k / 64
-		if x.blocks != nil {
-			var ok bool
-			if i, ok = x.blockWord(k); !ok {
-				continue
-			}
-		}
-		sum += x.words[i].bits
+		sum += x.touchID(vals[at])
 	}
 	return sum
 }
 
-// touchID loads the bitmap word of id, if it has one (touch, for one ID).
+// touchID loads the bitmap word of id, if it has one, and returns its
+// bits (for touch and pass2.touchArrays).
 func (x *rankIndex) touchID(id uint64) uint64 {
 	k := x.unit(id)
 	if k >= x.units {
 		return 0
 	}
 	i := k / 64
-	if x.blocks != nil {
-		var ok bool
-		if i, ok = x.blockWord(k); !ok {
-			return 0
-		}
+	if x.blocks != nil { // a block without words gives noBlock, past them
+		i = uint64(x.blocks[k>>x.blockBits]) + k&(1<<x.blockBits-1)/64
+	}
+	if i >= uint64(len(x.words)) {
+		return 0
 	}
 	return x.words[i].bits
 }

@@ -79,6 +79,19 @@ func FreeTable[T any](t []T) {
 	}
 }
 
+// IsMapped reports whether b starts at the first byte of a table Bytes
+// mapped and Free has not given back: memory the garbage collector does
+// not hold.
+func IsMapped(b []byte) bool {
+	if cap(b) == 0 {
+		return false
+	}
+	mappings.Lock()
+	defer mappings.Unlock()
+	_, ok := mappings.m[uintptr(unsafe.Pointer(unsafe.SliceData(b)))]
+	return ok
+}
+
 // Mapped reports how many tables are mapped and not freed (for tests).
 func Mapped() int {
 	mappings.Lock()

@@ -29,7 +29,13 @@ func TestBytes(t *testing.T) {
 		if got := Mapped() - before; got != map[bool]int{true: 1}[mapped] {
 			t.Errorf("Bytes(%d): %d tables mapped, want mapped %v", n, got, mapped)
 		}
+		if IsMapped(b[:0]) != mapped {
+			t.Errorf("Bytes(%d): IsMapped %v, want %v", n, !mapped, mapped)
+		}
 		Free(b[:0]) // a slice of it from its start, as its owner may hold it
+		if IsMapped(b[:0]) {
+			t.Errorf("Bytes(%d): IsMapped after Free", n)
+		}
 		if got := Mapped(); got != before {
 			t.Errorf("Bytes(%d), Free: %d tables still mapped, want %d", n, got, before)
 		}
