@@ -6,6 +6,8 @@ import (
 	"math"
 	"os"
 	"runtime/debug"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -16,18 +18,87 @@ import (
 
 // input is the dump crunch reads twice: a file mapped in memory, read in
 // place (no copy from the page cache), or else any ReadSeeker, read
-// through a buffer.
+// through a buffer; a file read through a buffer may also be read at
+// offsets (at), by the goroutines a pass splits its work with.
 type input struct {
 	src      io.ReadSeeker
 	mapped   []byte // the mapped file, or nil
 	unmap    func()
 	released int64 // the bytes of mapped given back (release)
-	// alone: read through a buffer because its mapped pages cost much
-	// (readAlone), pass 2 runs on one goroutine.
-	alone bool
 	// last is the Reader of the pass before, whose buffer the next pass
 	// reuses (reader).
 	last *hprof.Reader
+	// at, when set, reads the file, not mapped, at any offset (readAt);
+	// size is the file's size when it was opened.
+	at   io.ReaderAt
+	size int64
+	// bufs are buffers of parts of the file read at offsets that a pass
+	// has given back, for the next to reuse (buffer, giveBack): memory
+	// the process touches for the first time costs a page fault per 4 KiB.
+	bufs   [][]byte
+	bufsMu sync.Mutex
+}
+
+// split reports whether other goroutines can read parts of the input
+// themselves, at any offset: mapped, or a file read at offsets (at).
+func (in *input) split() bool { return in.mapped != nil || in.at != nil }
+
+// whole reports whether the file holds the bytes up to offset end, as far
+// as reading it mapped or at offsets knows (false for other inputs).
+func (in *input) whole(end int64) bool {
+	if in.mapped != nil {
+		return end <= int64(len(in.mapped))
+	}
+	return in.at != nil && end <= in.size
+}
+
+// readAt reads the n bytes of the file from offset off into a buffer,
+// *buf, reused while large enough and else replaced by a larger one, and
+// returns them, or an error if the file no longer holds them. Only a file
+// read at offsets (in.at) has them.
+func (in *input) readAt(buf *[]byte, off, n int64) ([]byte, error) {
+	if n < 0 || n > math.MaxInt {
+		return nil, fmt.Errorf("crunch: %d bytes at offset %d", n, off)
+	}
+	if int64(cap(*buf)) < n {
+		in.giveBack(*buf)
+		*buf = in.buffer(int(n))
+	}
+	b := (*buf)[:n]
+	if k, err := in.at.ReadAt(b, off); int64(k) < n {
+		if err == nil || err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, fmt.Errorf("crunch: the input file changed while it was read: %d bytes at offset %d: %w", n, off, err)
+	}
+	return b, nil
+}
+
+// minReadBuffer is the least size of a buffer that readAt makes: spans and
+// heap dump records of various sizes all fit the same ones.
+const minReadBuffer = 1 << 20
+
+// buffer returns a buffer of n bytes or more: one given back, or a new
+// one.
+func (in *input) buffer(n int) []byte {
+	in.bufsMu.Lock()
+	defer in.bufsMu.Unlock()
+	for i, b := range in.bufs {
+		if cap(b) >= n {
+			in.bufs = slices.Delete(in.bufs, i, i+1)
+			return b
+		}
+	}
+	return make([]byte, max(n, minReadBuffer))
+}
+
+// giveBack keeps buffer b, if any, for buffer to hand out again.
+func (in *input) giveBack(b []byte) {
+	if cap(b) > 0 {
+		in.bufsMu.Lock()
+		in.bufs = append(in.bufs, b)
+		in.bufsMu.Unlock()
+	}
 }
 
 // readWay is how crunch reads its input.
@@ -37,32 +108,40 @@ type readWay int
 const (
 	readBuffered readWay = iota // through a buffer
 	readMapped                  // mapped in memory, in place
-	// readAlone: through a buffer, pass 2 on one goroutine, because
-	// mapped pages cost much (mappedPays). On the VM of 2026-12-02, where
-	// they did, no way with two goroutines beat one, the pipeline of pass
-	// 2 included: with the cores near (67 ns), 0.36 to 0.39 s against
-	// 0.31 to 0.34 s on the 134 MB dump (docs/measurements.md, "Mapped
-	// or read"): the page faults of a process running on both cores cost
-	// about twice their time on one.
-	readAlone
+	// readAt: through a buffer on the passes' goroutines, and at offsets
+	// (ReadAt) on the goroutines they split their work with, each part
+	// read into a buffer of its own: where mapped pages cost much
+	// (mappedPays) or the cores are far apart. On the VM of 2026-12-02,
+	// whose mapped pages cost three times as much to read as a buffer
+	// filled from the page cache, crunch of the 134 MB dump took 0.36 s
+	// (median of 10 alternating runs) against 0.51 s on one goroutine
+	// with the cores near (about 100 ns), 0.28 to 0.29 s against 0.33 to
+	// 0.35 with them far (440 ns): docs/measurements.md, "Read at
+	// offsets".
+	readAt
 )
 
-// wayOf says how crunch reads its input src: mapped only where its passes
-// are split between cores that share their data cheaply (cores.MapInput)
-// and reading the file mapped costs about what reading it through a
-// buffer does (mappedPays); where it costs more, alone; else buffered.
-// HEAPCRUNCH_SPLIT=on maps it without asking mappedPays (the split reads
-// the mapped dump). Tests change it.
+// wayOf says how crunch reads its input src: a large file whose passes
+// split their work with another core (cores.SplitCores: the other core
+// answers a probe) mapped where the cores share their data cheaply and
+// reading the file mapped costs about what reading it through a buffer
+// does (mappedPays), else at offsets; other inputs, and a file whose
+// passes run on one core, through a buffer. HEAPCRUNCH_SPLIT=on maps it
+// without asking mappedPays. Tests change it.
 var wayOf = func(src io.ReadSeeker) readWay {
 	forced := os.Getenv(cores.SplitEnv) == "on"
 	f, size := largeFile(src)
-	switch {
-	case f == nil && !forced || !cores.MapInput(): // no probe of the cores for a file not mapped
+	if f == nil && !forced { // no probe of the cores for a file not split
 		return readBuffered
-	case forced || mappedPays(f, size):
+	}
+	near, ok := cores.SplitCores()
+	switch {
+	case !ok:
+		return readBuffered
+	case forced || near && mappedPays(f, size):
 		return readMapped
 	}
-	return readAlone
+	return readAt
 }
 
 // minMapBytes is the size under which a dump is read through a buffer
@@ -73,15 +152,25 @@ const minMapBytes = 16 << 20
 
 // largeFile returns src and its size if it is a regular file of
 // minMapBytes or more (and no more than an int counts), one that crunch
-// may map on a system that maps files (canMap); else nil: such a dump is
-// read through a buffer, its pass 2 on two goroutines where those pay.
+// may map (on a system that maps files) or read at offsets; else nil:
+// such a dump is read through a buffer, its pass 2 on two goroutines
+// where those pay.
 func largeFile(src io.ReadSeeker) (*os.File, int64) {
+	if f, size := regularFile(src); f != nil && size >= minMapBytes {
+		return f, size
+	}
+	return nil, 0
+}
+
+// regularFile returns src and its size if it is a regular file (of no
+// more bytes than an int counts), else nil.
+func regularFile(src io.ReadSeeker) (*os.File, int64) {
 	f, ok := src.(*os.File)
-	if !ok || !canMap {
+	if !ok {
 		return nil, 0
 	}
 	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() < minMapBytes || fi.Size() > math.MaxInt {
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > math.MaxInt {
 		return nil, 0
 	}
 	return f, fi.Size()
@@ -121,11 +210,14 @@ func touchLines(b []byte) byte {
 func openInput(src io.ReadSeeker) *input {
 	in := &input{src: src, unmap: func() {}}
 	if pos, err := src.Seek(0, io.SeekCurrent); err == nil && pos == 0 {
-		switch wayOf(src) {
-		case readMapped:
+		way := wayOf(src)
+		if way == readMapped {
 			in.mapped, in.unmap = mapFile(src)
-		case readAlone:
-			in.alone = true
+		}
+		if way == readAt || way == readMapped && in.mapped == nil { // or a system that maps no files
+			if f, size := regularFile(src); f != nil {
+				in.at, in.size = f, size
+			}
 		}
 	}
 	return in

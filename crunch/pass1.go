@@ -112,12 +112,15 @@ func (st *state) runPass1(in *input) error {
 	p := &pass1{state: st, r: r, in: in, dec: hprof.BodyDecoder{IDSize: st.idSize}, progress: progress{f: st.opt.Progress, pass: 1},
 		noSpans: !pass2Split(math.MaxUint64)}
 	defer p.dropIDs.release() // if pass 1 stops before buildIndex does
-	if n := segmentWorkers(in.mapped != nil); n > 1 && len(st.drop) == 0 {
+	if n := segmentWorkers(in.split()); n > 1 && len(st.drop) == 0 {
 		// Which heap a split record starts in is known only once the
 		// records before it are read: with heaps to drop, all are read
 		// inline.
 		p.pool = newSegmentPool(n, in, r.Header())
-		defer p.pool.stop()
+		defer p.pool.stop(in)
+		if in.at != nil { // the records split off are skipped, not read
+			r.SetReadAhead(atReadAhead)
+		}
 	}
 	records := 0
 	for rec, err := range r.Records() {
@@ -232,13 +235,16 @@ func (p *pass1) record(rec hprof.Record) error {
 
 // Heap dump records up to maxSplitRecord bytes (a JDK's HEAP DUMP SEGMENTs
 // are 1 MB) are read on segmentWorkers goroutines, when there are more
-// than one: those of a mapped dump, which crunch maps where its passes
-// split between near cores (cores.MapInput). A dump read through a buffer
-// is read on pass 1's goroutine alone: handing its records over costs a
-// copy of each, and with the cores far apart it saved nothing (the 134 MB
-// dump: 0.33 to 0.36 s either way, five alternating runs) and cost 20 to
-// 30 ms and 8 MB on a 4 MB dump (0.05 to 0.06 s against 0.03; 2026-12-02).
-// Larger ones whole in a mapped file (JDK 8's one HEAP DUMP
+// than one: those of a dump mapped or read at offsets, where crunch
+// splits its passes with another core (cores.SplitCores). Read at
+// offsets, a record split off is read by its goroutine into a buffer of
+// its own (splitAt), and pass 1's goroutine skips it (its Reader seeks,
+// reading atReadAhead bytes at a time). A dump read through a buffer
+// alone is read on pass 1's goroutine alone: handing its records over
+// costs a copy of each, and with the cores far apart it saved nothing
+// (the 134 MB dump: 0.33 to 0.36 s either way, five alternating runs) and
+// cost 20 to 30 ms and 8 MB on a 4 MB dump (0.05 to 0.06 s against 0.03;
+// 2026-12-02). Larger ones whole in a mapped file (JDK 8's one HEAP DUMP
 // record) in guessed pieces there too (bigRecord), others inline (on pass
 // 1's goroutine), inlineSubRecords sub-records or releaseStep bytes at a
 // time, so that
@@ -253,10 +259,10 @@ func (p *pass1) record(rec hprof.Record) error {
 // dump is tens of thousands of records of 4 KiB at most (ART's hprof
 // writes 128 objects or 4 KiB a segment), which split off one by one
 // made pass 1 twice as slow with two cores as with one (genhprof -segsize
-// 4KiB, 134 MB: 128 to 140 ms against 65 to 72 ms). Those of a mapped
-// file go to the pool in batches of about splitBatchBytes, one segment
-// each (batchRecord); the others are read inline. Tests change them to
-// mix the ways.
+// 4KiB, 134 MB: 128 to 140 ms against 65 to 72 ms). Those of a file
+// mapped or read at offsets go to the pool in batches of about
+// splitBatchBytes, one segment each (batchRecord); the others are read
+// inline. Tests change them to mix the ways.
 var (
 	segmentWorkers = func(mapped bool) int {
 		if !mapped {
@@ -279,6 +285,11 @@ func (p *pass1) heapDump(rec hprof.Record) error {
 	}
 	switch {
 	case p.pool == nil:
+	case p.in.at != nil && !p.in.whole(rec.End()):
+	case p.in.at != nil && rec.Length < minSplitRecord:
+		return p.batchRecord(rec) // small: with others
+	case p.in.at != nil && rec.Length <= limit:
+		return p.splitAt(rec)
 	case rec.Length >= minSplitRecord && rec.Length <= limit:
 		return p.split(rec)
 	case rec.Length < minSplitRecord && p.in.mapped != nil && rec.End() <= int64(len(p.in.mapped)):

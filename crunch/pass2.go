@@ -81,8 +81,8 @@ func (st *state) runPass2(in *input, out io.Writer) error {
 }
 
 // oneGoroutine reports whether pass 2, not split, runs on one goroutine:
-// for a dump read alone (readAlone), or as pass2OneGoroutine says.
-func (p *pass2) oneGoroutine(in *input) bool { return in.alone || pass2OneGoroutine(p.nObj) }
+// as pass2OneGoroutine says.
+func (p *pass2) oneGoroutine() bool { return pass2OneGoroutine(p.nObj) }
 
 // consume runs the reading side of pass 2 on r in another goroutine and
 // writes what it reads, in order; with one core, both on this goroutine
@@ -91,9 +91,12 @@ func (p *pass2) consume(r *hprof.Reader, in *input) error {
 	rd := &reader{state: p.state, r: r, in: in, progress: progress{f: p.opt.Progress, pass: 2}}
 	if p.startSplit(in, r.Header()); p.split != nil {
 		defer p.stopSplit()
+		if in.at != nil { // the spans' bytes are skipped, not read
+			r.SetReadAhead(atReadAhead)
+		}
 		return p.single(rd)
 	}
-	if p.oneGoroutine(in) {
+	if p.oneGoroutine() {
 		return p.single(rd)
 	}
 	// Two filled batches may wait for the writer: with none, each side

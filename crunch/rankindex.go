@@ -2,11 +2,13 @@ package crunch
 
 import (
 	"cmp"
+	"encoding/binary"
 	"math"
 	"math/bits"
 	"slices"
 	"unsafe"
 
+	"github.com/heapcrunch/heapcrunch/hprof"
 	"github.com/heapcrunch/heapcrunch/internal/bigmem"
 )
 
@@ -482,6 +484,39 @@ func (x *rankIndex) touch(vals []uint64, refAt []uint32) uint64 {
 	var sum uint64
 	for _, at := range refAt {
 		sum += x.touchID(vals[at])
+	}
+	return sum
+}
+
+// touchArrays loads the bitmap words of the elements of the object arrays
+// of heads, read by SkimObjectsData from data (its first byte at file
+// offset base), IDs of idSize bytes, and returns the sum of their bits,
+// for the caller to keep. The callers then resolve the objects one after
+// the other: the loads here do not wait on each other, so that their
+// cache misses overlap, where each lookup's many steps keep the processor
+// from running far ahead to the next one. Instances are left out: finding
+// their references (their class, its fields) cost more than their misses,
+// on the 1.3 GB JDK 17 dump 2.33 s against 2.11 s with neither (one core,
+// 4 alternating runs), against 1.95 s with the arrays alone.
+//
+//go:noinline
+func (x *rankIndex) touchArrays(heads []hprof.ObjectHead, data []byte, base int64, idSize int) uint64 {
+	var sum uint64
+	for i := range heads {
+		h := &heads[i]
+		if h.Tag != hprof.SubObjectArrayDump {
+			continue
+		}
+		c := h.Contents(data, base, idSize)
+		if idSize == 4 {
+			for j := 0; j+4 <= len(c); j += 4 {
+				sum += x.touchID(uint64(binary.BigEndian.Uint32(c[j:])))
+			}
+		} else {
+			for j := 0; j+8 <= len(c); j += 8 {
+				sum += x.touchID(binary.BigEndian.Uint64(c[j:]))
+			}
+		}
 	}
 	return sum
 }

@@ -34,7 +34,11 @@ type segment struct {
 	at           int64
 	sub          hprof.SubRecord
 	heads        []hprof.ObjectHead // objects skimmed, reused
-	ids          []uint64           // their IDs
+	// readAt: the record is read from the file at its offset (splitAt),
+	// into buf.
+	readAt bool
+	buf    []byte
+	ids    []uint64 // their IDs
 
 	subs    int   // sub-records read
 	objs    idRun // IDs of the objects kept, in order
@@ -112,7 +116,7 @@ type heapName struct {
 
 // reset empties sg for the next record, keeping its buffers.
 func (sg *segment) reset() {
-	sg.subs, sg.err = 0, nil
+	sg.subs, sg.err, sg.readAt = 0, nil, false
 	sg.batch, sg.batchBytes = sg.batch[:0], 0
 	sg.guess, sg.target, sg.stop, sg.found, sg.at = false, 0, 0, false, 0
 	sg.objs.reset()

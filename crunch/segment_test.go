@@ -106,7 +106,9 @@ func sameSegmentsWays(t *testing.T, data []byte, opt Options) {
 // in batches (the small records of a mapped file), on the fixtures, the
 // corpus dumps and dumps of 4 KiB records, whole, cut short, and with a
 // byte changed; with heaps dropped (always inline) too.
-func TestSegmentsInOrder(t *testing.T) {
+func TestSegmentsInOrder(t *testing.T) { bothSplitReads(t, testSegmentsInOrder) }
+
+func testSegmentsInOrder(t *testing.T) {
 	dumps := testutil.SmallDumps(t, "sample.hprof.gz", "sample32.hprof.gz", "sample-align16.hprof.gz", "secrets.hprof.gz")
 	// Records of 4 KiB, as Android writes them: batches of many.
 	dumps["spans-4k-4"], dumps["spans-4k-8"] = spansDump(4, 4<<10), spansDump(8, 4<<10)

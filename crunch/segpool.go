@@ -28,6 +28,11 @@ var splitBatchBytes int64 = 1 << 20
 // batchRecords bounds a batch's records, and so its memory.
 const batchRecords = 1024
 
+// maxAtBatch bounds the bytes of a batch read at offsets, from the start
+// of its first record's sub-records to the end of its last record: it is
+// read whole, the records between them included.
+const maxAtBatch = 2 << 20
+
 // newSegmentPool starts n goroutines, with n+1 segments to fill: one more
 // than they read at once, for pass 1 to split the next record into. They
 // read the heap dump records of a dump with header h.
@@ -42,6 +47,8 @@ func newSegmentPool(n int, in *input, h hprof.Header) *segmentPool {
 			defer sp.wg.Done()
 			for sg := range sp.jobs {
 				switch {
+				case sg.readAt:
+					sg.readFile(in, h)
 				case len(sg.batch) > 0:
 					sg.readBatch(in, h)
 				case sg.stop > 0:
@@ -86,6 +93,9 @@ func (p *pass1) take() (*segment, error) {
 // its body (Next): only a batch's goroutine reads it.
 func (p *pass1) batchRecord(rec hprof.Record) error {
 	sp := p.pool
+	if sp.filling != nil && p.in.mapped == nil && rec.End()-sp.filling.start > maxAtBatch {
+		sp.hand() // read at offsets, a batch is read whole: not over other records
+	}
 	if sp.filling == nil {
 		sg, err := p.take()
 		if err != nil {
@@ -101,10 +111,16 @@ func (p *pass1) batchRecord(rec hprof.Record) error {
 	return nil
 }
 
-// stop ends the goroutines, once they have read what they were given.
-func (sp *segmentPool) stop() {
+// stop ends the goroutines, once they have read what they were given,
+// and gives back the buffers of the records they read at offsets, for
+// pass 2 to reuse.
+func (sp *segmentPool) stop(in *input) {
 	close(sp.jobs)
 	sp.wg.Wait()
+	for _, sg := range append(sp.queue, sp.free...) {
+		in.giveBack(sg.buf)
+		sg.buf = nil
+	}
 }
 
 // split hands the current heap dump record to the pool, after merging the
@@ -123,6 +139,38 @@ func (p *pass1) split(rec hprof.Record) error {
 	sg.markFrom(sg.start, p.markEvery(rec))
 	sp.jobs <- sg
 	return nil
+}
+
+// splitAt hands heap dump record rec to the pool, to be read from the
+// file at its offset (input.at), after merging the oldest one read if no
+// segment is free. The Reader skips its body (Next).
+func (p *pass1) splitAt(rec hprof.Record) error {
+	sp := p.pool
+	sp.hand() // the records before it first
+	sg, err := p.take()
+	if err != nil {
+		return err
+	}
+	sg.start, sg.rec, sg.readAt = rec.Body(), rec, true
+	sg.markFrom(sg.start, p.markEvery(rec))
+	sp.jobs <- sg
+	return nil
+}
+
+// readFile reads the whole record given to splitAt, from the file read at
+// offsets into the segment's buffer.
+func (sg *segment) readFile(in *input, h hprof.Header) {
+	data, err := in.readAt(&sg.buf, sg.start, sg.rec.End()-sg.start)
+	if err != nil {
+		sg.err = err
+		return
+	}
+	if sg.err = sg.r.ResetSubRecords(h, sg.rec, data, sg.start); sg.err != nil {
+		return
+	}
+	sg.r.SkipElements = true
+	for sg.read(&sg.r, 1<<14, 0, nil) {
+	}
 }
 
 // mergeOldest waits for the oldest record split off and merges it.
@@ -161,9 +209,17 @@ func (p *pass1) drain() error {
 func (sg *segment) readBatch(in *input, h hprof.Header) {
 	defer guard()()
 	defer in.catchFault(&sg.err)
+	data, base := in.mapped, int64(0)
+	if in.mapped == nil { // read at offsets, all at once
+		base = sg.start
+		if data, sg.err = in.readAt(&sg.buf, base, sg.batch[len(sg.batch)-1].rec.End()-base); sg.err != nil {
+			sg.batch = sg.batch[:1]
+			return
+		}
+	}
 	for i := range sg.batch {
 		b := &sg.batch[i]
-		if sg.err = sg.r.ResetSubRecords(h, b.rec, in.mapped[b.rec.Body():b.rec.End()], b.rec.Body()); sg.err == nil {
+		if sg.err = sg.r.ResetSubRecords(h, b.rec, data[b.rec.Body()-base:b.rec.End()-base], b.rec.Body()); sg.err == nil {
 			subs := sg.subs
 			for sg.read(&sg.r, 1<<14, 0, nil) {
 			}

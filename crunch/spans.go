@@ -67,10 +67,35 @@ var (
 	maxSpanBytes int64 = 4 << 20
 )
 
+// atSpanBytes bounds the spans, and the pieces of larger records, of a
+// dump read at offsets (readAt), which a goroutine reads into a buffer of
+// its own before it writes them: on the 134 MB dump, spans of 256 KiB
+// took 4,400 page faults where whole records of 1 MB took 5,400 (their
+// buffers and runs; 3,200 on one goroutine), and pass 2 0.17 s against
+// 0.19 s (2026-12-02). Tests change it.
+var atSpanBytes int64 = 256 << 10
+
+// atReadAhead is the most a pass's goroutine reads at a time from a dump
+// read at offsets, when other goroutines read its records or spans (its
+// Reader skips them: hprof.Reader.SetReadAhead): smaller than the records
+// it hands over, so that it reads little of them.
+const atReadAhead = 64 << 10
+
+// spanLimits returns the most bytes of a span, and about the bytes of a
+// piece of a larger record: maxSpanBytes and pieceBytes, or for a dump
+// read at offsets atSpanBytes if smaller.
+func (in *input) spanLimits() (maxSpan, piece int64) {
+	if in.mapped == nil {
+		return min(maxSpanBytes, atSpanBytes), min(pieceBytes, atSpanBytes)
+	}
+	return maxSpanBytes, pieceBytes
+}
+
 // addSpan notes a heap dump record that pass 1 has read and merged, rec,
 // read to file offset read with error err, pass 1's chunk clock at its
 // start being clock, as a span or part of one, if it can be: a whole
-// record of a mapped file, read without error, of maxSpanBytes at most.
+// record of a file mapped or read at offsets, read without error, of
+// maxSpanBytes at most (atSpanBytes read at offsets: spanLimits).
 // A small record goes on the span before it if it follows its last
 // record in the file.
 func (p *pass1) addSpan(rec hprof.Record, read int64, err error, clock chunkClock) {
@@ -79,7 +104,7 @@ func (p *pass1) addSpan(rec hprof.Record, read int64, err error, clock chunkCloc
 	}
 	end := rec.End()
 	n := int64(rec.Length)
-	if p.in.mapped == nil || err != nil || read != end || n > maxSpanBytes {
+	if maxSpan, _ := p.in.spanLimits(); !p.in.split() || err != nil || read != end || n > maxSpan {
 		p.endSpan()
 		return
 	}
@@ -103,13 +128,15 @@ var pieceBytes int64 = 1 << 20
 
 // markEvery returns how far apart pass 1 marks the sub-record boundaries
 // of heap dump record rec where pass 2 may cut it into spans: every
-// pieceBytes bytes if rec is larger than a span and whole in a mapped
-// file, else 0, none.
+// pieceBytes bytes (atSpanBytes read at offsets: spanLimits) if rec is
+// larger than a span and whole in a file mapped or read at offsets, else
+// 0, none.
 func (p *pass1) markEvery(rec hprof.Record) int64 {
-	if p.noSpans || p.in.mapped == nil || int64(rec.Length) <= maxSpanBytes || rec.End() > int64(len(p.in.mapped)) {
+	maxSpan, piece := p.in.spanLimits()
+	if p.noSpans || int64(rec.Length) <= maxSpan || !p.in.whole(rec.End()) {
 		return 0
 	}
-	return pieceBytes
+	return piece
 }
 
 // pieceStart is where the piece of a large record that pass 1 is reading
@@ -226,7 +253,9 @@ type spanWorker struct {
 	st    *state
 	h     hprof.Header
 	in    *input
-	data  []byte   // the mapped dump
+	data  []byte   // the mapped dump, or the span read (buf)
+	base  int64    // the file offset of data[0]
+	buf   []byte   // the span read, where the dump is not mapped
 	plan  []uint32 // by class index, the chunk before which pass 2 defines it
 	seen  recentClasses
 	picks []workerPicks // by class index
@@ -235,6 +264,7 @@ type spanWorker struct {
 	heads []hprof.ObjectHead // objects skimmed
 	s     hprof.SubRecord
 	r     hprof.Reader // of the record being cut, reused
+	sink  uint64       // what touchArrays loads, kept
 }
 
 // workerPicks are a class's picks, as spanWorker keeps them.
@@ -246,6 +276,12 @@ type workerPicks struct {
 // encode writes what it can of span sp into o.
 func (wk *spanWorker) encode(sp *span, o *spanOut) {
 	o.reset()
+	if wk.in.mapped == nil {
+		if !wk.read(sp) {
+			o.failed = true
+			return
+		}
+	}
 	var err error
 	func() {
 		defer guard()()
@@ -256,6 +292,24 @@ func (wk *spanWorker) encode(sp *span, o *spanOut) {
 		o.failed = true
 	}
 }
+
+// read reads span sp's bytes from the file read at offsets into wk.buf,
+// and reports whether it read them all. A span of more than maxAtRead
+// bytes (a piece with a large array in it) is not read: pass 2's
+// goroutine writes it through its own buffer.
+func (wk *spanWorker) read(sp *span) bool {
+	n := sp.end - sp.start()
+	if n > maxAtRead {
+		return false
+	}
+	data, err := wk.in.readAt(&wk.buf, sp.start(), n)
+	wk.data, wk.base = data, sp.start()
+	return err == nil
+}
+
+// maxAtRead bounds the bytes of a span, or of a heap dump record split off
+// in pass 1, that a goroutine reads at offsets into a buffer of its own.
+const maxAtRead = 4 << 20
 
 // parts cuts span sp into parts, record by record (recordParts): no
 // part goes from one record into the next, where pass 2's goroutine
@@ -273,7 +327,7 @@ func (wk *spanWorker) parts(sp *span, o *spanOut) {
 		if !wk.recordParts(rec, &c) || rec.End()+hprof.RecordHeaderSize > sp.end || i+1 == sp.records {
 			return
 		}
-		rec = hprof.DecodeRecordHeader(wk.data[rec.End():], rec.End())
+		rec = hprof.DecodeRecordHeader(wk.data[rec.End()-wk.base:], rec.End())
 		if !rec.Tag.IsHeapDump() || rec.End() > sp.end {
 			return // not as pass 1 read it: the file changed, pass 2's goroutine says how
 		}
@@ -290,7 +344,7 @@ func (wk *spanWorker) recordParts(rec hprof.Record, c *spanCursor) bool {
 	o := c.o
 	r := &wk.r
 	end := rec.End()
-	if r.ResetSubRecords(wk.h, rec, wk.data[rec.Body():end], rec.Body()) != nil {
+	if r.ResetSubRecords(wk.h, rec, wk.data[rec.Body()-wk.base:end-wk.base], rec.Body()) != nil {
 		return false
 	}
 	r.MaxElements = maxArrayWhole
@@ -344,6 +398,7 @@ func (wk *spanWorker) recordParts(rec hprof.Record, c *spanCursor) bool {
 // parts adds those it reads one by one. It reports false where it leaves the rest of
 // the span to pass 2's goroutine.
 func (wk *spanWorker) skimmed(c *spanCursor, heads []hprof.ObjectHead, data []byte, base, last int64) bool {
+	wk.sink += wk.st.rank.touchArrays(heads, data, base, wk.st.idSize)
 	for i := range heads {
 		h := &heads[i]
 		var contents []byte
@@ -624,7 +679,7 @@ const splitWorkers = 1
 // startSplit starts the goroutines that write spans ahead, if pass 2 has
 // spans and the cores for them.
 func (p *pass2) startSplit(in *input, h hprof.Header) {
-	if len(p.spans) == 0 || p.redumps || len(p.drop) > 0 || in.mapped == nil || !pass2Split(p.nObj) {
+	if len(p.spans) == 0 || p.redumps || len(p.drop) > 0 || !in.split() || !pass2Split(p.nObj) {
 		return
 	}
 	sp := &splitter{spans: p.spans, states: make([]atomic.Int32, len(p.spans)), outs: make([]*spanOut, len(p.spans)),

@@ -195,7 +195,9 @@ func spansDump(idSize int, segSize int) []byte {
 // (as an Android dump's records of 4 KiB go in spans of 64 KiB); on the
 // fixtures and the corpus's dumps. Most objects go in runs; some runs
 // are refused.
-func TestSplitSameFile(t *testing.T) {
+func TestSplitSameFile(t *testing.T) { bothSplitReads(t, testSplitSameFile) }
+
+func testSplitSameFile(t *testing.T) {
 	options := []Options{{}, {KeepPrimitives: true, KeepStrings: true}, {Profile: "leak"}}
 	for _, idSize := range []int{4, 8} {
 		for _, seg := range []int{4 << 10, 64 << 10, 1 << 20} {
@@ -245,7 +247,9 @@ func TestSplitSameFile(t *testing.T) {
 // dumps, runs are added, none refused, pieces made, and every piece
 // written ahead is taken up (when pass 2 passed the start of a piece that
 // followed one, the other goroutine's outputs ran out and it stopped).
-func TestSplitPieces(t *testing.T) {
+func TestSplitPieces(t *testing.T) { bothSplitReads(t, testSplitPieces) }
+
+func testSplitPieces(t *testing.T) {
 	defer func(m, p int64, r, mm uint32, h bool) {
 		maxSpanBytes, pieceBytes, maxSplitRecord, maxSplitMapped, testSpansHere = m, p, r, mm, h
 	}(maxSpanBytes, pieceBytes, maxSplitRecord, maxSplitMapped, testSpansHere)
@@ -366,7 +370,9 @@ func TestSkimSameFile(t *testing.T) {
 // tells but which does not hold when pass 2 comes to it (here every class
 // taken as defined from the start, or never) is refused, and its objects
 // written one by one: the same file.
-func TestSplitRefused(t *testing.T) {
+func TestSplitRefused(t *testing.T) { bothSplitReads(t, testSplitRefused) }
+
+func testSplitRefused(t *testing.T) {
 	path := writeTemp(t, "spans.hprof", spansDump(4, 64<<10))
 	for _, chunk := range []uint32{0, noChunk} {
 		defer func(f func(*spanWorker)) { newSpanWorker = f }(newSpanWorker)
@@ -423,7 +429,9 @@ func manyRunsDump(classes, objects, perTrace, segSize int) []byte {
 // took 500 MB). Longer runs share a table of the classes
 // (4 bytes per class of the dump): with one each, 1,000 runs of a dump of
 // 20,000 classes allocated 80 MB more.
-func TestSplitManyRuns(t *testing.T) {
+func TestSplitManyRuns(t *testing.T) { bothSplitReads(t, testSplitManyRuns) }
+
+func testSplitManyRuns(t *testing.T) {
 	defer func(m int) { testMinRun = m }(testMinRun)
 	testMinRun = 16
 	for _, c := range []struct{ classes, objects, perTrace, minAdded int }{
@@ -457,7 +465,9 @@ func TestSplitManyRuns(t *testing.T) {
 // kept 64 bytes for each: 180 MB more on a 454 MB dump, which the
 // collector let pile up (104 MB of peak RSS against 39); here, 1,011
 // bytes a record more (checked to fail so).
-func TestSplitSmallRecords(t *testing.T) {
+func TestSplitSmallRecords(t *testing.T) { bothSplitReads(t, testSplitSmallRecords) }
+
+func testSplitSmallRecords(t *testing.T) {
 	const objects = 400000 // of 33 bytes: 3,300 records of 4 KiB
 	path := writeTemp(t, "small.hprof", manyRunsDump(100, objects, objects, 4<<10))
 	allocated := func(split bool) uint64 {
@@ -484,7 +494,9 @@ func TestSplitSmallRecords(t *testing.T) {
 // span (the runs written ahead of such records held too much memory):
 // it is cut into pieces of about pieceBytes (more where a sub-record is
 // larger), runs are added from them, and the file is the same.
-func TestSplitMaxSpan(t *testing.T) {
+func TestSplitMaxSpan(t *testing.T) { bothSplitReads(t, testSplitMaxSpan) }
+
+func testSplitMaxSpan(t *testing.T) {
 	defer func(m, p int64) { maxSpanBytes, pieceBytes = m, p }(maxSpanBytes, pieceBytes)
 	maxSpanBytes, pieceBytes = 512<<10, 64<<10
 	for _, seg := range []int{1 << 20, 64 << 10} {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"slices"
 	"sort"
@@ -1055,4 +1056,96 @@ func TestReaderReset(t *testing.T) {
 	if err := r.Reset(strings.NewReader("JAVA PROFILE 1.0.2\x00")); err == nil || !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, ErrNotHPROF) {
 		t.Errorf("Reset onto a cut header: %v", err)
 	}
+}
+
+// countingReadSeeker counts the bytes read from a bytes.Reader.
+type countingReadSeeker struct {
+	*bytes.Reader
+	read int64
+}
+
+func (c *countingReadSeeker) Read(p []byte) (int, error) {
+	n, err := c.Reader.Read(p)
+	c.read += int64(n)
+	return n, err
+}
+
+// TestSetReadAhead: a Reader whose reads ask for a few KiB at a time
+// (SetReadAhead), of a source it can seek, reads little of the heap dump
+// records its caller skips (SkipSubs, or Next past a record not read),
+// and gives the records, and the sub-records after a skip, of a Reader
+// that reads it all; Reset clears it.
+func TestSetReadAhead(t *testing.T) {
+	data, _, err := copyHPROF(testutil.ReadAll(t, testutil.Fixture("sample.hprof.gz")), 256<<10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type seen struct {
+		rec Record
+		sub SubRecord
+	}
+	// In each heap dump record, the first sub-record boundary after three
+	// quarters of it, from a Reader of the bytes.
+	skipTo := map[int64]int64{}
+	var heap int64 // the bytes of heap dump records
+	whole, err := NewReaderBytes(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rec, err := range whole.Records() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.Tag.IsHeapDump() {
+			heap += int64(rec.Length)
+			var sub SubRecord
+			for whole.Offset() < rec.End()-int64(rec.Length)/4 {
+				if err := whole.NextSub(&sub); err != nil {
+					t.Fatal(err)
+				}
+			}
+			skipTo[rec.Offset] = whole.Offset()
+		}
+	}
+	walk := func(ahead int) ([]seen, int64) {
+		src := &countingReadSeeker{Reader: bytes.NewReader(data)}
+		r, err := NewReader(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.SetReadAhead(ahead)
+		var got []seen
+		for rec, err := range r.Records() {
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := seen{rec: rec}
+			if rec.Tag.IsHeapDump() { // read half, skip a quarter, read a sub-record, skip the rest
+				var sub SubRecord
+				for r.Offset() < rec.Body()+int64(rec.Length)/2 {
+					if err := r.NextSub(&sub); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := r.SkipSubs(skipTo[rec.Offset]); err != nil {
+					t.Fatal(err)
+				}
+				if err := r.NextSub(&s.sub); err != nil && err != io.EOF {
+					t.Fatal(err)
+				}
+				s.sub = SubRecord{Tag: s.sub.Tag, Offset: s.sub.Offset, ID: s.sub.ID}
+			}
+			got = append(got, s)
+		}
+		return got, src.read
+	}
+	want, all := walk(0)
+	got, read := walk(4 << 10)
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("read ahead 4 KiB at a time: %d records and sub-records differ from the %d of a Reader reading it all", len(got), len(want))
+	}
+	if all != int64(len(data)) || read > all-heap/3 {
+		t.Errorf("read ahead 4 KiB at a time: %d bytes of %d read (%d without), where nearly half of each heap dump record (%d bytes in all) is skipped", read, len(data), all, heap)
+	}
+	t.Logf("%d bytes read of %d (%d without a read-ahead)", read, len(data), all)
 }

@@ -77,6 +77,12 @@ func (r *Reader) Reset(src io.Reader) error {
 	return r.readHeader()
 }
 
+// SetReadAhead makes each read of the source ask for at most n bytes,
+// where by default it fills the buffer: a Reader whose caller skips long
+// runs of sub-records (SkipSubs) then reads little of them, and seeks past
+// the rest where its source is an io.Seeker. Reset clears it.
+func (r *Reader) SetReadAhead(n int) { r.in.SetReadAhead(n) }
+
 // NewReaderBytes returns a Reader of the HPROF dump in data (a file mapped
 // in memory, say), which it reads in place: the slices it returns alias
 // data, and SplitHeapDump hands over parts of data without copying them.

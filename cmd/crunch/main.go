@@ -46,21 +46,23 @@ is never the input, also through links or redirections (< in.hprof,
 >> in.hprof), even with --force. A new file's permissions follow the
 umask; a replaced one keeps its own.
 
-Cores: the second pass uses a second core where that pays: more than
-one core for Go (GOMAXPROCS) and 262,144 objects or more. A dump file of
-16 MiB or more is mapped in memory where a cache line measured to go to
-the other core and back takes under 150 ns and 1 MiB of the file read
-mapped takes at most half as long again as read through a buffer
-(measured, 2 to 5 ms). A mapped dump is split (not with --drop-heap): the
-other core writes the objects of its heap dump records ahead, up to 4 MiB
-whole (a JDK's of 1 MB; Android's of 4 KiB several at a time), larger
-ones (the one record of a 1.0.1 dump, as JDK 8 writes a heap of up to 2
-GB) in pieces of about 1 MiB. Where mapped pages cost more, the dump is
-read through a buffer on one core. Otherwise (the cores further apart, a
-smaller dump, one core) it is read through a buffer, and reading and
-writing share the work in a pipeline if a cache line goes to the other
-core and back in under 150 ns (the cores share a cache, and the other
-one is not busy). The BMD file is the same either way.
+Cores: both passes use a second core where that pays: more than one
+core for Go (GOMAXPROCS), 262,144 objects or more, and a dump file of 16
+MiB or more whose other core answers a short probe (one busy with
+another program does not). The other core then reads heap dump records
+itself and, in the second pass, writes their objects ahead (not with
+--drop-heap): records of up to 4 MiB, larger ones (the one record of a
+1.0.1 dump, as JDK 8 writes a heap of up to 2 GB) in pieces. The file is
+mapped in memory where a cache line goes to the other core and back in
+under 150 ns and 1 MiB of the file read mapped takes at most half as
+long again as read through a buffer (measured, 2 to 5 ms); otherwise
+each core reads its parts at their offsets into buffers of its own,
+parts of 256 KiB in the second pass. Other inputs (a smaller dump, a
+pipe, a compressed dump, one core) are read through a buffer, and
+reading and writing share the work of the second pass in a pipeline if
+a cache line goes to the other core and back in under 150 ns (the cores
+share a cache, and the other one is not busy). The BMD file is the same
+either way.
 HEAPCRUNCH_SPLIT=on or off forces the split (and the mapping) or none, and
 HEAPCRUNCH_PIPELINE=on or off the pipeline or one core.
 

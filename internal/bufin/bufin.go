@@ -24,7 +24,16 @@ type Reader struct {
 	// inPlace: buf is a caller's slice (SetBytes), read in place and never
 	// reused by Reset
 	inPlace bool
+	// ahead, when not 0, is the most bytes one read of the source asks
+	// for (SetReadAhead).
+	ahead int
 }
+
+// SetReadAhead makes each read of the source ask for at most n bytes (n >
+// 0), or for as many as the buffer holds (n 0, the default): a Reader
+// that skips long runs of its input (Skip) then reads few of their bytes
+// before it seeks past the rest. Reset clears it.
+func (b *Reader) SetReadAhead(n int) { b.ahead = max(n, 0) }
 
 // New returns a Reader of src with a buffer of size bytes.
 func New(src io.Reader, size int) *Reader {
@@ -126,7 +135,11 @@ func (b *Reader) fill(n int) bool {
 		b.pos = 0
 	}
 	for b.end < n && b.err == nil {
-		m, err := b.src.Read(b.buf[b.end:])
+		to := len(b.buf)
+		if b.ahead > 0 {
+			to = min(to, max(b.end+b.ahead, n))
+		}
+		m, err := b.src.Read(b.buf[b.end:to])
 		b.end += m
 		if err != nil {
 			b.err = err
@@ -185,8 +198,50 @@ func (b *Reader) Skip(n int64) int64 {
 		k := min(int64(b.end-b.pos), n-done)
 		b.pos += int(k)
 		done += k
-		if done == n || !b.fill(1) {
+		if done == n {
+			return done
+		}
+		if rest := n - done; rest >= int64(b.readSize()) && b.seek(rest) {
+			return n
+		}
+		if !b.fill(1) {
 			return done
 		}
 	}
+}
+
+// readSize returns the most bytes one read of the source asks for.
+func (b *Reader) readSize() int {
+	if b.ahead > 0 {
+		return min(b.ahead, len(b.buf))
+	}
+	return len(b.buf)
+}
+
+// seek skips the next n bytes of the source, with the buffer empty, by
+// seeking past them, if the source is an io.Seeker that holds them:
+// reading a file's bytes only to skip them copies them from the page
+// cache. It reports whether it did; if not, the source is where it was.
+func (b *Reader) seek(n int64) bool {
+	s, ok := b.src.(io.Seeker)
+	if !ok || b.err != nil || b.inPlace {
+		return false
+	}
+	cur, err := s.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return false
+	}
+	end, err := s.Seek(0, io.SeekEnd)
+	if err == nil && cur+n <= end {
+		_, err = s.Seek(cur+n, io.SeekStart)
+		if err == nil {
+			b.base += int64(b.end) + n
+			b.pos, b.end = 0, 0
+			return true
+		}
+	}
+	if _, err := s.Seek(cur, io.SeekStart); err != nil {
+		b.err = err
+	}
+	return false
 }

@@ -179,3 +179,65 @@ func TestSetBytes(t *testing.T) {
 		t.Fatal("Reset reuses the slice of SetBytes as its buffer")
 	}
 }
+
+// countingSeeker is a ReadSeeker that counts the bytes read from it, and
+// whose Seek can be made to fail.
+type countingSeeker struct {
+	*bytes.Reader
+	read     int
+	seekFail bool
+}
+
+func (c *countingSeeker) Read(p []byte) (int, error) {
+	n, err := c.Reader.Read(p)
+	c.read += n
+	return n, err
+}
+
+func (c *countingSeeker) Seek(off int64, whence int) (int64, error) {
+	if c.seekFail {
+		return 0, errors.New("no seeking")
+	}
+	return c.Reader.Seek(off, whence)
+}
+
+// TestSkipSeeks: Skip seeks past a long run of a source that is an
+// io.Seeker instead of reading it, with a read-ahead of a few bytes
+// (SetReadAhead) reading little of what it skips; the bytes and offsets
+// after it are the stream's. A run past the end is skipped as far as the
+// input goes, as by reading, and a source whose Seek fails is read.
+func TestSkipSeeks(t *testing.T) {
+	src := data(10000)
+	for _, c := range []struct {
+		name       string
+		ahead      int
+		seekFail   bool
+		readAtMost int
+	}{
+		{"read-ahead 8", 8, false, 100},
+		{"no read-ahead", 0, false, 6 * 64},
+		{"seek fails", 8, true, 10000},
+	} {
+		s := &countingSeeker{Reader: bytes.NewReader(src), seekFail: c.seekFail}
+		b := New(s, 64)
+		b.SetReadAhead(c.ahead)
+		off := 0
+		for _, n := range []int{3, 5000, 7, 100, 64, 2000} {
+			if k := b.Skip(int64(n)); k != int64(n) {
+				t.Fatalf("%s: Skip(%d) = %d at %d", c.name, n, k, off)
+			}
+			off += n
+			p, ok := b.Take(4)
+			if !ok || !bytes.Equal(p, src[off:off+4]) || b.Offset() != int64(off+4) {
+				t.Fatalf("%s: after Skip(%d), Take(4) = %v, %v at offset %d, want %v at %d", c.name, n, p, ok, b.Offset(), src[off:off+4], off+4)
+			}
+			off += 4
+		}
+		if s.read > c.readAtMost {
+			t.Errorf("%s: %d bytes read from the source to skip 7,175 of 7,199, want at most %d", c.name, s.read, c.readAtMost)
+		}
+		if k := b.Skip(int64(len(src))); k != int64(len(src)-off) || b.Err() != io.EOF || b.Offset() != int64(len(src)) {
+			t.Errorf("%s: Skip past the end: %d bytes skipped to offset %d, error %v; want %d to %d, io.EOF", c.name, k, b.Offset(), b.Err(), len(src)-off, len(src))
+		}
+	}
+}

@@ -1,6 +1,8 @@
 // Package cores tells whether a second goroutine, on another core, pays
 // for a pipeline that hands batches of data from one goroutine to the
-// other (crunch's second pass, decrunch's second pass).
+// other (crunch's second pass, decrunch's second pass), and whether a
+// run may split its passes' work with another core (SplitCores: crunch's
+// passes by records and spans, which share little as they go).
 //
 // Such a pipeline pays only when the two cores share their data cheaply.
 // On this project's 2-core VM the time a cache line takes to go to the
@@ -122,16 +124,11 @@ func Choose(objects uint64) Way {
 // SplitEnv names the environment variable that overrides Split.
 const SplitEnv = "HEAPCRUNCH_SPLIT"
 
-// Split reports whether a pass over objects objects pays for splitting
-// its work with a goroutine on another core, each working on data of its
-// own (crunch's pass 2 by spans): there is more than one core for Go code
-// (GOMAXPROCS), and the pass has minObjects or more. It needs no probe:
-// the goroutines share nothing as they go, so a split pays whether or not
-// the cores share a cache, and also when the other core is busy with
-// another program, whose time it then shares (crunch of the 134 MB dump
-// with `yes` on the other core, alternating runs: 0.54 to 0.72 s split
-// against 0.65 to 0.82 s not, 3 each; in a second series 0.48 to 0.65 s
-// against 0.44 to 0.73 s, medians 0.535 and 0.60 s, 4 each).
+// Split reports whether a pass over objects objects may split its work
+// with goroutines on other cores, each working on data of its own
+// (crunch's passes by records and spans): there is more than one core for
+// Go code (GOMAXPROCS), and the pass has minObjects or more. Whether the
+// other core is free for it is SplitCores's to say, once per run.
 //
 // The environment variable HEAPCRUNCH_SPLIT overrides the size: "on" for
 // a split whenever GOMAXPROCS allows, "off" for none.
@@ -148,30 +145,35 @@ func Split(objects uint64) bool {
 	return objects >= minObjects
 }
 
-// MapInput reports whether a pass that splits its work with a goroutine
-// on another core should read its input file mapped in memory, in place,
-// which lets the goroutines read their parts of it at once (crunch): when
-// Split would split a pass (GOMAXPROCS 2 or more, HEAPCRUNCH_SPLIT not
-// "off") and a cache line goes to the other core and back in under
-// nearLimit (Probe, Pays); HEAPCRUNCH_SPLIT=on answers true without a
-// probe. Otherwise the input is better read through a buffer, on one
-// goroutine: the mapped dump's pages cost more to read than a buffer
-// filled from the page cache (crunch also measures that, for the file
-// itself, where MapInput says yes). On the 134 MB dump of a 32-bit JVM, this VM
+// SplitCores says whether a run's passes split their work with another
+// core (ok): Split would split a pass (GOMAXPROCS 2 or more,
+// HEAPCRUNCH_SPLIT not "off") and the other core answers a probe in time
+// (Probe), which it does not when another program keeps it busy; and
+// whether that core shares its data cheaply with this one (near, Pays).
+// HEAPCRUNCH_SPLIT=on answers both true without a probe.
+//
+// A split where the other core is busy costs more than it saves: crunch
+// of the 134 MB dump with a shell loop on the other core, its input read
+// at offsets (2026-12-02, 6 alternating runs): 0.56 s against 0.39 s on
+// one goroutine (docs/measurements.md, "Read at offsets"). Crunch maps
+// its input only where the cores are near (and reading the file mapped
+// costs about what reading it through a buffer does, which crunch
+// measures for the file itself): on the 134 MB dump of a 32-bit JVM, this VM
 // with its cores 430 ns apart (2026-12-02, three runs each), crunch
 // mapped took 0.42 to 0.45 s with one core, 0.31 to 0.37 s with two,
 // 0.48 to 0.51 s with the other core busy; read through a buffer 0.29 to
 // 0.30, 0.30 to 0.33 and 0.30 to 0.36 s (docs/measurements.md, "Mapped
 // or read"). Where the cores shared a cache, the mapped dump split on
 // two took 0.19 s (2026-11-28).
-func MapInput() bool {
+func SplitCores() (near, ok bool) {
 	if !Split(math.MaxUint64) {
-		return false
+		return false, false
 	}
 	if os.Getenv(SplitEnv) == "on" {
-		return true
+		return true, true
 	}
-	return Pays(Probe())
+	rt, err := Probe()
+	return Pays(rt, err), err == nil
 }
 
 // Pays reports whether a probe's result says that two goroutines pay: a

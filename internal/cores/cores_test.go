@@ -231,37 +231,39 @@ func TestChoose(t *testing.T) {
 	}
 }
 
-// TestMapInput: the input is mapped where Split would split a pass and
-// the probe finds the cores near; not with one core, HEAPCRUNCH_SPLIT=off,
-// cores far apart or a probe without an answer; HEAPCRUNCH_SPLIT=on maps
-// without a probe, within GOMAXPROCS.
-func TestMapInput(t *testing.T) {
+// TestSplitCores: a run splits its passes where Split would split a pass
+// and the other core answers the probe, near (a round trip under
+// nearLimit) or far; not with one core, HEAPCRUNCH_SPLIT=off or a probe
+// without an answer; HEAPCRUNCH_SPLIT=on splits, near, without a probe,
+// within GOMAXPROCS.
+func TestSplitCores(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	defer func(p func() (time.Duration, error)) { Probe = p }(Probe)
 	for _, c := range []struct {
-		env    string
-		procs  int
-		rt     time.Duration
-		err    error
-		probed bool
-		want   bool
+		env      string
+		procs    int
+		rt       time.Duration
+		err      error
+		probed   bool
+		near, ok bool
 	}{
-		{"", 2, 60 * time.Nanosecond, nil, true, true},
-		{"", 4, 60 * time.Nanosecond, nil, true, true},
-		{"", 2, 430 * time.Nanosecond, nil, true, false},
-		{"", 2, 0, ErrNoStart, true, false},
-		{"", 1, 60 * time.Nanosecond, nil, false, false},
-		{"on", 2, 430 * time.Nanosecond, nil, false, true},
-		{"on", 1, 60 * time.Nanosecond, nil, false, false},
-		{"off", 2, 60 * time.Nanosecond, nil, false, false},
+		{"", 2, 60 * time.Nanosecond, nil, true, true, true},
+		{"", 4, 60 * time.Nanosecond, nil, true, true, true},
+		{"", 2, 430 * time.Nanosecond, nil, true, false, true},
+		{"", 2, 0, ErrNoStart, true, false, false},
+		{"", 2, 0, ErrSlow, true, false, false},
+		{"", 1, 60 * time.Nanosecond, nil, false, false, false},
+		{"on", 2, 430 * time.Nanosecond, nil, false, true, true},
+		{"on", 1, 60 * time.Nanosecond, nil, false, false, false},
+		{"off", 2, 60 * time.Nanosecond, nil, false, false, false},
 	} {
 		probed := false
 		Probe = func() (time.Duration, error) { probed = true; return c.rt, c.err }
 		t.Setenv(SplitEnv, c.env)
 		runtime.GOMAXPROCS(c.procs)
-		if got := MapInput(); got != c.want || probed != c.probed {
-			t.Errorf("%s=%q, GOMAXPROCS=%d, round trip %v (%v): MapInput %v, probed %v; want %v, probed %v",
-				SplitEnv, c.env, c.procs, c.rt, c.err, got, probed, c.want, c.probed)
+		if near, ok := SplitCores(); near != c.near || ok != c.ok || probed != c.probed {
+			t.Errorf("%s=%q, GOMAXPROCS=%d, round trip %v (%v): SplitCores %v, %v, probed %v; want %v, %v, probed %v",
+				SplitEnv, c.env, c.procs, c.rt, c.err, near, ok, probed, c.near, c.ok, c.probed)
 		}
 	}
 }
