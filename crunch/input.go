@@ -74,12 +74,14 @@ func (in *input) readAt(buf *[]byte, off, n int64) ([]byte, error) {
 	return b, nil
 }
 
-// minReadBuffer is the least size of a buffer that readAt makes: spans and
-// heap dump records of various sizes all fit the same ones.
-const minReadBuffer = 1 << 20
+// minReadBuffer is the least size of a buffer that readAt makes: twice
+// a span's (atSpanBytes), so that spans a little larger (a piece ends at
+// the first sub-record boundary after its mark) fit the same ones.
+// Pass 1's records of a JDK's 1 MB take larger ones, which pass 2 reuses.
+const minReadBuffer = 512 << 10
 
-// buffer returns a buffer of n bytes or more: one given back, or a new
-// one.
+// buffer returns a buffer of n bytes or more (n > 0): one given back, or
+// a new one.
 func (in *input) buffer(n int) []byte {
 	in.bufsMu.Lock()
 	defer in.bufsMu.Unlock()
@@ -89,7 +91,9 @@ func (in *input) buffer(n int) []byte {
 			return b
 		}
 	}
-	return make([]byte, max(n, minReadBuffer))
+	// A multiple of minReadBuffer: records of about the same size (a
+	// JDK's 1 MB segments) fit the same buffer.
+	return make([]byte, (n+minReadBuffer-1)/minReadBuffer*minReadBuffer)
 }
 
 // giveBack keeps buffer b, if any, for buffer to hand out again.

@@ -28,11 +28,6 @@ var splitBatchBytes int64 = 1 << 20
 // batchRecords bounds a batch's records, and so its memory.
 const batchRecords = 1024
 
-// maxAtBatch bounds the bytes of a batch read at offsets, from the start
-// of its first record's sub-records to the end of its last record: it is
-// read whole, the records between them included.
-const maxAtBatch = 2 << 20
-
 // newSegmentPool starts n goroutines, with n+1 segments to fill: one more
 // than they read at once, for pass 1 to split the next record into. They
 // read the heap dump records of a dump with header h.
@@ -93,9 +88,6 @@ func (p *pass1) take() (*segment, error) {
 // its body (Next): only a batch's goroutine reads it.
 func (p *pass1) batchRecord(rec hprof.Record) error {
 	sp := p.pool
-	if sp.filling != nil && p.in.mapped == nil && rec.End()-sp.filling.start > maxAtBatch {
-		sp.hand() // read at offsets, a batch is read whole: not over other records
-	}
 	if sp.filling == nil {
 		sg, err := p.take()
 		if err != nil {
@@ -209,17 +201,9 @@ func (p *pass1) drain() error {
 func (sg *segment) readBatch(in *input, h hprof.Header) {
 	defer guard()()
 	defer in.catchFault(&sg.err)
-	data, base := in.mapped, int64(0)
-	if in.mapped == nil { // read at offsets, all at once
-		base = sg.start
-		if data, sg.err = in.readAt(&sg.buf, base, sg.batch[len(sg.batch)-1].rec.End()-base); sg.err != nil {
-			sg.batch = sg.batch[:1]
-			return
-		}
-	}
 	for i := range sg.batch {
 		b := &sg.batch[i]
-		if sg.err = sg.r.ResetSubRecords(h, b.rec, data[b.rec.Body()-base:b.rec.End()-base], b.rec.Body()); sg.err == nil {
+		if sg.err = sg.r.ResetSubRecords(h, b.rec, in.mapped[b.rec.Body():b.rec.End()], b.rec.Body()); sg.err == nil {
 			subs := sg.subs
 			for sg.read(&sg.r, 1<<14, 0, nil) {
 			}
