@@ -117,10 +117,10 @@ const (
 	// read into a buffer of its own: where mapped pages cost much
 	// (mappedPays) or the cores are far apart. On the VM of 2026-12-02,
 	// whose mapped pages cost three times as much to read as a buffer
-	// filled from the page cache, crunch of the 134 MB dump took 0.36 s
-	// (median of 10 alternating runs) against 0.51 s on one goroutine
-	// with the cores near (about 100 ns), 0.28 to 0.29 s against 0.33 to
-	// 0.35 with them far (440 ns): docs/measurements.md, "Read at
+	// filled from the page cache and whose cores were 440 ns apart,
+	// crunch of the 134 MB dump took 0.275 s (median of 10 alternating
+	// runs) against 0.356 s on one goroutine, and of the 1.3 GB JDK 17
+	// dump 1.37 s against 2.03 s: docs/measurements.md, "Read at
 	// offsets".
 	readAt
 )
