@@ -285,3 +285,41 @@ func TestInputReaderReused(t *testing.T) {
 		t.Errorf("pass 2 read %d records, pass 1 %d", n, n1)
 	}
 }
+
+// TestReadAtBuffers: input.readAt reads the bytes at an offset of a file
+// into a buffer kept while it is large enough; a new buffer is a multiple
+// of minReadBuffer, and one given back (giveBack) is handed out again
+// before a new one is made; bytes the file no longer holds are an error
+// saying it changed.
+func TestReadAtBuffers(t *testing.T) {
+	data := make([]byte, 3*minReadBuffer)
+	for i := range data {
+		data[i] = byte(i * 13)
+	}
+	f := openMapped(t, writeTemp(t, "data", data))
+	in := &input{at: f, size: int64(len(data))}
+	var buf []byte
+	got, err := in.readAt(&buf, 100, 1000)
+	if err != nil || !bytes.Equal(got, data[100:1100]) || cap(buf) != minReadBuffer {
+		t.Fatalf("1,000 bytes at 100: %d bytes, %v, a buffer of %d; want them, a buffer of %d", len(got), err, cap(buf), minReadBuffer)
+	}
+	first := &buf[0]
+	if got, err = in.readAt(&buf, 5, minReadBuffer); err != nil || !bytes.Equal(got, data[5:5+minReadBuffer]) || &buf[0] != first {
+		t.Fatalf("%d bytes at 5: %v, the buffer kept %v", minReadBuffer, err, &buf[0] == first)
+	}
+	if got, err = in.readAt(&buf, 7, minReadBuffer+1); err != nil || !bytes.Equal(got, data[7:8+minReadBuffer]) || cap(buf) != 2*minReadBuffer {
+		t.Fatalf("%d bytes at 7: %v, a buffer of %d, want %d", minReadBuffer+1, err, cap(buf), 2*minReadBuffer)
+	}
+	// The smaller buffer went back to the input: the next one needed is it.
+	var other []byte
+	if _, err := in.readAt(&other, 0, 10); err != nil || &other[0] != first {
+		t.Errorf("a buffer of 10 bytes after one of %d was given back: %v, the same one %v", minReadBuffer, err, err == nil && &other[0] == first)
+	}
+	in.giveBack(buf)
+	if b := in.buffer(minReadBuffer + 1); &b[0] != &buf[0] {
+		t.Error("the buffer given back is not handed out again")
+	}
+	if _, err := in.readAt(&buf, int64(len(data))-10, 20); err == nil || !errors.Is(err, io.ErrUnexpectedEOF) || !strings.Contains(err.Error(), "changed while it was read") {
+		t.Errorf("20 bytes 10 before the end: error %v, want one saying the file changed", err)
+	}
+}

@@ -325,8 +325,8 @@ func (p *pass1) record(rec hprof.Record) error {
 // each (batchRecord); the others are read inline (heapDump says why for a
 // file read at offsets). Tests change them to mix the ways.
 var (
-	segmentWorkers = func(mapped bool) int {
-		if !mapped {
+	segmentWorkers = func(split bool) int {
+		if !split {
 			return 1
 		}
 		return runtime.GOMAXPROCS(0)

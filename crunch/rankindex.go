@@ -522,7 +522,7 @@ func (x *rankIndex) touchArrays(heads []hprof.ObjectHead, data []byte, base int6
 }
 
 // touchID loads the bitmap word of id, if it has one, and returns its
-// bits (for touch and pass2.touchArrays).
+// bits (for touch and touchArrays).
 func (x *rankIndex) touchID(id uint64) uint64 {
 	k := x.unit(id)
 	if k >= x.units {

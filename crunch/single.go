@@ -118,7 +118,7 @@ func (p *pass2) singleHeapDump(rd *reader) error {
 // directObjects writes the objects of heads, read by SkimObjectsData
 // from data, its first byte at file offset base, as directSub would.
 func (p *pass2) directObjects(rd *reader, heads []hprof.ObjectHead, data []byte, base int64) error {
-	p.touchArrays(heads, data, base)
+	p.sink += p.rank.touchArrays(heads, data, base, p.idSize) // their misses at once
 	for i := range heads {
 		h := &heads[i]
 		var err error
@@ -367,12 +367,4 @@ func (p *pass2) directArrayPieces(rd *reader, s *hprof.SubRecord) error {
 		rd.readTo(rd.r.Offset())
 	}
 	return nil
-}
-
-// touchArrays loads the index words of the elements of the object arrays
-// of heads, read by SkimObjectsData from data (its first byte at file
-// offset base), before directObjects resolves them one object after the
-// other (rankIndex.touchArrays).
-func (p *pass2) touchArrays(heads []hprof.ObjectHead, data []byte, base int64) {
-	p.sink += p.rank.touchArrays(heads, data, base, p.idSize)
 }

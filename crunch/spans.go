@@ -307,8 +307,9 @@ func (wk *spanWorker) read(sp *span) bool {
 	return err == nil
 }
 
-// maxAtRead bounds the bytes of a span, or of a heap dump record split off
-// in pass 1, that a goroutine reads at offsets into a buffer of its own.
+// maxAtRead bounds the bytes of a span that a goroutine reads at offsets
+// into a buffer of its own (pass 1's records split off are bounded by
+// maxSplitRecord).
 const maxAtRead = 4 << 20
 
 // parts cuts span sp into parts, record by record (recordParts): no

@@ -148,7 +148,8 @@ func Split(objects uint64) bool {
 // SplitCores says whether a run's passes split their work with another
 // core (ok): Split would split a pass (GOMAXPROCS 2 or more,
 // HEAPCRUNCH_SPLIT not "off") and the other core answers a probe in time
-// (Probe), which it does not when another program keeps it busy; and
+// (Probe), which it does not when other programs keep both cores busy
+// (one busy on the other core the probe mostly misses); and
 // whether that core shares its data cheaply with this one (near, Pays).
 // HEAPCRUNCH_SPLIT=on answers both true without a probe.
 //
