@@ -19,6 +19,7 @@ import (
 	"github.com/heapcrunch/heapcrunch/bmd"
 	"github.com/heapcrunch/heapcrunch/crunch"
 	"github.com/heapcrunch/heapcrunch/hprof"
+	"github.com/heapcrunch/heapcrunch/internal/bigmem"
 	"github.com/heapcrunch/heapcrunch/internal/cliutil"
 	"github.com/heapcrunch/heapcrunch/internal/compress"
 	"github.com/heapcrunch/heapcrunch/internal/version"
@@ -77,6 +78,7 @@ output's reader (pipe or FIFO) went away before the end.`
 
 func main() {
 	collectLess()
+	bigmem.HugeHeap(bigmem.HeapAdvice)
 	os.Exit(cliutil.Run(app(), os.Args))
 }
 

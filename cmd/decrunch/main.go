@@ -21,6 +21,7 @@ import (
 	"github.com/heapcrunch/heapcrunch/apkstrings"
 	"github.com/heapcrunch/heapcrunch/bmd"
 	"github.com/heapcrunch/heapcrunch/decrunch"
+	"github.com/heapcrunch/heapcrunch/internal/bigmem"
 	"github.com/heapcrunch/heapcrunch/internal/cliutil"
 	"github.com/heapcrunch/heapcrunch/internal/compress"
 	"github.com/heapcrunch/heapcrunch/internal/version"
@@ -72,7 +73,10 @@ ended by signal N, after removing temporary files: 130 SIGINT, 143 SIGTERM,
 129 SIGHUP, 131 SIGQUIT; 141 the output's reader (pipe or FIFO) went away
 before the end.`
 
-func main() { os.Exit(cliutil.Run(app(), os.Args)) }
+func main() {
+	bigmem.HugeHeap(bigmem.HeapAdvice)
+	os.Exit(cliutil.Run(app(), os.Args))
+}
 
 func app() *cli.App {
 	return &cli.App{

@@ -53,3 +53,20 @@ func unmap(b []byte) {
 		syscall.Munmap(m)
 	}
 }
+
+// adviseHeap allocates n bytes from the Go heap and advises their 2
+// MiB-aligned part for huge pages, on a 64-bit machine (on a 32-bit one
+// the n bytes of address space may not be there to take). It reports
+// whether it did.
+func adviseHeap(n int) bool {
+	if unsafe.Sizeof(uintptr(0)) < 8 {
+		return false
+	}
+	b := make([]byte, n)
+	off := int(-uintptr(unsafe.Pointer(unsafe.SliceData(b))) & (hugePage - 1))
+	size := (n - off) &^ (hugePage - 1)
+	if size <= 0 {
+		return false
+	}
+	return syscall.Madvise(b[off:off+size], madvHugePage) == nil
+}

@@ -7,3 +7,6 @@ func mapHuge(int) []byte { return nil }
 
 // unmap has nothing to give back on this system.
 func unmap([]byte) {}
+
+// adviseHeap advises nothing on this system.
+func adviseHeap(int) bool { return false }

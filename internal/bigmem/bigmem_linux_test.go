@@ -1,0 +1,76 @@
+//go:build linux
+
+package bigmem
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"unsafe"
+)
+
+// TestHugeHeap: after HugeHeap, a large slice the heap hands out next
+// lies in a range advised for huge pages (the "hg" flag of its mapping in
+// /proc/self/smaps), and touching its 4 KiB pages, 2,048 of them, takes a
+// few page faults, not one each. It skips where the system has no
+// transparent huge pages.
+func TestHugeHeap(t *testing.T) {
+	mode, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled")
+	if err != nil || !strings.Contains(string(mode), "[always]") && !strings.Contains(string(mode), "[madvise]") {
+		t.Skipf("no transparent huge pages here (%q, %v)", mode, err)
+	}
+	HugeHeap(0) // too little to advise: nothing happens
+	HugeHeap(MinHuge - 1)
+	HugeHeap(32 << 20)
+	const n = 8 << 20
+	b := make([]byte, n)
+	at := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	at += -at & (hugePage - 1) // HugeHeap advised from a huge page's start
+	flags := vmFlags(t, at)
+	if !strings.Contains(" "+flags+" ", " hg ") {
+		t.Fatalf("the mapping of a slice allocated after HugeHeap has flags %q, no hg (advised for huge pages)", flags)
+	}
+	before := minorFaults(t)
+	for i := 0; i < n; i += 4096 {
+		b[i] = 1
+	}
+	if faults := minorFaults(t) - before; faults > n/4096/8 {
+		t.Errorf("touching %d pages of 4 KiB after HugeHeap took %d page faults, want at most %d", n/4096, faults, n/4096/8)
+	}
+}
+
+// vmFlags returns the VmFlags of the mapping in /proc/self/smaps that
+// holds address at.
+func vmFlags(t *testing.T, at uintptr) string {
+	f, err := os.Open("/proc/self/smaps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	in := false
+	for sc := bufio.NewScanner(f); sc.Scan(); {
+		line := sc.Text()
+		var lo, hi uintptr
+		if n, _ := fmt.Sscanf(line, "%x-%x ", &lo, &hi); n == 2 {
+			in = lo <= at && at < hi
+			continue
+		}
+		if flags, ok := strings.CutPrefix(line, "VmFlags:"); ok && in {
+			return strings.TrimSpace(flags)
+		}
+	}
+	t.Fatalf("no mapping in /proc/self/smaps holds %#x", at)
+	return ""
+}
+
+// minorFaults returns the process's minor page faults so far.
+func minorFaults(t *testing.T) int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		t.Fatal(err)
+	}
+	return ru.Minflt
+}
