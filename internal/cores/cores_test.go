@@ -235,37 +235,49 @@ func TestChoose(t *testing.T) {
 
 // TestSplitCores: a run splits its passes where Split would split a pass
 // and the other core answers the probe, near (a round trip under
-// nearLimit) or far; not with one core, HEAPCRUNCH_SPLIT=off or a probe
+// nearLimit) or far, the first probe or a second made after the first
+// failed; not with one core, HEAPCRUNCH_SPLIT=off or two probes
 // without an answer; HEAPCRUNCH_SPLIT=on splits, near, without a probe,
 // within GOMAXPROCS.
 func TestSplitCores(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	defer func(p func() (time.Duration, error)) { Probe = p }(Probe)
+	type probe struct {
+		rt  time.Duration
+		err error
+	}
+	near, far := probe{60 * time.Nanosecond, nil}, probe{430 * time.Nanosecond, nil}
 	for _, c := range []struct {
 		env      string
 		procs    int
-		rt       time.Duration
-		err      error
-		probed   bool
+		probes   []probe // what the probes answer, in turn; as many as are made
 		near, ok bool
 	}{
-		{"", 2, 60 * time.Nanosecond, nil, true, true, true},
-		{"", 4, 60 * time.Nanosecond, nil, true, true, true},
-		{"", 2, 430 * time.Nanosecond, nil, true, false, true},
-		{"", 2, 0, ErrNoStart, true, false, false},
-		{"", 2, 0, ErrSlow, true, false, false},
-		{"", 1, 60 * time.Nanosecond, nil, false, false, false},
-		{"on", 2, 430 * time.Nanosecond, nil, false, true, true},
-		{"on", 1, 60 * time.Nanosecond, nil, false, false, false},
-		{"off", 2, 60 * time.Nanosecond, nil, false, false, false},
+		{"", 2, []probe{near}, true, true},
+		{"", 4, []probe{near}, true, true},
+		{"", 2, []probe{far}, false, true},
+		{"", 2, []probe{{0, ErrNoStart}, {0, ErrNoStart}}, false, false},
+		{"", 2, []probe{{0, ErrSlow}, {0, ErrSlow}}, false, false},
+		{"", 2, []probe{{0, ErrSlow}, near}, true, true}, // the second answers
+		{"", 2, []probe{{0, ErrNoStart}, far}, false, true},
+		{"", 1, nil, false, false},
+		{"on", 2, nil, true, true},
+		{"on", 1, nil, false, false},
+		{"off", 2, nil, false, false},
 	} {
-		probed := false
-		Probe = func() (time.Duration, error) { probed = true; return c.rt, c.err }
+		made := 0
+		Probe = func() (time.Duration, error) {
+			made++
+			if made > len(c.probes) {
+				return 0, ErrSlow
+			}
+			return c.probes[made-1].rt, c.probes[made-1].err
+		}
 		t.Setenv(SplitEnv, c.env)
 		runtime.GOMAXPROCS(c.procs)
-		if near, ok := SplitCores(); near != c.near || ok != c.ok || probed != c.probed {
-			t.Errorf("%s=%q, GOMAXPROCS=%d, round trip %v (%v): SplitCores %v, %v, probed %v; want %v, %v, probed %v",
-				SplitEnv, c.env, c.procs, c.rt, c.err, near, ok, probed, c.near, c.ok, c.probed)
+		if near, ok := SplitCores(); near != c.near || ok != c.ok || made != len(c.probes) {
+			t.Errorf("%s=%q, GOMAXPROCS=%d, probes answering %v: SplitCores %v, %v, %d probes made; want %v, %v, %d",
+				SplitEnv, c.env, c.procs, c.probes, near, ok, made, c.near, c.ok, len(c.probes))
 		}
 	}
 }
