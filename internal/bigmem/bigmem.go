@@ -9,6 +9,8 @@
 // 2 MiB pages (go run ./internal/cmd/faultcost; memory another process
 // freed a moment before costs far less, 0.3 µs). Crunch's largest
 // tables, its object index and the IDs pass 1 collects, are made so.
+// HugeHeap advises the Go heap the process takes next in the same way,
+// for the commands' other allocations.
 //
 // Memory from Bytes is given back with Free, not by the garbage collector:
 // its owner frees it when nothing can read it any more.
@@ -131,6 +133,9 @@ func HugeHeap(n int) {
 }
 
 // HeapAdvice is how much of the Go heap crunch and decrunch advise for
-// huge pages as they start (HugeHeap): more than either takes on the
-// dumps measured, where what is not touched costs nothing.
+// huge pages as they start (HugeHeap); what is not touched costs
+// nothing. Crunch of the 134 MB dump of the README allocates about 14 MB
+// from the Go heap (pprof, alloc_space); there, 0, 32 and 64 MiB took 243,
+// 205 and 202 ms (medians of 10 alternating runs, 2026-12-02) and 4,996,
+// 1,608 and 1,474 page faults.
 const HeapAdvice = 64 << 20
