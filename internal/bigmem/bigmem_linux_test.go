@@ -10,13 +10,16 @@ import (
 	"syscall"
 	"testing"
 	"unsafe"
+
+	"github.com/heapcrunch/heapcrunch/internal/testutil"
 )
 
 // TestHugeHeap: after HugeHeap, a large slice the heap hands out next
 // lies in a range advised for huge pages (the "hg" flag of its mapping in
 // /proc/self/smaps), and touching its 4 KiB pages, 2,048 of them, takes a
-// few page faults, not one each. It skips where the system has no
-// transparent huge pages.
+// few page faults, not one each (not counted under the race detector,
+// whose shadow memory faults page by page). It skips where the system
+// has no transparent huge pages.
 func TestHugeHeap(t *testing.T) {
 	mode, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled")
 	if err != nil || !strings.Contains(string(mode), "[always]") && !strings.Contains(string(mode), "[madvise]") {
@@ -32,6 +35,9 @@ func TestHugeHeap(t *testing.T) {
 	flags := vmFlags(t, at)
 	if !strings.Contains(" "+flags+" ", " hg ") {
 		t.Fatalf("the mapping of a slice allocated after HugeHeap has flags %q, no hg (advised for huge pages)", flags)
+	}
+	if testutil.RaceEnabled {
+		return // the race detector's shadow of each page faults on its own
 	}
 	before := minorFaults(t)
 	for i := 0; i < n; i += 4096 {
