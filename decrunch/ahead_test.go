@@ -50,7 +50,7 @@ func passOf(w way) func(c *converter, src Source) error {
 		case wayOne:
 			_, err = c.runOne(src, math.MaxUint64)
 		case wayTurns:
-			err = c.runTimed(src, turnObjects, math.MaxInt)
+			err = c.runTimed(src, turnObjects, math.MaxInt, 0) // no round ends the turns
 		default:
 			_, err = c.runAhead(src, math.MaxUint64)
 		}
@@ -206,7 +206,7 @@ func TestTimedGoesOnFaster(t *testing.T) {
 			}
 		}
 		defer func(old func(*converter, Source) error) { secondPass = old }(secondPass)
-		secondPass = func(c *converter, src Source) error { return c.runTimed(src, 1000, 2) }
+		secondPass = func(c *converter, src Source) error { return c.runTimed(src, 1000, 2, clearMargin) }
 		var out bytes.Buffer
 		st, err := Decrunch(bytes.NewReader(f), &out, Options{})
 		if err != nil {
@@ -291,4 +291,65 @@ func FuzzSecondPassWays(f *testing.F) {
 			sameSecondPassWays(t, data, Options{Salvage: salvage, MaxOutput: 64 << 20})
 		}
 	})
+}
+
+// TestTimedStopsEarly: where a round of timed stretches finds one way
+// clearMargin times as fast as the other, runTimed times no second round
+// and writes the rest the faster way; where one is only a quarter
+// faster, it times every round. Each way's stretches are made slower on
+// runTimed's clock (as in TestTimedGoesOnFaster), not slept.
+func TestTimedStopsEarly(t *testing.T) {
+	dump := testutil.ReadAll(t, testutil.Fixture("sample.hprof.gz"))
+	f := crunchBytes(t, dump, crunch.Options{})
+	_, want, err := decrunchWay(f, Options{}, wayTwo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	was := timedWays
+	defer func() { timedWays = was }()
+	defer func(now func() time.Time) { timedNow = now }(timedNow)
+	defer func(old func(*converter, Source) error) { secondPass = old }(secondPass)
+	const rounds = 3
+	for _, c := range []struct {
+		lag       [2]time.Duration // added to the clock by each stretch of each way
+		timed     [2]int           // the timed stretches of each way
+		finishing int              // the way that writes the rest
+	}{
+		{[2]time.Duration{time.Second, 2 * time.Second}, [2]int{1, 1}, 0},
+		{[2]time.Duration{3 * time.Second, time.Second}, [2]int{1, 1}, 1},
+		{[2]time.Duration{time.Second, time.Second + time.Second/4}, [2]int{rounds, rounds}, 0},
+	} {
+		var lag time.Duration
+		timedNow = func() time.Time { return time.Now().Add(lag) }
+		var calls [2]int
+		last := -1
+		for w := range timedWays {
+			timedWays[w] = func(c2 *converter, src Source, until uint64) (bool, error) {
+				lag += c.lag[w]
+				calls[w]++
+				last = w
+				return was[w](c2, src, until)
+			}
+		}
+		secondPass = func(cv *converter, src Source) error { return cv.runTimed(src, 500, rounds, clearMargin) }
+		var out bytes.Buffer
+		st, err := Decrunch(bytes.NewReader(f), &out, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Objects < 500*(2*rounds+2) {
+			t.Fatalf("test premise: %d objects, fewer than the stretches take", st.Objects)
+		}
+		// Two goroutines write an untimed stretch first, and the finishing
+		// way the rest.
+		timed := calls
+		timed[1]--
+		timed[last]--
+		if timed != c.timed || last != c.finishing {
+			t.Errorf("lags %v: timed stretches %v, the rest by way %d; want %v, way %d", c.lag, timed, last, c.timed, c.finishing)
+		}
+		if !bytes.Equal(out.Bytes(), want) {
+			t.Errorf("lags %v: %d bytes of HPROF, which differ from the %d of two goroutines", c.lag, out.Len(), len(want))
+		}
+	}
 }

@@ -51,11 +51,12 @@ Cores: both passes use a second core where that pays: more than one
 core for Go (GOMAXPROCS), 262,144 objects or more, and a dump file of 16
 MiB or more whose other core answers a short probe, made again if it
 gets no answer (it gets none where both cores are busy; a single other
-program busy on the other core it mostly misses). The other core then reads heap dump records itself and,
-in the second pass, writes their objects ahead (not with --drop-heap):
-records of up to 4 MiB, larger ones (the one record of a 1.0.1 dump, as
-JDK 8 writes a heap of up to 2 GB) in pieces; unmapped, the first pass
-reads those larger ones on one core. Where the first pass finds that the
+program busy on the other core it mostly misses). The other core then
+reads heap dump records itself and, in the second pass, writes their
+objects ahead (not with --drop-heap): records of up to 4 MiB, larger
+ones (the one record of a 1.0.1 dump, as JDK 8 writes a heap of up to 2
+GB) in pieces; unmapped, the first pass reads those larger ones on one
+core. Where the first pass finds that the
 process had fewer than 1.4 cores on average while both read records
 (another program's work), the second runs on one. The file is
 mapped in memory where a cache line goes to the other core and back in
