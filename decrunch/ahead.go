@@ -373,8 +373,9 @@ func clearlyFaster(wrote [2]uint64, spent [2]time.Duration, margin float64) bool
 }
 
 // clearMargin is how much faster a way must be, after a round, for the
-// second pass to stop timing (runTimed's margin): where the ways are near each other, or this
-// VM's speed swings from one stretch to the next, both rounds are timed.
+// second pass to stop timing (runTimed's margin): where the ways are
+// near each other, or this VM's speed swings from one stretch to the
+// next, both rounds are timed.
 const clearMargin = 1.5
 
 // faster returns the way (0 or 1) that wrote more objects per second,

@@ -183,45 +183,62 @@ func TestTurnsSwitch(t *testing.T) {
 // machine under the race detector delayed the other way's stretches of
 // 1000 objects by as much (58 ms against 18), and the slowed way won.
 func TestTimedGoesOnFaster(t *testing.T) {
-	dump := testutil.ReadAll(t, testutil.Fixture("sample.hprof.gz"))
-	f := crunchBytes(t, dump, crunch.Options{})
+	f, want := sampleBMD(t)
+	for slow := range 2 {
+		var lag [2]time.Duration
+		lag[slow] = time.Second
+		_, last, out := laggedTimed(t, f, lag, 1000, 2)
+		if last == slow {
+			t.Errorf("way %d, slowed, wrote the rest of the pass", slow)
+		}
+		if !bytes.Equal(out, want) {
+			t.Errorf("way %d slowed: %d bytes of HPROF, which differ from the %d of two goroutines", slow, len(out), len(want))
+		}
+	}
+}
+
+// sampleBMD returns the sample fixture crunched by default, and the HPROF
+// that decrunch writes of it on two goroutines.
+func sampleBMD(t *testing.T) (f, want []byte) {
+	t.Helper()
+	f = crunchBytes(t, testutil.ReadAll(t, testutil.Fixture("sample.hprof.gz")), crunch.Options{})
 	_, want, err := decrunchWay(f, Options{}, wayTwo)
 	if err != nil {
 		t.Fatal(err)
 	}
-	was := timedWays
-	defer func() { timedWays = was }()
-	var lag time.Duration // what the slowed way added to runTimed's clock
-	defer func(now func() time.Time) { timedNow = now }(timedNow)
-	timedNow = func() time.Time { return time.Now().Add(lag) }
-	for slow := range 2 {
-		var last int // the way of the last call, which ends the pass
-		for w := range timedWays {
-			timedWays[w] = func(c *converter, src Source, until uint64) (bool, error) {
-				if w == slow {
-					lag += time.Second
-				}
-				last = w
-				return was[w](c, src, until)
-			}
-		}
-		defer func(old func(*converter, Source) error) { secondPass = old }(secondPass)
-		secondPass = func(c *converter, src Source) error { return c.runTimed(src, 1000, 2, clearMargin) }
-		var out bytes.Buffer
-		st, err := Decrunch(bytes.NewReader(f), &out, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if st.Objects < 6000 {
-			t.Fatalf("test premise: %d objects, fewer than the stretches take", st.Objects)
-		}
-		if last == slow {
-			t.Errorf("way %d, slowed, wrote the rest of the pass", slow)
-		}
-		if !bytes.Equal(out.Bytes(), want) {
-			t.Errorf("way %d slowed: %d bytes of HPROF, which differ from the %d of two goroutines", slow, out.Len(), len(want))
+	return f, want
+}
+
+// laggedTimed decrunches BMD f with its second pass timed (runTimed, in
+// stretches of sample objects, rounds rounds, margin clearMargin), each
+// stretch of way w adding lag[w] to runTimed's clock (not slept). It
+// returns how many times each way ran, the way that ran last (which
+// writes the rest of the pass), and the HPROF.
+func laggedTimed(t *testing.T, f []byte, lag [2]time.Duration, sample uint64, rounds int) (calls [2]int, last int, out []byte) {
+	t.Helper()
+	was, wasNow, wasPass := timedWays, timedNow, secondPass
+	defer func() { timedWays, timedNow, secondPass = was, wasNow, wasPass }()
+	var ahead time.Duration // what the lags added to the clock
+	timedNow = func() time.Time { return time.Now().Add(ahead) }
+	last = -1
+	for w := range timedWays {
+		timedWays[w] = func(c *converter, src Source, until uint64) (bool, error) {
+			ahead += lag[w]
+			calls[w]++
+			last = w
+			return was[w](c, src, until)
 		}
 	}
+	secondPass = func(c *converter, src Source) error { return c.runTimed(src, sample, rounds, clearMargin) }
+	var b bytes.Buffer
+	st, err := Decrunch(bytes.NewReader(f), &b, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Objects < sample*uint64(2*rounds+2) {
+		t.Fatalf("test premise: %d objects, fewer than the stretches take", st.Objects)
+	}
+	return calls, last, b.Bytes()
 }
 
 // TestFaster: runTimed goes on with the way that wrote more objects per
@@ -299,16 +316,7 @@ func FuzzSecondPassWays(f *testing.F) {
 // faster, it times every round. Each way's stretches are made slower on
 // runTimed's clock (as in TestTimedGoesOnFaster), not slept.
 func TestTimedStopsEarly(t *testing.T) {
-	dump := testutil.ReadAll(t, testutil.Fixture("sample.hprof.gz"))
-	f := crunchBytes(t, dump, crunch.Options{})
-	_, want, err := decrunchWay(f, Options{}, wayTwo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	was := timedWays
-	defer func() { timedWays = was }()
-	defer func(now func() time.Time) { timedNow = now }(timedNow)
-	defer func(old func(*converter, Source) error) { secondPass = old }(secondPass)
+	f, want := sampleBMD(t)
 	const rounds = 3
 	for _, c := range []struct {
 		lag       [2]time.Duration // added to the clock by each stretch of each way
@@ -319,27 +327,7 @@ func TestTimedStopsEarly(t *testing.T) {
 		{[2]time.Duration{3 * time.Second, time.Second}, [2]int{1, 1}, 1},
 		{[2]time.Duration{time.Second, time.Second + time.Second/4}, [2]int{rounds, rounds}, 0},
 	} {
-		var lag time.Duration
-		timedNow = func() time.Time { return time.Now().Add(lag) }
-		var calls [2]int
-		last := -1
-		for w := range timedWays {
-			timedWays[w] = func(c2 *converter, src Source, until uint64) (bool, error) {
-				lag += c.lag[w]
-				calls[w]++
-				last = w
-				return was[w](c2, src, until)
-			}
-		}
-		secondPass = func(cv *converter, src Source) error { return cv.runTimed(src, 500, rounds, clearMargin) }
-		var out bytes.Buffer
-		st, err := Decrunch(bytes.NewReader(f), &out, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if st.Objects < 500*(2*rounds+2) {
-			t.Fatalf("test premise: %d objects, fewer than the stretches take", st.Objects)
-		}
+		calls, last, out := laggedTimed(t, f, c.lag, 500, rounds)
 		// Two goroutines write an untimed stretch first, and the finishing
 		// way the rest.
 		timed := calls
@@ -348,8 +336,8 @@ func TestTimedStopsEarly(t *testing.T) {
 		if timed != c.timed || last != c.finishing {
 			t.Errorf("lags %v: timed stretches %v, the rest by way %d; want %v, way %d", c.lag, timed, last, c.timed, c.finishing)
 		}
-		if !bytes.Equal(out.Bytes(), want) {
-			t.Errorf("lags %v: %d bytes of HPROF, which differ from the %d of two goroutines", c.lag, out.Len(), len(want))
+		if !bytes.Equal(out, want) {
+			t.Errorf("lags %v: %d bytes of HPROF, which differ from the %d of two goroutines", c.lag, len(out), len(want))
 		}
 	}
 }
