@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -329,6 +330,103 @@ func TestOutputWriteback(t *testing.T) {
 		t.Errorf("/dev/null: writes started for %d bytes", null.flushed)
 	}
 	null.Commit()
+}
+
+// TestOutputSyncsAhead: a file output syncs its temporary file on its own
+// as the writes go (a sync ahead, started with a writeback step), so that
+// Commit's own fsync has less to wait for; Commit waits for a sync ahead
+// still running and syncs once more after it, and the file holds every
+// byte.
+func TestOutputSyncsAhead(t *testing.T) {
+	var calls atomic.Int32
+	release := make(chan struct{})
+	defer func(f func(*os.File) error) { syncFile = f }(syncFile)
+	syncFile = func(f *os.File) error {
+		if calls.Add(1) == 1 {
+			<-release // the sync ahead, held until the writes are done
+		}
+		return f.Sync()
+	}
+	d := t.TempDir()
+	out := filepath.Join(d, "out.bmd")
+	o, err := CreateOutput(out, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunk := bytes.Repeat([]byte{7}, writebackStep)
+	for range 3 {
+		if _, err := o.Write(chunk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; calls.Load() == 0 && i < 5000; i++ {
+		time.Sleep(time.Millisecond) // the sync ahead's goroutine starting
+	}
+	if !o.syncing.Load() || calls.Load() == 0 {
+		close(release)
+		t.Fatal("no sync ahead running after 3 writeback steps")
+	}
+	if got := calls.Load(); got != 1 {
+		t.Errorf("%d syncs ahead while one runs, want 1", got)
+	}
+	committed := make(chan error)
+	go func() { committed <- o.Commit() }()
+	select {
+	case err := <-committed:
+		t.Fatalf("Commit returned (%v) before the sync ahead ended", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	if err := <-committed; err != nil {
+		t.Fatal(err)
+	}
+	if got := calls.Load(); got != 2 {
+		t.Errorf("%d syncs in all, want 2 (one ahead, Commit's)", got)
+	}
+	if fi, err := os.Stat(out); err != nil || fi.Size() != 3*writebackStep {
+		t.Fatalf("committed file: %v, %v; want %d bytes", fi, err, 3*writebackStep)
+	}
+	// A small output starts none.
+	calls.Store(0)
+	small, err := CreateOutput(filepath.Join(d, "small.bmd"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	small.Write(chunk[:writebackStep-1])
+	if err := small.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if got := calls.Load(); got != 1 {
+		t.Errorf("small output: %d syncs, want Commit's alone", got)
+	}
+}
+
+// TestOutputSyncAheadFails: a sync ahead's error, which the system
+// reports to that fsync alone, fails Commit, which leaves neither the
+// output nor its temporary file behind.
+func TestOutputSyncAheadFails(t *testing.T) {
+	defer func(f func(*os.File) error) { syncFile = f }(syncFile)
+	var calls atomic.Int32
+	syncFile = func(f *os.File) error {
+		if calls.Add(1) == 1 {
+			return syscall.EIO
+		}
+		return f.Sync()
+	}
+	d := t.TempDir()
+	out := filepath.Join(d, "out.bmd")
+	o, err := CreateOutput(out, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Write(bytes.Repeat([]byte{7}, writebackStep))
+	err = o.Commit()
+	if !errors.Is(err, syscall.EIO) || !strings.Contains(err.Error(), "out.bmd") {
+		t.Fatalf("Commit: %v, want the sync ahead's EIO, naming the output", err)
+	}
+	if left, _ := os.ReadDir(d); len(left) != 0 {
+		t.Errorf("left behind: %v", left)
+	}
 }
 
 // TestParseSize: decimal sizes with units are read to whole bytes; what

@@ -39,6 +39,11 @@ type Output struct {
 	written atomic.Int64
 	flushed int64       // bytes whose writing to disk was started (Write's)
 	began   atomic.Bool // a write was started (it may still be blocked)
+	// syncing is set while a sync ahead (syncAhead) runs, synced is
+	// done when none runs, and syncErr is the first error of one.
+	syncing atomic.Bool
+	synced  sync.WaitGroup
+	syncErr atomic.Pointer[error]
 	mu      sync.Mutex
 	werr    error
 	state   outState
@@ -437,12 +442,37 @@ func (o *Output) Write(p []byte) (int, error) {
 		// HPROF).
 		startWriteback(o.f, o.flushed, w-o.flushed)
 		o.flushed = w
+		o.syncAhead()
 	}
 	return n, err
 }
 
 // writebackStep is how many bytes written start their writing to disk.
 const writebackStep = 4 << 20
+
+// syncAhead syncs the temporary file on a goroutine of its own, unless a
+// sync ahead runs already, so that Commit's fsync finds most of the file,
+// and the file's creation, on disk: there the fsync of a new ext4 file
+// waits for a journal commit, 12 to 18 ms for crunch's 20 MB BMD on the
+// VM of 2026-12-02 whatever was written before (strace), and 2 to 3 ms
+// after a sync ahead. Commit waits for the sync ahead and fails on its
+// error: the system reports a write error to one fsync only.
+func (o *Output) syncAhead() {
+	if !o.syncing.CompareAndSwap(false, true) {
+		return
+	}
+	o.synced.Add(1)
+	go func() {
+		defer o.synced.Done()
+		if err := syncFile(o.f); err != nil {
+			o.syncErr.CompareAndSwap(nil, &err)
+		}
+		o.syncing.Store(false)
+	}()
+}
+
+// syncFile syncs f to its disk (fsync); tests replace it.
+var syncFile = (*os.File).Sync
 
 // fail records and returns the error for a failed write.
 func (o *Output) fail(err error) error {
@@ -514,7 +544,11 @@ func (o *Output) Commit() error {
 		o.stop()
 		return fmt.Errorf("writing %s: %w", o.Name(), unwrapPath(err))
 	}
-	if err := o.f.Sync(); err != nil {
+	o.synced.Wait()
+	if err := o.syncErr.Load(); err != nil {
+		return fail(*err)
+	}
+	if err := syncFile(o.f); err != nil {
 		return fail(err)
 	}
 	if err := o.f.Close(); err != nil {
