@@ -179,6 +179,14 @@ func run(c *cli.Context) error {
 		return err
 	}
 	defer out.Abort() // after Commit, does nothing
+	// No fsync ahead of Commit's while the two passes keep both cores
+	// busy (cliutil.Output.SyncAhead); convert turns them on for the last
+	// quarter of pass 2, where they spare Commit's fsync its wait for a
+	// journal commit. On the 134 MB dump, medians of 20 alternating runs
+	// (2026-12-02): 216.5 ms against 222 ms without syncs ahead (the wait
+	// after the last byte 6 against 21.5 ms), and 228 against 236.5 ms
+	// with syncs ahead throughout.
+	out.SyncAhead(false)
 	st, bmdBytes, err := convert(c, src, size, out, kind, format, opt)
 	if werr := out.Err(); werr != nil {
 		// Writing failed (disk full, reader gone): the conversion's error
@@ -263,7 +271,12 @@ func options(c *cli.Context) (crunch.Options, error) {
 func convert(c *cli.Context, src io.ReadSeeker, size int64, out io.Writer, kind compress.Kind, format string, opt crunch.Options) (*crunch.Stats, int64, error) {
 	prog := cliutil.NewProgress(c.Bool("quiet"), size)
 	defer prog.Done()
-	opt.Progress = func(pass int, done int64) { prog.Update(fmt.Sprintf("pass %d", pass), done) }
+	opt.Progress = func(pass int, done int64) {
+		prog.Update(fmt.Sprintf("pass %d", pass), done)
+		if o, ok := out.(*cliutil.Output); ok && pass == 2 && done >= size-size/4 {
+			o.SyncAhead(true) // see run
+		}
+	}
 	// 64 KiB: the BMD writer hands over 64 KiB or more at a time, which
 	// pass through; the buffer gathers a compressor's small writes. Each
 	// 4 KiB of a buffer costs a page fault when first written (1 MiB of

@@ -401,6 +401,40 @@ func TestOutputSyncsAhead(t *testing.T) {
 	}
 }
 
+// TestOutputSyncAheadOff: with SyncAhead(false) the writeback steps start
+// no sync ahead, and after SyncAhead(true) the next one does.
+func TestOutputSyncAheadOff(t *testing.T) {
+	defer func(f func(*os.File) error) { syncFile = f }(syncFile)
+	var calls atomic.Int32
+	syncFile = func(f *os.File) error {
+		calls.Add(1)
+		return f.Sync()
+	}
+	o, err := CreateOutput(filepath.Join(t.TempDir(), "out.bmd"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Abort()
+	chunk := bytes.Repeat([]byte{7}, writebackStep)
+	o.SyncAhead(false)
+	for range 3 {
+		o.Write(chunk)
+	}
+	o.synced.Wait()
+	if got := calls.Load(); got != 0 {
+		t.Fatalf("%d syncs ahead while off", got)
+	}
+	o.SyncAhead(true)
+	o.Write(chunk)
+	o.synced.Wait()
+	if got := calls.Load(); got != 1 {
+		t.Fatalf("%d syncs ahead after a step with them on, want 1", got)
+	}
+	if err := o.Commit(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestOutputSyncAheadFails: a sync ahead's error, which the system
 // reports to that fsync alone, fails Commit, which leaves neither the
 // output nor its temporary file behind.
