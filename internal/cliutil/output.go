@@ -457,10 +457,11 @@ const writebackStep = 4 << 20
 // syncAhead syncs the temporary file on a goroutine of its own, unless a
 // sync ahead runs already, so that Commit's fsync finds most of the file,
 // and the file's creation, on disk: there the fsync of a new ext4 file
-// waits for a journal commit, 12 to 18 ms for crunch's 20 MB BMD on the
-// VM of 2026-12-02 whatever was written before (strace), and 2 to 3 ms
-// after a sync ahead. Commit waits for the sync ahead and fails on its
-// error: the system reports a write error to one fsync only.
+// waits for a journal commit, 15 to 18 ms for crunch's 20 MB BMD on the
+// VM of 2026-12-02 whatever was written before, and 5.5 to 6.2 ms after a
+// sync ahead (strace; 2.3 to 2.8 ms in a standalone program). Commit
+// waits for the sync ahead and fails on its error: the system reports a
+// write error to one fsync only.
 func (o *Output) syncAhead() {
 	if !o.syncing.CompareAndSwap(false, true) {
 		return
