@@ -332,21 +332,31 @@ func TestOutputWriteback(t *testing.T) {
 	null.Commit()
 }
 
+// countSyncs replaces syncFile for the rest of the test with one that
+// counts its calls and, on the first, returns what first returns (first
+// may wait) instead of syncing; with first nil, every call syncs.
+func countSyncs(t *testing.T, first func() error) *atomic.Int32 {
+	old := syncFile
+	t.Cleanup(func() { syncFile = old })
+	var calls atomic.Int32
+	syncFile = func(f *os.File) error {
+		if calls.Add(1) == 1 && first != nil {
+			return first()
+		}
+		return f.Sync()
+	}
+	return &calls
+}
+
 // TestOutputSyncsAhead: a file output syncs its temporary file on its own
 // as the writes go (a sync ahead, started with a writeback step), so that
 // Commit's own fsync has less to wait for; Commit waits for a sync ahead
 // still running and syncs once more after it, and the file holds every
 // byte.
 func TestOutputSyncsAhead(t *testing.T) {
-	var calls atomic.Int32
 	release := make(chan struct{})
-	defer func(f func(*os.File) error) { syncFile = f }(syncFile)
-	syncFile = func(f *os.File) error {
-		if calls.Add(1) == 1 {
-			<-release // the sync ahead, held until the writes are done
-		}
-		return f.Sync()
-	}
+	// The sync ahead, held until the writes are done.
+	calls := countSyncs(t, func() error { <-release; return nil })
 	d := t.TempDir()
 	out := filepath.Join(d, "out.bmd")
 	o, err := CreateOutput(out, false)
@@ -404,12 +414,7 @@ func TestOutputSyncsAhead(t *testing.T) {
 // TestOutputSyncAheadOff: with SyncAhead(false) the writeback steps start
 // no sync ahead, and after SyncAhead(true) the next one does.
 func TestOutputSyncAheadOff(t *testing.T) {
-	defer func(f func(*os.File) error) { syncFile = f }(syncFile)
-	var calls atomic.Int32
-	syncFile = func(f *os.File) error {
-		calls.Add(1)
-		return f.Sync()
-	}
+	calls := countSyncs(t, nil)
 	o, err := CreateOutput(filepath.Join(t.TempDir(), "out.bmd"), false)
 	if err != nil {
 		t.Fatal(err)
@@ -439,14 +444,7 @@ func TestOutputSyncAheadOff(t *testing.T) {
 // reports to that fsync alone, fails Commit, which leaves neither the
 // output nor its temporary file behind.
 func TestOutputSyncAheadFails(t *testing.T) {
-	defer func(f func(*os.File) error) { syncFile = f }(syncFile)
-	var calls atomic.Int32
-	syncFile = func(f *os.File) error {
-		if calls.Add(1) == 1 {
-			return syscall.EIO
-		}
-		return f.Sync()
-	}
+	countSyncs(t, func() error { return syscall.EIO })
 	d := t.TempDir()
 	out := filepath.Join(d, "out.bmd")
 	o, err := CreateOutput(out, false)
