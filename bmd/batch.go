@@ -19,15 +19,16 @@ type ObjectRecord struct {
 // return them one by one, into objs, and appends their values (an
 // instance's Values, an object array's Elements) to vals. It returns how
 // many records it decoded and the values. It stops after len(objs)
-// records, before any record that is not an object, and before one that
-// Next would read in another way: not whole in the read buffer, with a
-// malformed or long value, an object array of more than MaxElements
-// elements, the end of an OBJECTS run, anything wrong. Next then reads
-// that record (and returns its error, if any), so a loop that calls
-// NextObjects, and Next when it returns 0, reads the file as Next alone
-// does: the same records and the same errors. The values are decoded in
-// place, in vals's spare room where they fit: a reader that hands them on
-// (decrunch's pipeline) saves a copy of each.
+// records, after the record that brings the values it appended to
+// MaxBatchValues or more, before any record that is not an object, and
+// before one that Next would read in another way: not whole in the read
+// buffer, with a malformed or long value, an object array of more than
+// MaxElements elements, the end of an OBJECTS run, anything wrong. Next
+// then reads that record (and returns its error, if any), so a loop that
+// calls NextObjects, and Next when it returns 0, reads the file as Next
+// alone does: the same records and the same errors. The values are
+// decoded in place, in vals's spare room where they fit: a reader that
+// hands them on (decrunch's pipeline) saves a copy of each.
 //
 // vals grows by append as needed; pass the returned values back to reuse
 // them. With SkipValues, no values are appended. The Record that Next
@@ -38,8 +39,8 @@ func (r *Reader) NextObjects(objs []ObjectRecord, vals []uint64) (int, []uint64)
 	}
 	rec := &r.rec
 	own, ownElems := rec.Values, rec.Elements
-	n := 0
-	for n < len(objs) {
+	n, most := 0, len(vals)+MaxBatchValues
+	for n < len(objs) && len(vals) < most {
 		if r.inObjects && r.off() >= r.objEnd {
 			break // endObjects checks the run in Next
 		}
@@ -85,6 +86,16 @@ func (r *Reader) NextObjects(objs []ObjectRecord, vals []uint64) (int, []uint64)
 	rec.Values, rec.Elements = own[:0], ownElems[:0]
 	return n, vals
 }
+
+// MaxBatchValues bounds the values one call of NextObjects appends: it
+// decodes no record after the one that reaches it. An instance has a
+// value for each field of its class and superclasses, the dropped
+// primitive fields too, which take no byte of the file: the two-byte
+// INSTANCE records of a class of 65,535 fields (a file of 135 KB) made
+// 33.6 M values (269 MB) in one call before the bound, until the layout
+// work the file's size allows ran out; with a megabyte of other records
+// before them, 769 MB.
+const MaxBatchValues = 1 << 16
 
 // appendDecoded appends v to vals: v was decoded into spare, vals's spare
 // room, if it fitted there (an append within its capacity stays in it),

@@ -9,6 +9,7 @@ import (
 
 	"github.com/heapcrunch/heapcrunch/bmd"
 	"github.com/heapcrunch/heapcrunch/crunch"
+	"github.com/heapcrunch/heapcrunch/internal/bmdtest"
 )
 
 // readObjectsOr reads file with a Reader set up by set, to its end or
@@ -104,4 +105,56 @@ func firstRecordDiff(got, want []string) string {
 		}
 	}
 	return fmt.Sprintf("%d records against %d", len(got), len(want))
+}
+
+// TestNextObjectsBoundsValues: a call of NextObjects decodes no record
+// after the one that brings its values to MaxBatchValues, where the
+// instances of a class of 65,535 fields, none kept, take two bytes each
+// in the file and 65,535 values each (the file below, 135 KB, its class
+// 131 KB of it, gave 33.6 M values in one call without the bound); the
+// reading reads the instances that Next alone reads and ends as it ends
+// (the file asks for more layout work than its size allows).
+func TestNextObjectsBoundsValues(t *testing.T) {
+	const fields, n = 65535, 2048
+	f := bmdtest.WideClass(t, fields, n, 0)
+	if len(f) > 140<<10 {
+		t.Fatalf("test premise: the file takes %d bytes", len(f))
+	}
+	read := func(batch int) (instances, calls int, end error) {
+		r, err := bmd.NewReader(bytes.NewReader(f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs := make([]bmd.ObjectRecord, batch)
+		var vals []uint64
+		for {
+			var k int
+			if batch > 0 {
+				k, vals = r.NextObjects(objs, vals[:0])
+			}
+			if k > 0 {
+				if len(vals) > bmd.MaxBatchValues-1+fields {
+					t.Fatalf("one call decoded %d records, %d values", k, len(vals))
+				}
+				instances, calls = instances+k, calls+1
+				continue
+			}
+			rec, err := r.Next()
+			if err != nil {
+				return instances, calls, err
+			}
+			if rec.Kind == bmd.KindInstance {
+				instances++
+			}
+		}
+	}
+	want, _, wantEnd := read(0)
+	got, calls, end := read(n)
+	if got != want || fmt.Sprint(end) != fmt.Sprint(wantEnd) || want < 100 || calls < want/4 {
+		t.Errorf("%d instances read, in %d calls of NextObjects, then %v; Next alone %d, then %v", got, calls, end, want, wantEnd)
+	}
+	small := bmdtest.WideClass(t, fields, 40, 0)
+	if got, want := readObjectsOr(small, func(*bmd.Reader) {}, 40, 0), readObjectsOr(small, func(*bmd.Reader) {}, 0, 0); !slices.Equal(got, want) {
+		t.Errorf("NextObjects and Next differ: %s", firstRecordDiff(got, want))
+	}
 }
