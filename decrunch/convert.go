@@ -272,7 +272,7 @@ func (c *converter) names(rec *bmd.Record) error {
 		return c.loadClass(rec)
 	case bmd.KindClass:
 		if c.rn != nil {
-			return c.renameMembers(&rec.Def, nil)
+			return c.renameMembers(rec, nil)
 		}
 	case bmd.KindInstance:
 		sh, _ := c.shape(rec.Class)
@@ -528,9 +528,8 @@ func (c *converter) name(rec *bmd.Record) error {
 	case kept != "":
 		c.texts = append(c.texts, kept)
 	default:
-		c.textBytes += int64(len(text))
-		if c.textBytes > maxNameBytes+nameBytesPerByte*rec.Offset {
-			return &NamesLimitError{Offset: rec.Offset, Record: rec.Kind.String(), Bytes: c.textBytes}
+		if err := c.keepText(len(text), rec); err != nil {
+			return err
 		}
 		c.texts = append(c.texts, string(text))
 	}
@@ -541,6 +540,17 @@ func (c *converter) name(rec *bmd.Record) error {
 	return c.record(hprof.TagString, c.body)
 }
 
+// keepText counts n bytes more of the texts the converter keeps, for
+// record rec: a *NamesLimitError once they pass the bound that the bytes
+// read to rec allow.
+func (c *converter) keepText(n int, rec *bmd.Record) error {
+	c.textBytes += int64(n)
+	if c.textBytes > maxNameBytes+nameBytesPerByte*rec.Offset {
+		return &NamesLimitError{Offset: rec.Offset, Record: rec.Kind.String(), Bytes: c.textBytes}
+	}
+	return nil
+}
+
 func (c *converter) loadClass(rec *bmd.Record) error {
 	name := c.str(rec.Name)
 	if c.rn != nil {
@@ -548,7 +558,7 @@ func (c *converter) loadClass(rec *bmd.Record) error {
 		c.rn.classBy[rec.Class], c.rn.serials[rec.Serial] = cls, cls
 		orig, ok := c.opt.Mapping.Class(cls)
 		var err error
-		if name, err = c.rename(rec.Name, orig, ok, &c.st.RenamedClasses); err != nil {
+		if name, err = c.rename(rec, rec.Name, orig, ok, &c.st.RenamedClasses); err != nil {
 			return err
 		}
 	}
@@ -561,7 +571,7 @@ func (c *converter) stackFrame(rec *bmd.Record) error {
 	if c.rn != nil {
 		orig, ok := c.opt.Mapping.Method(c.rn.serials[rec.ClassSerial], c.rn.texts[rec.Method])
 		var err error
-		if method, err = c.rename(rec.Method, orig, ok, &c.st.RenamedMethods); err != nil {
+		if method, err = c.rename(rec, rec.Method, orig, ok, &c.st.RenamedMethods); err != nil {
 			return err
 		}
 	}
@@ -571,10 +581,10 @@ func (c *converter) stackFrame(rec *bmd.Record) error {
 }
 
 // rename returns the HPROF string ID to write for a use of string sid
-// whose original name is orig (ok: mapped), writing its STRING record
-// first when it needs one of its own; count, when not nil, counts the
-// renamed use.
-func (c *converter) rename(sid uint64, orig string, ok bool, count *uint64) (uint64, error) {
+// in record rec whose original name is orig (ok: mapped), writing its
+// STRING record first when it needs one of its own, and keeping the name
+// (keepText); count, when not nil, counts the renamed use.
+func (c *converter) rename(rec *bmd.Record, sid uint64, orig string, ok bool, count *uint64) (uint64, error) {
 	if sid == 0 {
 		return 0, nil
 	}
@@ -583,6 +593,13 @@ func (c *converter) rename(sid uint64, orig string, ok bool, count *uint64) (uin
 		return c.str(sid), nil
 	}
 	if write {
+		// The names kept in the renamer count as the texts do: a
+		// mapping's long class name, once per array of it, was kept
+		// apart for each number of dimensions (a 1 MB mapping and a
+		// 20 KB BMD, 2.4 GB).
+		if err := c.keepText(len(orig), rec); err != nil {
+			return 0, err
+		}
 		b := c.enc.AppendString(nil, id, []byte(orig))
 		if err := c.w.WriteRecord(hprof.TagString, c.time, b); err != nil {
 			return 0, err
@@ -594,11 +611,13 @@ func (c *converter) rename(sid uint64, orig string, ok bool, count *uint64) (uin
 	return id, nil
 }
 
-// renameMembers renames the statics and fields of a class definition by
-// the mapping, in the context of its class: in the first pass (cd nil)
+// renameMembers renames the statics and fields of the class definition
+// of CLASS record rec by the mapping, in the context of its class: in the
+// first pass (cd nil)
 // it writes the STRING records the renamed names need; in the second it
 // sets their IDs in cd and counts them.
-func (c *converter) renameMembers(d *bmd.Class, cd *hprof.ClassDump) error {
+func (c *converter) renameMembers(rec *bmd.Record, cd *hprof.ClassDump) error {
+	d := &rec.Def
 	cls := c.rn.classBy[d.Index]
 	var count *uint64
 	if cd != nil {
@@ -611,7 +630,7 @@ func (c *converter) renameMembers(d *bmd.Class, cd *hprof.ClassDump) error {
 	}
 	for i, f := range d.Statics {
 		orig, ok := c.opt.Mapping.Field(cls, c.rn.texts[f.Name])
-		id, err := c.rename(f.Name, orig, ok, count)
+		id, err := c.rename(rec, f.Name, orig, ok, count)
 		if err != nil {
 			return err
 		}
@@ -621,7 +640,7 @@ func (c *converter) renameMembers(d *bmd.Class, cd *hprof.ClassDump) error {
 	}
 	for i, f := range d.Fields {
 		orig, ok := c.opt.Mapping.Field(cls, c.rn.texts[f.Name])
-		id, err := c.rename(f.Name, orig, ok, count)
+		id, err := c.rename(rec, f.Name, orig, ok, count)
 		if err != nil {
 			return err
 		}
@@ -677,7 +696,7 @@ func (c *converter) class(rec *bmd.Record) error {
 		return err // neither renamed nor held: salvage writes what is held
 	}
 	if c.rn != nil {
-		if err := c.renameMembers(d, cd); err != nil {
+		if err := c.renameMembers(rec, cd); err != nil {
 			return err
 		}
 	}

@@ -115,10 +115,11 @@ func (e *OutputLimitError) Error() string {
 
 // NamesLimitError reports a BMD file whose names would take far more memory
 // than its size explains (a few bytes of STRING or ARRAY NAME records
-// standing for long texts, over and over): only a crafted file has them.
+// standing for long texts, over and over, or for names that a mapping
+// gives long originals): only a crafted file has them.
 // Like an *OutputLimitError, it is not damage that salvage applies to.
 type NamesLimitError struct {
-	Offset int64  // file offset of the name record that crossed the bound
+	Offset int64  // file offset of the record whose name crossed the bound
 	Record string // its kind
 	Bytes  int64  // bytes of names held with it
 }

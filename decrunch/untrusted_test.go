@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/heapcrunch/heapcrunch/apkstrings"
 	"github.com/heapcrunch/heapcrunch/bmd"
 	"github.com/heapcrunch/heapcrunch/hprof"
 	"github.com/heapcrunch/heapcrunch/internal/heapstat"
@@ -562,4 +563,56 @@ func TestShapesBounded(t *testing.T) {
 		t.Fatalf("error %v, %d objects written, want %d", err, st.Objects, 2*n)
 	}
 	sameSecondPassWays(t, file, Options{})
+}
+
+// TestRenamedNamesBounded: the names a mapping gives in place of a file's
+// count against the names kept (maxNameBytes): a mapping's class of a 1
+// MB name, "a" in the file, and a 19,757-byte BMD whose LOAD CLASS
+// records name arrays of a of 1 to 2,047 dimensions, each renamed to the
+// long name with its own brackets and kept. Before, decrunch kept them
+// all: 2.4 GB for 1.95 GB of STRING records written. Now a
+// *NamesLimitError at the LOAD CLASS that passes the bound, with salvage
+// too.
+func TestRenamedNamesBounded(t *testing.T) {
+	m, err := apkstrings.ParseMapping(strings.NewReader(strings.Repeat("X", 1<<20) + " -> a:\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := amplifier(t, 0, func(w *bmd.Writer) {
+		a, _ := w.ClearString([]byte("a"))
+		var ids []uint64
+		for d := range 255 {
+			id, _ := w.ArrayName(a, uint8(d+1), false)
+			ids = append(ids, id)
+		}
+		for base := ids[254]; len(ids) < 2047; {
+			for d := 1; d <= 255 && len(ids) < 2047; d++ {
+				id, _ := w.ArrayName(base, uint8(d), false)
+				ids = append(ids, id)
+			}
+			base = ids[len(ids)-1]
+		}
+		for i, id := range ids {
+			w.LoadClass(uint32(i+1), 1, 0, id)
+		}
+	})
+	if len(file) > 32<<10 {
+		t.Fatalf("test premise: the file takes %d bytes", len(file))
+	}
+	for _, salvage := range []bool{false, true} {
+		before := allocated()
+		_, err := Decrunch(bytes.NewReader(file), io.Discard, Options{Mapping: m, Salvage: salvage})
+		grew := allocated() - before
+		var ne *NamesLimitError
+		if !errors.As(err, &ne) || ne.Record != "LOAD CLASS" {
+			t.Fatalf("salvage %v: error %v, want a *NamesLimitError at a LOAD CLASS", salvage, err)
+		}
+		t.Logf("salvage %v, %d-byte file: %v; %d bytes allocated", salvage, len(file), err, grew)
+		if ne.Bytes > maxNameBytes+nameBytesPerByte*ne.Offset+4<<20 {
+			t.Errorf("salvage %v: %v: more than the bound", salvage, err)
+		}
+		if grew > 512<<20 {
+			t.Errorf("salvage %v: allocated %d bytes for a %d-byte file", salvage, grew, len(file))
+		}
+	}
 }
