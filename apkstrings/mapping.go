@@ -12,7 +12,16 @@ import (
 type Mapping struct {
 	// classes is keyed by the obfuscated class name, dotted.
 	classes map[string]*mappedClass
+	// The longest obfuscated class and member names in the file: a
+	// lookup of a longer name fails before any work sized by it, so that
+	// a dump's long names (a heap record may name a 1 MB string many
+	// times) cost each lookup no more than the mapping's own names do.
+	longestClass, longestMember int
 }
+
+// maxArraySpelling is the most that an array class's spelling adds to
+// its element class's name: 255 dimensions (the JVM's limit) of "[]".
+const maxArraySpelling = 2 * 255
 
 type mappedClass struct {
 	original  string // dotted
@@ -124,6 +133,7 @@ func (p *mappingParser) class(left, right string) string {
 	if !ok || obf == "" || left == "" || strings.ContainsAny(obf, " \t") || strings.ContainsAny(left, " \t") {
 		return `class line is not "original -> obfuscated:"`
 	}
+	p.m.longestClass = max(p.m.longestClass, len(obf))
 	c := p.m.classes[obf]
 	if c == nil {
 		c = &mappedClass{original: left}
@@ -143,6 +153,7 @@ func (p *mappingParser) member(left, obf string) string {
 	if !ok {
 		return "bad line range"
 	}
+	p.m.longestMember = max(p.m.longestMember, len(obf))
 	open := strings.IndexByte(left, '(')
 	if open < 0 {
 		// A field: "type name".
@@ -220,7 +231,7 @@ func (m *Mapping) Classes() int { return len(m.classes) }
 // without any "." or "/" is answered dotted. ok is false when the class is not
 // in the mapping or when several original classes have this obfuscated name.
 func (m *Mapping) Class(obfuscated string) (string, bool) {
-	if m == nil {
+	if m == nil || len(obfuscated) > m.longestClass+maxArraySpelling {
 		return "", false
 	}
 	name, dims, desc := obfuscated, 0, false
@@ -261,7 +272,7 @@ func (m *Mapping) Class(obfuscated string) (string, bool) {
 // name in the class.
 func (m *Mapping) Field(obfClass, obfField string) (string, bool) {
 	c := m.class(obfClass)
-	if c == nil {
+	if c == nil || len(obfField) > m.longestMember {
 		return "", false
 	}
 	n, ok := c.fields[obfField]
@@ -278,7 +289,7 @@ func (m *Mapping) Field(obfClass, obfField string) (string, bool) {
 // do not count.
 func (m *Mapping) Method(obfClass, obfMethod string) (string, bool) {
 	c := m.class(obfClass)
-	if c == nil {
+	if c == nil || len(obfMethod) > m.longestMember {
 		return "", false
 	}
 	n, ok := c.methods[obfMethod]
@@ -289,7 +300,7 @@ func (m *Mapping) Method(obfClass, obfMethod string) (string, bool) {
 }
 
 func (m *Mapping) class(obf string) *mappedClass {
-	if m == nil {
+	if m == nil || len(obf) > m.longestClass {
 		return nil
 	}
 	if strings.IndexByte(obf, '/') >= 0 {
