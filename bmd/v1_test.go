@@ -670,3 +670,42 @@ func TestV1ClassFieldCount(t *testing.T) {
 		}
 	}
 }
+
+// TestV1ReaderClass: Class gives a class's definition once its record is
+// read (the fields an instance's chain needs), and false for a class not
+// defined, or not yet.
+func TestV1ReaderClass(t *testing.T) {
+	var out bytes.Buffer
+	w, _ := NewV1Writer(&out, nil)
+	w.Class(&V1Class{ID: 7, Super: 9, Name: 3, Fields: []Field{{Name: 4, Type: Int}}, Discarded: 6})
+	w.Class(&V1Class{ID: 9})
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewV1Reader(bytes.NewReader(out.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := r.Class(7); ok {
+		t.Error("class 7 defined before its record is read")
+	}
+	if _, err := r.Next(); err != nil {
+		t.Fatal(err)
+	}
+	c, ok := r.Class(7)
+	if !ok || c.ID != 7 || c.Super != 9 || c.Discarded != 6 || !reflect.DeepEqual(c.Fields, []Field{{Name: 4, Type: Int, Kept: true}}) {
+		t.Errorf("class 7: %+v, %v", c, ok)
+	}
+	if _, ok := r.Class(9); ok {
+		t.Error("class 9 defined before its record is read")
+	}
+	if _, err := r.Next(); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := r.Class(9); !ok {
+		t.Error("class 9 not defined after its record")
+	}
+	if _, ok := r.Class(8); ok {
+		t.Error("class 8 defined")
+	}
+}

@@ -67,6 +67,14 @@ func (r *V1Reader) Offset() int64 { return r.off() }
 // the slice at every call; Chain walks the same classes without allocating.
 func (r *V1Reader) Layout(id uint32) ([]Field, bool) { return r.lay.layout(id) }
 
+// Class returns the definition of class id (ID, Super, Fields and
+// Discarded are set; the caller must not change it), and false if class
+// id is not defined.
+func (r *V1Reader) Class(id uint32) (*V1Class, bool) {
+	c, ok := r.lay.classes[id]
+	return c, ok
+}
+
 // Chain calls f with the definition of class id (ID, Super, Fields and
 // Discarded are set) and then with each defined super class in turn, the
 // order of an INSTANCE DUMP's values, until a super class is not defined, f

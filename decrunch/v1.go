@@ -69,12 +69,13 @@ type V1Source struct {
 	// failed is a read error met while class definitions were pending:
 	// they are given out first (salvage keeps them), then the error.
 	failed     error
-	placeAmong bool            // Android: classes placed among the objects
-	toPlace    []uint64        // classes defined, to place after the next object
-	loaded     map[uint32]bool // classes with a LOAD CLASS given out
-	synth      map[uint32]bool // classes given a made-up LOAD CLASS
-	sizes      map[uint32]int  // instance data size per class
-	missing    map[uint32]bool // super classes sizes were computed without
+	placeAmong bool              // Android: classes placed among the objects
+	toPlace    []uint64          // classes defined, to place after the next object
+	loaded     map[uint32]bool   // classes with a LOAD CLASS given out
+	synth      map[uint32]bool   // classes given a made-up LOAD CLASS
+	sizes      map[uint32]v1Size // instance data size per class (instanceSize)
+	sizePath   []v1Step          // instanceSize's scratch
+	sizeSteps  int64             // classes and sizes instanceSize has visited, for tests
 	nextSerial uint32
 	fillers    int64 // filler fields of the classes read
 	roots      []uint32
@@ -355,13 +356,6 @@ func (s *V1Source) flushClasses() {
 	}
 	s.openHeap()
 	for _, c := range s.pending {
-		if s.missing[c.ID] {
-			// a super class some sizes were computed without
-			s.sizes, s.missing = nil, nil
-			break
-		}
-	}
-	for _, c := range s.pending {
 		d := bmd.Class{Index: uint64(c.ID), Super: uint64(c.Super), Constants: c.Constants, Statics: c.Statics}
 		for _, f := range c.Fields {
 			d.Fields = append(d.Fields, bmd.Field{Name: f.Name, Type: f.Type, Kept: true})
@@ -390,38 +384,93 @@ func (s *V1Source) place() {
 	s.toPlace = s.toPlace[:0]
 }
 
+// v1Size is what instanceSize remembers of a class: the size of the data
+// of its fields and of its super classes' up to top, the first super class
+// that was not defined when it was computed (0 if none). Once top is
+// defined, the size goes on from top's.
+type v1Size struct {
+	size    int
+	top     uint32
+	walking bool // on the path of the instanceSize running: a cycle
+}
+
+// v1Step is a class on instanceSize's path and the bytes it adds: its own
+// fields', or those up to the top of a size remembered before top was
+// defined.
+type v1Step struct {
+	id  uint32
+	add int
+}
+
 // instanceSize returns the size of the data of an instance of class id:
-// its kept and discarded fields and those of its super classes. Sizes are
-// remembered per class, so that a deep hierarchy costs its depth once, not
-// once per class.
+// its kept and discarded fields and those of its super classes, up to the
+// first super class not defined or, in a cycle, to a class already
+// counted. Sizes are remembered per class, each with the super class not
+// defined where it stopped: a size whose top has since been defined is
+// continued from top's, and the sizes on the way are updated to the new
+// top (as a union-find's paths are compressed). So every class's own
+// fields are added once, and a class defined late under a long line of
+// classes costs a step or two, not the line again.
 func (s *V1Source) instanceSize(id uint32) int {
 	if s.sizes == nil {
-		s.sizes, s.missing = map[uint32]int{}, map[uint32]bool{}
+		s.sizes = map[uint32]v1Size{}
 	}
-	var path []*bmd.V1Class
-	base, end := 0, uint32(0)
-	s.r.Chain(id, func(k *bmd.V1Class) bool {
-		if v, ok := s.sizes[k.ID]; ok {
-			base, end = v, 0
-			return false
+	path := s.sizePath[:0]
+	base, top := 0, uint32(0)
+	for cur := id; cur != 0; {
+		s.sizeSteps++
+		if e, ok := s.sizes[cur]; ok {
+			if e.walking {
+				base, path = s.cycleSize(path, cur)
+				break
+			}
+			if _, defined := s.r.Class(e.top); e.top == 0 || !defined {
+				base, top = e.size, e.top
+				break
+			}
+			path = append(path, v1Step{cur, e.size})
+			s.sizes[cur] = v1Size{walking: true}
+			cur = e.top
+			continue
 		}
-		path = append(path, k)
-		end = k.Super
-		return true
-	})
-	if end != 0 {
-		s.missing[end] = true // not defined (yet), or a cycle
-	}
-	for i := len(path) - 1; i >= 0; i-- {
-		k := path[i]
+		k, ok := s.r.Class(cur)
+		if !ok {
+			top = cur
+			break
+		}
 		own := int(k.Discarded)
 		for _, f := range k.Fields {
 			own += typeSize(f.Type, s.meta.IDSize)
 		}
-		base = min(base+own, maxV1Instance+1)
-		s.sizes[k.ID] = base
+		path = append(path, v1Step{cur, own})
+		s.sizes[cur] = v1Size{walking: true}
+		cur = k.Super
 	}
+	for i := len(path) - 1; i >= 0; i-- {
+		base = min(base+path[i].add, maxV1Instance+1)
+		s.sizes[path[i].id] = v1Size{size: base, top: top}
+	}
+	s.sizePath = path[:0]
 	return base
+}
+
+// cycleSize returns the size of a cycle of classes, the end of path from
+// class cur, each class counted once, and gives it to each of them: the
+// size of each class of a cycle. It returns path without them: the
+// classes before the cycle, which add their own sizes to it.
+func (s *V1Source) cycleSize(path []v1Step, cur uint32) (int, []v1Step) {
+	j := len(path) - 1
+	for j > 0 && path[j].id != cur {
+		j--
+	}
+	size := 0
+	for _, st := range path[j:] {
+		size = min(size+st.add, maxV1Instance+1)
+	}
+	for _, st := range path[j:] {
+		s.sizes[st.id] = v1Size{size: size}
+	}
+	return size, path[:j]
 }
 
 func (s *V1Source) openHeap() {

@@ -696,3 +696,95 @@ func TestV1FillersFitClassDump(t *testing.T) {
 		}
 	}
 }
+
+// TestV1SizesLinear: instance sizes cost each class a few steps however
+// the classes are ordered. Two crafted files: a line of n classes whose top
+// super class is not defined, then k rounds each defining that missing
+// class (its own super not defined, the next round's) and a subclass of
+// the line's bottom, each round flushed by a STRING (before the sizes
+// went on from a missing class once it was defined, each round walked the
+// whole line again: n·k steps); and n classes in pairs, each pair a cycle
+// (each cycle was walked as many times as there were classes). The sizes
+// must be right, each class counted once.
+func TestV1SizesLinear(t *testing.T) {
+	const n, k = 3000, 300
+	sizes := func(t *testing.T, file []byte) (map[uint64]uint32, int64) {
+		t.Helper()
+		s, err := NewV1Source(bytes.NewReader(file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[uint64]uint32{}
+		for {
+			rec, err := s.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rec.Kind == bmd.KindClass {
+				got[rec.ID] = rec.Def.InstanceSize
+			}
+		}
+		return got, s.sizeSteps
+	}
+
+	t.Run("line defined late", func(t *testing.T) {
+		var b bytes.Buffer
+		w, _ := bmd.NewV1Writer(&b, []byte("JAVA PROFILE 1.0.2"))
+		u := func(i int) uint32 { return uint32(n + i) }         // the missing tops, 1..k+1
+		d := func(i int) uint32 { return uint32(n + k + 1 + i) } // the subclasses of the bottom
+		for i := 1; i <= n; i++ {
+			super := uint32(i + 1)
+			if i == n {
+				super = u(1)
+			}
+			w.Class(&bmd.V1Class{ID: uint32(i), Super: super, Discarded: 1})
+		}
+		w.HashedString(1, 1, 0)
+		for i := 1; i <= k; i++ {
+			w.Class(&bmd.V1Class{ID: u(i), Super: u(i + 1), Discarded: 2})
+			w.Class(&bmd.V1Class{ID: d(i), Super: 1, Discarded: 1})
+			w.HashedString(uint32(i+1), 1, 0)
+		}
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		got, steps := sizes(t, b.Bytes())
+		for i := 1; i <= k; i++ {
+			// its own byte, the line's n, and the tops defined so far
+			if want := uint32(1 + n + 2*i); got[uint64(d(i))] != want {
+				t.Fatalf("class %d (round %d): instance size %d, want %d", d(i), i, got[uint64(d(i))], want)
+			}
+		}
+		if want := uint32(n); got[1] != want {
+			t.Errorf("the line's bottom: instance size %d, want %d (its top not defined yet)", got[1], want)
+		}
+		if max := int64(4 * (n + 2*k)); steps > max {
+			t.Errorf("%d steps for %d classes, want at most %d", steps, n+2*k, max)
+		}
+	})
+
+	t.Run("cycles", func(t *testing.T) {
+		var b bytes.Buffer
+		w, _ := bmd.NewV1Writer(&b, []byte("JAVA PROFILE 1.0.2"))
+		for i := uint32(1); i < n; i += 2 {
+			w.Class(&bmd.V1Class{ID: i, Super: i + 1, Discarded: 1})
+			w.Class(&bmd.V1Class{ID: i + 1, Super: i, Fields: []bmd.Field{{Name: 1, Type: bmd.Int}}})
+			w.HashedString(i, 1, 0)
+		}
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		got, steps := sizes(t, b.Bytes())
+		for i := uint64(1); i < n; i++ {
+			if got[i] != 5 {
+				t.Fatalf("class %d of a cycle: instance size %d, want 5 (its fields and its super class's, once)", i, got[i])
+			}
+		}
+		if max := int64(4 * n); steps > max {
+			t.Errorf("%d steps for %d classes, want at most %d", steps, n, max)
+		}
+	})
+}
