@@ -488,6 +488,7 @@ func (p *sigParser) typ1() bool {
 	case c == 'L':
 		p.i++
 		name := ""
+		var inner []byte // Outer<...>.Inner is the class Outer$Inner
 		for {
 			start := p.i
 			for p.i < len(p.s) && p.s[p.i] != ';' && p.s[p.i] != '<' && p.s[p.i] != '.' {
@@ -496,11 +497,14 @@ func (p *sigParser) typ1() bool {
 			if p.i >= len(p.s) {
 				return false
 			}
-			if name == "" {
-				name = p.s[start:p.i]
-			} else {
-				// Outer<...>.Inner is the class Outer$Inner.
-				name = name + "$" + p.s[start:p.i]
+			// Appended, so that many inner parts cost their length once.
+			switch part := p.s[start:p.i]; {
+			case inner != nil:
+				inner = append(append(inner, '$'), part...)
+			case name != "":
+				inner = append(append([]byte(name), '$'), part...)
+			default:
+				name = part
 			}
 			if p.s[p.i] == '<' && !p.typeArgs() {
 				return false
@@ -508,6 +512,9 @@ func (p *sigParser) typ1() bool {
 			switch p.peek() {
 			case ';':
 				p.i++
+				if inner != nil {
+					name = string(inner)
+				}
 				p.class(name, dims)
 				return true
 			case '.':
