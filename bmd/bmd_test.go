@@ -1389,6 +1389,8 @@ func TestReaderErrors(t *testing.T) {
 		{"trace 2^32", rtCat([]byte{0x14}, v(1<<32)), "does not fit in 32 bits", "TRACE", 0, nil},
 		{"array length 2^32", rtCat([]byte{0x10, 0x0a}, v(1<<32)), "does not fit in 32 bits", "PRIMITIVE ARRAY", 0, nil},
 		{"object array length 2^32", rtCat([]byte{0x0f, 0x00, 0x00}, v(1<<32)), "array length 4294967296", "OBJECT ARRAY", 0, nil},
+		{"object array of class above C", rtCat(E, []byte{0x0f, 0x03, 0x00}), "array class index 3 is not a class defined before (the metadata counts 2 classes)", "OBJECT ARRAY", 13, nil},
+		{"object array of a class not yet defined", rtCat(E, []byte{0x0f, 0x02, 0x00}), "array class index 2 is not a class defined before", "OBJECT ARRAY", 13, nil},
 		{"varint overflow", rtCat([]byte{0x04}, bytes.Repeat([]byte{0xFF}, 11)), "corrupt varint at offset", "UNLOAD CLASS", 0, nil},
 		{"varint overflow in 10 bytes", rtCat([]byte{0x04}, bytes.Repeat([]byte{0xFF}, 9), []byte{0x02}), "corrupt varint at offset", "UNLOAD CLASS", 0, nil},
 		{"string 2^31+1", rtCat([]byte{0x01, 0x00}, v(1<<31+1)), "string of 2147483649 bytes is implausible", "STRING", 0, nil},

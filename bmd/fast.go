@@ -280,6 +280,8 @@ func (r *Reader) fastObjectArray(rec *Record, b []byte) int {
 		if class, ok = fastRef(b, &pos, self); !ok {
 			return 0
 		}
+	} else if class > r.meta.Classes || !r.lay.defined(class) {
+		return 0 // readObjectArray's error
 	}
 	n, ok := fastUvarint(b, &pos)
 	if !ok || n > uint64(len(b)-pos) { // each element takes a byte at least

@@ -735,8 +735,11 @@ func (r *Reader) readInstance(rec *Record, d *decoder) {
 func (r *Reader) readObjectArray(rec *Record, d *decoder) {
 	self := r.object(rec)
 	rec.Class = d.uvarint()
-	if rec.Class == 0 {
+	switch {
+	case rec.Class == 0:
 		rec.Class = d.ref(self)
+	case d.err == nil && (rec.Class > r.meta.Classes || !r.lay.defined(rec.Class)):
+		d.fail("array class index %d is not a class defined before (the metadata counts %d classes)", rec.Class, r.meta.Classes)
 	}
 	n := d.uvarint()
 	rec.Elements, rec.Pending = rec.Elements[:0], 0
