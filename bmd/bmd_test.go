@@ -1025,8 +1025,11 @@ func TestMetadataRoundTrip(t *testing.T) {
 	// Fields this reader does not know, of every wire type, are skipped; a
 	// repeated known field takes the last value, but labels accumulate; any
 	// non-zero classes_placed, uncompressed_refs or checksummed_blocks is
-	// true.
+	// true; a known field of another wire type is skipped like an unknown
+	// one (spec §3).
 	var b []byte
+	b = protowire.AppendTag(b, 2, protowire.BytesType)
+	b = protowire.AppendString(b, "8")
 	b = protowire.AppendTag(b, 1, protowire.BytesType)
 	b = protowire.AppendString(b, "JAVA PROFILE 1.0.1")
 	b = protowire.AppendTag(b, 51, protowire.VarintType)

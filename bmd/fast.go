@@ -280,7 +280,7 @@ func (r *Reader) fastObjectArray(rec *Record, b []byte) int {
 		if class, ok = fastRef(b, &pos, self); !ok {
 			return 0
 		}
-	} else if class > r.meta.Classes || !r.lay.defined(class) {
+	} else if !r.lay.defined(class) {
 		return 0 // readObjectArray's error
 	}
 	n, ok := fastUvarint(b, &pos)

@@ -738,7 +738,7 @@ func (r *Reader) readObjectArray(rec *Record, d *decoder) {
 	switch {
 	case rec.Class == 0:
 		rec.Class = d.ref(self)
-	case d.err == nil && (rec.Class > r.meta.Classes || !r.lay.defined(rec.Class)):
+	case d.err == nil && !r.lay.defined(rec.Class): // none above C is (readClassRecord)
 		d.fail("array class index %d is not a class defined before (the metadata counts %d classes)", rec.Class, r.meta.Classes)
 	}
 	n := d.uvarint()

@@ -424,7 +424,7 @@ func (s *V1Source) instanceSize(id uint32) int {
 				base, path = s.cycleSize(path, cur)
 				break
 			}
-			if _, defined := s.r.Class(e.top); e.top == 0 || !defined {
+			if e.top == 0 || !s.defined(e.top) {
 				base, top = e.size, e.top
 				break
 			}
@@ -452,6 +452,12 @@ func (s *V1Source) instanceSize(id uint32) int {
 	}
 	s.sizePath = path[:0]
 	return base
+}
+
+// defined reports whether class id is defined in the file read so far.
+func (s *V1Source) defined(id uint32) bool {
+	_, ok := s.r.Class(id)
+	return ok
 }
 
 // cycleSize returns the size of a cycle of classes, the end of path from
