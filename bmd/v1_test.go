@@ -8,6 +8,7 @@ import (
 	"math"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -707,5 +708,130 @@ func TestV1ReaderClass(t *testing.T) {
 	}
 	if _, ok := r.Class(8); ok {
 		t.Error("class 8 defined")
+	}
+}
+
+// TestV1ChainCycle: a chain of super classes that comes back to a class
+// already in it (damaged or crafted input) is walked once round, by Chain,
+// by the writer and by the reader of an instance, whether the cycle starts
+// at the bottom or further up.
+func TestV1ChainCycle(t *testing.T) {
+	cases := []struct {
+		name        string
+		depth, back uint32 // classes 1..depth, the top's super class back
+	}{
+		{"two classes", 2, 1},
+		{"one class its own super class", 1, 1},
+		{"a line into a cycle", 5, 3},
+		{"deep", 48, 19},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var out bytes.Buffer
+			w, _ := NewV1Writer(&out, nil)
+			var want []uint32
+			var vals []uint64
+			for i := uint32(1); i <= c.depth; i++ {
+				super := i + 1
+				if i == c.depth {
+					super = c.back
+				}
+				if err := w.Class(&V1Class{ID: i, Super: super, Fields: []Field{{Name: 1, Type: Int}}}); err != nil {
+					t.Fatal(err)
+				}
+				want = append(want, i)
+				vals = append(vals, uint64(i))
+			}
+			// 40 more classes: a walk bounded by the classes defined went
+			// round the cycle until it had visited as many.
+			for i := uint32(0); i < 40; i++ {
+				w.Class(&V1Class{ID: 1000 + i})
+			}
+			if err := w.Instance(500, 1, vals); err != nil {
+				t.Fatalf("instance with a value per class of the cycle: %v", err)
+			}
+			w.Instance(502, 1000, nil) // read after the first: where it ends
+			if err := w.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			r, err := NewV1Reader(bytes.NewReader(out.Bytes()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var instances []V1Record
+			for {
+				rec, err := r.Next()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if rec.Tag == V1InstanceDump {
+					instances = append(instances, V1Record{ID: rec.ID, Of: rec.Of, Values: slices.Clone(rec.Values)})
+				}
+			}
+			var got []uint32
+			r.Chain(1, func(c *V1Class) bool { got = append(got, c.ID); return true })
+			if !slices.Equal(got, want) {
+				t.Errorf("Chain(1) visits %v, want %v", got, want)
+			}
+			if len(instances) != 2 || instances[0].ID != 500 || !slices.Equal(instances[0].Values, vals) ||
+				instances[1].ID != 502 || len(instances[1].Values) != 0 {
+				t.Errorf("instances read: %+v, want 500 with %v, then 502 with none", instances, vals)
+			}
+		})
+	}
+}
+
+// TestV1ChainDefinedLater: a chain walked, then made longer by a class
+// defined after (its top, then a class that closes a cycle), is walked
+// anew: instances read before and after get the fields of the chain as it
+// stood. A chain walked through one walked before (charted) counts its
+// classes too.
+func TestV1ChainDefinedLater(t *testing.T) {
+	var out bytes.Buffer
+	w, _ := NewV1Writer(&out, nil)
+	int1 := []Field{{Name: 1, Type: Int}}
+	w.Class(&V1Class{ID: 3, Super: 4, Fields: int1})
+	w.Class(&V1Class{ID: 2, Super: 3, Fields: int1})
+	w.Instance(100, 3, []uint64{1})    // 3; 4 not defined
+	w.Instance(101, 2, []uint64{1, 2}) // 2, then 3 charted before
+	w.Class(&V1Class{ID: 4, Super: 5, Fields: int1})
+	w.Instance(102, 2, []uint64{1, 2, 3}) // 2, 3, 4
+	w.Class(&V1Class{ID: 5, Super: 3, Fields: int1})
+	w.Instance(103, 2, []uint64{1, 2, 3, 4}) // 2, then the cycle 3, 4, 5 once
+	w.Instance(104, 5, []uint64{1, 2, 3})    // 5, 3, 4
+	if err := w.Flush(); err != nil {
+		t.Fatalf("writer: %v", err)
+	}
+	r, err := NewV1Reader(bytes.NewReader(out.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[uint32]int{100: 1, 101: 2, 102: 3, 103: 4, 104: 3}
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.Tag != V1InstanceDump {
+			continue
+		}
+		if len(rec.Values) != want[rec.ID] {
+			t.Errorf("instance %d: %d values, want %d", rec.ID, len(rec.Values), want[rec.ID])
+		}
+		delete(want, rec.ID)
+	}
+	if len(want) != 0 {
+		t.Errorf("instances not read: %v", want)
+	}
+	var got []uint32
+	r.Chain(5, func(c *V1Class) bool { got = append(got, c.ID); return true })
+	if !slices.Equal(got, []uint32{5, 3, 4}) {
+		t.Errorf("Chain(5) visits %v, want [5 3 4]", got)
 	}
 }

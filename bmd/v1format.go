@@ -175,42 +175,104 @@ func appendV1Value(b []byte, t Type, v uint64) []byte {
 // chain of an instance as the original reader does: the class's kept
 // fields, then its super class's, while the super class is defined. Chains
 // are walked, not flattened and stored: flattening every class's chain
-// costs memory quadratic in the depth of the hierarchy.
+// costs memory quadratic in the depth of the hierarchy. Each class keeps
+// instead a link to its super class and the length of its chain, found
+// once for the classes defined (chart), so that a walk looks nothing up.
 type v1Layouts struct {
-	classes map[uint32]*V1Class // ID, Super, Fields and Discarded only
+	classes map[uint32]*v1Entry
+	path    []*v1Entry // chart's, kept for the next
+}
+
+// v1Entry is a class of v1Layouts and its chain as last charted: up, its
+// super class's entry (nil if not defined), and depth, the classes of its
+// chain, each once; valid while the classes defined are still defined
+// (len(v1Layouts.classes) == defined).
+type v1Entry struct {
+	V1Class // ID, Super, Fields and Discarded only
+	up      *v1Entry
+	depth   int
+	defined int
 }
 
 func (l *v1Layouts) has(id uint32) bool { _, ok := l.classes[id]; return ok }
 
 func (l *v1Layouts) add(c *V1Class) bool {
 	if l.classes == nil {
-		l.classes = map[uint32]*V1Class{}
+		l.classes = map[uint32]*v1Entry{}
 	}
 	if _, dup := l.classes[c.ID]; dup {
 		return false
 	}
-	l.classes[c.ID] = &V1Class{ID: c.ID, Super: c.Super, Fields: append([]Field(nil), c.Fields...), Discarded: c.Discarded}
+	l.classes[c.ID] = &v1Entry{V1Class: V1Class{ID: c.ID, Super: c.Super, Fields: append([]Field(nil), c.Fields...), Discarded: c.Discarded}}
 	return true
 }
 
-// walk calls f with class id and then each defined super class in turn. It
-// stops at an undefined super class, after as many classes as are defined
-// (a cycle), or when f returns false. It returns the number of classes
-// visited, and false if class id is not defined.
+// class returns the definition of class id, or nil.
+func (l *v1Layouts) class(id uint32) *V1Class {
+	if e := l.classes[id]; e != nil {
+		return &e.V1Class
+	}
+	return nil
+}
+
+// walk calls f with class id and then each defined super class in turn,
+// each class once. It stops at an undefined super class, at a class it
+// has visited already (a cycle, in damaged or crafted input only: the
+// original reader would loop), or when f returns false. It returns the
+// number of classes visited, and false if class id is not defined.
 func (l *v1Layouts) walk(id uint32, f func(*V1Class) bool) (int, bool) {
-	c, ok := l.classes[id]
+	e, ok := l.classes[id]
 	if !ok {
 		return 0, false
 	}
-	n := 0
-	for c != nil && n < len(l.classes) {
-		n++
-		if !f(c) {
+	if e.defined != len(l.classes) {
+		l.chart(e)
+	}
+	depth := e.depth
+	for n := range depth {
+		if !f(&e.V1Class) {
+			return n + 1, true
+		}
+		e = e.up
+	}
+	return depth, true
+}
+
+// chart finds the chain of e with the classes defined now: each class's
+// up and depth, for e and the classes up its chain not charted since the
+// last class was defined. It walks the chain once, to the first class
+// that is undefined, charted already or on the path (a cycle).
+func (l *v1Layouts) chart(e *v1Entry) {
+	const onPath = -1 // in v1Entry.defined, while depth is the position
+	now := len(l.classes)
+	path := l.path[:0]
+	beyond, cycle := 0, -1 // the classes after the path; where a cycle starts
+	for c := e; ; {
+		c.defined, c.depth = onPath, len(path)
+		path = append(path, c)
+		c.up = l.classes[c.Super]
+		if c.up == nil {
 			break
 		}
-		c = l.classes[c.Super]
+		if c.up.defined == now {
+			beyond = c.up.depth
+			break
+		}
+		if c.up.defined == onPath {
+			cycle = c.up.depth
+			break
+		}
+		c = c.up
 	}
-	return n, true
+	k := len(path)
+	for i, c := range path {
+		c.defined, c.depth = now, k-i+beyond
+		if cycle >= 0 && i >= cycle {
+			c.depth = k - cycle // a class of the cycle: the cycle's
+		}
+	}
+	clear(path)
+	l.path = path[:0]
 }
 
 // layout returns the flattened kept fields of class id's chain.

@@ -71,15 +71,15 @@ func (r *V1Reader) Layout(id uint32) ([]Field, bool) { return r.lay.layout(id) }
 // Discarded are set; the caller must not change it), and false if class
 // id is not defined.
 func (r *V1Reader) Class(id uint32) (*V1Class, bool) {
-	c, ok := r.lay.classes[id]
-	return c, ok
+	c := r.lay.class(id)
+	return c, c != nil
 }
 
 // Chain calls f with the definition of class id (ID, Super, Fields and
 // Discarded are set) and then with each defined super class in turn, the
-// order of an INSTANCE DUMP's values, until a super class is not defined, f
-// returns false, or a cycle is detected. It returns false if class id is
-// not defined.
+// order of an INSTANCE DUMP's values, until a super class is not defined or
+// already visited (a cycle: each class once), or f returns false. It
+// returns false if class id is not defined.
 func (r *V1Reader) Chain(id uint32, f func(c *V1Class) bool) bool {
 	_, ok := r.lay.walk(id, f)
 	return ok

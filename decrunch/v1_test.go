@@ -788,3 +788,47 @@ func TestV1SizesLinear(t *testing.T) {
 		}
 	})
 }
+
+// TestV1CycleInstanceFits: in a version 1 file whose super classes form a
+// cycle (damaged or crafted input), an instance's data and its class
+// dump's instance size both count each class of the cycle once, however
+// many other classes are defined.
+func TestV1CycleInstanceFits(t *testing.T) {
+	var b bytes.Buffer
+	w, _ := bmd.NewV1Writer(&b, []byte(hprof.Version102))
+	w.ClearString(1, []byte("C"))
+	w.Class(&bmd.V1Class{ID: 1, Super: 2, Name: 1, Fields: []bmd.Field{{Name: 1, Type: bmd.Int}}, Discarded: 3})
+	w.Class(&bmd.V1Class{ID: 2, Super: 3, Name: 1, Fields: []bmd.Field{{Name: 1, Type: bmd.Short}}})
+	w.Class(&bmd.V1Class{ID: 3, Super: 2, Name: 1, Discarded: 5})
+	for i := uint32(0); i < 20; i++ {
+		w.Class(&bmd.V1Class{ID: 100 + i, Name: 1})
+	}
+	if err := w.Instance(50, 1, []uint64{7, 8}); err != nil {
+		t.Fatal(err)
+	}
+	w.RootObjects([]uint32{50})
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := decrunchV1Bytes(t, b.Bytes(), Options{})
+	const want = 4 + 3 + 2 + 5 // each class's fields and discarded bytes, once
+	sizes := map[uint64]uint32{}
+	var size uint32
+	data := -1
+	err := heapstat.Walk(out, func(_ hprof.Record, _ *hprof.Reader, s *hprof.SubRecord) error {
+		switch {
+		case s == nil:
+		case s.Tag == hprof.SubClassDump:
+			sizes[s.Class.ID] = s.Class.InstanceSize
+		case s.Tag == hprof.SubInstanceDump:
+			size, data = sizes[s.ClassID], len(s.Data)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("the HPROF written does not read back: %v", err)
+	}
+	if size != want || data != want {
+		t.Errorf("the instance's class: instance size %d, the instance %d bytes of data; want %d both", size, data, want)
+	}
+}
