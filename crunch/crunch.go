@@ -238,24 +238,6 @@ func (st *state) collectPass1() {
 // collectPass1 collects it.
 const collectAbove = 32 << 20
 
-// collectStrings collects the STRING records classifyStrings has dropped,
-// the only memory pass 1 has dropped when it calls it, if they take
-// collectStringsAbove bytes or more, so that the object index built next
-// takes their memory: memory the process touches for the first time costs
-// a page fault per 4 KiB. On the 134 MB dump (its records about 5 MB):
-// 3,780 to 4,100 page faults against 4,470, peak RSS 19.6 to 20.7 MB
-// against 22.3 MB; the collection took 1.2 ms (its live heap 6 MB, 14
-// before).
-func (st *state) collectStrings() {
-	if st.pass1Dropped >= collectStringsAbove {
-		runtime.GC()
-	}
-}
-
-// collectStringsAbove is the memory of dropped STRING records above which
-// collectStrings collects them: a small dump's are not worth a collection.
-const collectStringsAbove = 1 << 20
-
 // freeIndexes gives back the memory of the indexes and of the IDs they
 // were built from, if pass 1 stopped before (bigmem), which nothing reads
 // once the passes have ended.

@@ -198,9 +198,8 @@ func makeWords(n uint64) []rankWord {
 }
 
 // minBigBitmap is the size from which a bitmap's words, or a table of IDs
-// (makeIDs), come from bigmem. A smaller bitmap comes from the heap, where
-// it reuses the memory of the STRING records pass 1 dropped
-// (pass1.finish).
+// (makeIDs), come from bigmem. A smaller bitmap comes from the heap, in
+// its huge pages (bigmem.HugeHeap).
 const minBigBitmap = 8 << 20
 
 // free gives back the memory of the index's bitmap: nothing may read the
