@@ -754,21 +754,11 @@ func TestV1ChainCycle(t *testing.T) {
 			if err := w.Flush(); err != nil {
 				t.Fatal(err)
 			}
-			r, err := NewV1Reader(bytes.NewReader(out.Bytes()))
-			if err != nil {
-				t.Fatal(err)
-			}
+			recs, r := readAllV1(t, out.Bytes())
 			var instances []V1Record
-			for {
-				rec, err := r.Next()
-				if err == io.EOF {
-					break
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
+			for _, rec := range recs {
 				if rec.Tag == V1InstanceDump {
-					instances = append(instances, V1Record{ID: rec.ID, Of: rec.Of, Values: slices.Clone(rec.Values)})
+					instances = append(instances, rec)
 				}
 			}
 			var got []uint32
@@ -805,19 +795,9 @@ func TestV1ChainDefinedLater(t *testing.T) {
 	if err := w.Flush(); err != nil {
 		t.Fatalf("writer: %v", err)
 	}
-	r, err := NewV1Reader(bytes.NewReader(out.Bytes()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs, r := readAllV1(t, out.Bytes())
 	want := map[uint32]int{100: 1, 101: 2, 102: 3, 103: 4, 104: 3}
-	for {
-		rec, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, rec := range recs {
 		if rec.Tag != V1InstanceDump {
 			continue
 		}
