@@ -185,13 +185,13 @@ type v1Layouts struct {
 
 // v1Entry is a class of v1Layouts and its chain as last charted: up, its
 // super class's entry (nil if not defined), and depth, the classes of its
-// chain, each once; valid while the classes defined are still defined
-// (len(v1Layouts.classes) == defined).
+// chain, each once; valid while no class has been defined since
+// (len(v1Layouts.classes) == chartedAt).
 type v1Entry struct {
-	V1Class // ID, Super, Fields and Discarded only
-	up      *v1Entry
-	depth   int
-	defined int
+	V1Class   // ID, Super, Fields and Discarded only
+	up        *v1Entry
+	depth     int
+	chartedAt int
 }
 
 func (l *v1Layouts) has(id uint32) bool { _, ok := l.classes[id]; return ok }
@@ -225,7 +225,7 @@ func (l *v1Layouts) walk(id uint32, f func(*V1Class) bool) (int, bool) {
 	if !ok {
 		return 0, false
 	}
-	if e.defined != len(l.classes) {
+	if e.chartedAt != len(l.classes) {
 		l.chart(e)
 	}
 	depth := e.depth
@@ -243,22 +243,22 @@ func (l *v1Layouts) walk(id uint32, f func(*V1Class) bool) (int, bool) {
 // last class was defined. It walks the chain once, to the first class
 // that is undefined, charted already or on the path (a cycle).
 func (l *v1Layouts) chart(e *v1Entry) {
-	const onPath = -1 // in v1Entry.defined, while depth is the position
+	const onPath = -1 // in v1Entry.chartedAt, while depth is the position
 	now := len(l.classes)
 	path := l.path[:0]
 	beyond, cycle := 0, -1 // the classes after the path; where a cycle starts
 	for c := e; ; {
-		c.defined, c.depth = onPath, len(path)
+		c.chartedAt, c.depth = onPath, len(path)
 		path = append(path, c)
 		c.up = l.classes[c.Super]
 		if c.up == nil {
 			break
 		}
-		if c.up.defined == now {
+		if c.up.chartedAt == now {
 			beyond = c.up.depth
 			break
 		}
-		if c.up.defined == onPath {
+		if c.up.chartedAt == onPath {
 			cycle = c.up.depth
 			break
 		}
@@ -266,7 +266,7 @@ func (l *v1Layouts) chart(e *v1Entry) {
 	}
 	k := len(path)
 	for i, c := range path {
-		c.defined, c.depth = now, k-i+beyond
+		c.chartedAt, c.depth = now, k-i+beyond
 		if cycle >= 0 && i >= cycle {
 			c.depth = k - cycle // a class of the cycle: the cycle's
 		}
