@@ -37,6 +37,10 @@ type input struct {
 	// the process touches for the first time costs a page fault per 4 KiB.
 	bufs   [][]byte
 	bufsMu sync.Mutex
+	// unanswered: the file is read at offsets though the probe of the
+	// cores got no answer (readAtUnanswered), so pass 2 splits only where
+	// pass 1's measure of the cores it had says so (pass1.starved).
+	unanswered bool
 }
 
 // split reports whether other goroutines can read parts of the input
@@ -123,27 +127,35 @@ const (
 	// dump 1.37 s against 2.03 s: docs/measurements.md, "Read at
 	// offsets".
 	readAt
+	// readAtUnanswered: as readAt, where the probe of the cores got no
+	// answer (cores.Unanswered): pass 2 splits only where pass 1 measured
+	// the cores it had and found enough (input.unanswered).
+	readAtUnanswered
 )
 
 // wayOf says how crunch reads its input src: a large file whose passes
-// split their work with another core (cores.SplitCores: the other core
-// answers a probe) mapped where the cores share their data cheaply and
-// reading the file mapped costs about what reading it through a buffer
-// does (mappedPays), else at offsets; other inputs, and a file whose
-// passes run on one core, through a buffer. HEAPCRUNCH_SPLIT=on maps it
-// without asking mappedPays. Tests change it.
+// may split their work with another core (cores.SplitCores) mapped where
+// the cores share their data cheaply (Near) and reading the file mapped
+// costs about what reading it through a buffer does (mappedPays), else
+// at offsets, readAtUnanswered where the probe of the cores got no
+// answer; other inputs, and a file whose passes run on one core, through
+// a buffer. HEAPCRUNCH_SPLIT=on maps it without asking mappedPays. Tests
+// change it.
 var wayOf = func(src io.ReadSeeker) readWay {
 	forced := os.Getenv(cores.SplitEnv) == "on"
 	f, size := largeFile(src)
 	if f == nil && !forced { // no probe of the cores for a file not split
 		return readBuffered
 	}
-	near, ok := cores.SplitCores()
-	switch {
-	case !ok:
+	switch cores.SplitCores() {
+	case cores.NoSplit:
 		return readBuffered
-	case forced || near && mappedPays(f, size):
-		return readMapped
+	case cores.Unanswered:
+		return readAtUnanswered
+	case cores.Near:
+		if forced || mappedPays(f, size) {
+			return readMapped
+		}
 	}
 	return readAt
 }
@@ -218,9 +230,10 @@ func openInput(src io.ReadSeeker) *input {
 		if way == readMapped {
 			in.mapped, in.unmap = mapFile(src)
 		}
-		if way == readAt || way == readMapped && in.mapped == nil { // or a system that maps no files
+		if way == readAt || way == readAtUnanswered || way == readMapped && in.mapped == nil { // or a system that maps no files
 			if f, size := regularFile(src); f != nil {
 				in.at, in.size = f, size
+				in.unanswered = way == readAtUnanswered
 			}
 		}
 	}

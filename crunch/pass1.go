@@ -195,8 +195,11 @@ func (st *state) runPass1(in *input) error {
 	if err := p.drain(); err != nil {
 		return err
 	}
-	if c, ok := p.meter.cores(); ok && c < minSplitCores {
-		p.starved = true // another program had the other core's time
+	if c, ok := p.meter.cores(); ok && c < minSplitCores || !ok && in.unanswered {
+		// Another program had the other core's time, or the other core
+		// did not answer the probe and pass 1 measured nothing to say it
+		// was there (too few records split off).
+		p.starved = true
 	}
 	if err := cutAtRecord(r, records); err != nil {
 		return err

@@ -526,35 +526,48 @@ func FuzzSplitPieces(f *testing.F) {
 // TestStarvedSplit: where pass 1's pool, reading records at offsets, had
 // fewer than minSplitCores cores on average (coreMeter: another program
 // busy on the other core), pass 2 runs on one goroutine and writes the
-// same file; with enough cores it splits. Fewer than minMeteredRecords
-// records split off measure nothing.
+// same file; with enough cores it splits. Where the probe of the cores
+// got no answer (readAtUnanswered) the same measure decides, and where
+// pass 1 measured nothing (the system gives no processor time) pass 2
+// splits only if the probe answered. Fewer than minMeteredRecords records
+// split off measure nothing.
 func TestStarvedSplit(t *testing.T) {
 	defer func(w readWay) { testWay = w }(testWay)
-	testWay = readAt
 	defer func(c func() time.Time, p func() (time.Duration, bool)) { meterClock, meterCPU = c, p }(meterClock, meterCPU)
 	defer func(w func(bool) int) { segmentWorkers = w }(segmentWorkers)
 	segmentWorkers = func(bool) int { return 2 }
 	path := writeTemp(t, "runs.hprof", manyRunsDump(100, 400000, 400000, 256<<10)) // 51 records
+	testWay = readAt
 	_, want, _, _, err := crunchFile(t, path, Options{}, false, 64<<10)
 	if err != nil {
 		t.Fatal(err)
 	}
+	const unmeasured = -1
 	for _, c := range []struct {
+		way     readWay
 		cpuEach time.Duration // processor time in each millisecond of wall time
 		split   bool
-	}{{1200 * time.Microsecond, false}, {1390 * time.Microsecond, false}, {1410 * time.Microsecond, true}, {1900 * time.Microsecond, true}} {
+	}{
+		{readAt, 1200 * time.Microsecond, false}, {readAt, 1390 * time.Microsecond, false},
+		{readAt, 1410 * time.Microsecond, true}, {readAt, 1900 * time.Microsecond, true},
+		{readAt, unmeasured, true},
+		{readAtUnanswered, 1200 * time.Microsecond, false}, {readAtUnanswered, 1390 * time.Microsecond, false},
+		{readAtUnanswered, 1410 * time.Microsecond, true}, {readAtUnanswered, 1900 * time.Microsecond, true},
+		{readAtUnanswered, unmeasured, false},
+	} {
 		var wall, cpu time.Duration
+		testWay = c.way
 		meterClock = func() time.Time { wall += time.Millisecond; return time.Unix(0, int64(wall)) }
-		meterCPU = func() (time.Duration, bool) { cpu += c.cpuEach; return cpu, true }
+		meterCPU = func() (time.Duration, bool) { cpu += c.cpuEach; return cpu, c.cpuEach != unmeasured }
 		_, got, added, _, err := crunchFile(t, path, Options{}, true, 64<<10)
 		if wall == 0 {
 			t.Fatal("no record split off in pass 1: no measure")
 		}
 		if err != nil || !bytes.Equal(got, want) {
-			t.Fatalf("%v of processor time a millisecond: %d bytes of BMD, %v; want the %d of one goroutine", c.cpuEach, len(got), err, len(want))
+			t.Fatalf("way %d, %v of processor time a millisecond: %d bytes of BMD, %v; want the %d of one goroutine", c.way, c.cpuEach, len(got), err, len(want))
 		}
 		if (added > 0) != c.split {
-			t.Errorf("%v of processor time a millisecond: %d runs added, want pass 2 split %v", c.cpuEach, added, c.split)
+			t.Errorf("way %d, %v of processor time a millisecond: %d runs added, want pass 2 split %v", c.way, c.cpuEach, added, c.split)
 		}
 	}
 	m := coreMeter{}

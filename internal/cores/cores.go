@@ -127,8 +127,9 @@ const SplitEnv = "HEAPCRUNCH_SPLIT"
 // Split reports whether a pass over objects objects may split its work
 // with goroutines on other cores, each working on data of its own
 // (crunch's passes by records and spans): there is more than one core for
-// Go code (GOMAXPROCS), and the pass has minObjects or more. Whether the
-// other core is free for it is SplitCores's to say, once per run.
+// Go code (GOMAXPROCS), and the pass has minObjects or more. How far the
+// other core is, and whether it answers at all, is SplitCores's to say,
+// once per run.
 //
 // The environment variable HEAPCRUNCH_SPLIT overrides the size: "on" for
 // a split whenever GOMAXPROCS allows, "off" for none.
@@ -145,19 +146,49 @@ func Split(objects uint64) bool {
 	return objects >= minObjects
 }
 
-// SplitCores says whether a run's passes split their work with another
-// core (ok): Split would split a pass (GOMAXPROCS 2 or more,
-// HEAPCRUNCH_SPLIT not "off") and the other core answers a probe in time
-// (Probe), which it does not when other programs keep both cores busy
-// (one busy on the other core the probe mostly misses); and
-// whether that core shares its data cheaply with this one (near, Pays).
-// HEAPCRUNCH_SPLIT=on answers both true without a probe.
+// Probed is what SplitCores finds of the other core.
+type Probed int
+
+// What SplitCores finds.
+const (
+	// NoSplit: one core for Go (GOMAXPROCS), or HEAPCRUNCH_SPLIT=off;
+	// no probe is made, and the run does not split its passes.
+	NoSplit Probed = iota
+	// Unanswered: the probe got no answer in time (ErrNoStart, ErrSlow).
+	// The run may split its passes where it measures, as it goes, the
+	// cores it has (crunch's pass 1: coreMeter), and keep to one
+	// goroutine where it cannot.
+	Unanswered
+	// Far: the other core answered, in a round trip of nearLimit or
+	// more; the cores do not share their data cheaply.
+	Far
+	// Near: the other core answered in under nearLimit (or
+	// HEAPCRUNCH_SPLIT=on, without a probe).
+	Near
+)
+
+// SplitCores says whether a run's passes may split their work with
+// another core, and how far that core is (one probe, Probe; Pays): NoSplit
+// where Split would not split a pass (GOMAXPROCS 1, HEAPCRUNCH_SPLIT=off),
+// else Near, Far or Unanswered as the probe finds. HEAPCRUNCH_SPLIT=on
+// answers Near without a probe.
+//
+// A probe that gets no answer does not mean that the other core is busy:
+// a virtual machine's other core may stop for a while now and then. On
+// the VM of 2026-12-02, with no other program running, 11 of 80 runs of
+// crunch on the 134 MB dump saw their probe run out of time (after 8 to
+// 27 ms), and 7 of the 11 second probes answered; where both cores are
+// busy the probe gets no answer, and where one other program keeps the
+// other core busy it mostly answers all the same. So SplitCores makes one
+// probe, and a run it leaves Unanswered measures the cores it has as it
+// goes, as crunch's pass 1 does for every split (until 2026-12-03 such a
+// run read its dump on one core in both passes, after a second probe).
 //
 // A split where the other core is busy costs more than it saves: crunch
 // of the 134 MB dump with a shell loop on the other core, its input read
 // at offsets (2026-12-02, 6 alternating runs): 0.56 s against 0.39 s on
 // one goroutine (docs/measurements.md, "Read at offsets"). Crunch maps
-// its input only where the cores are near (and reading the file mapped
+// its input only where the cores are Near (and reading the file mapped
 // costs about what reading it through a buffer does, which crunch
 // measures for the file itself): on the 134 MB dump of a 32-bit JVM, this VM
 // with its cores 430 ns apart (2026-12-02, three runs each), crunch
@@ -166,26 +197,20 @@ func Split(objects uint64) bool {
 // 0.30, 0.30 to 0.33 and 0.30 to 0.36 s (docs/measurements.md, "Mapped
 // or read"). Where the cores shared a cache, the mapped dump split on
 // two took 0.19 s (2026-11-28).
-//
-// A probe that fails is made once more: a virtual machine's other core
-// may stop for a while now and then, and a crunch whose probe failed runs
-// both passes on one core. On the VM of 2026-12-02, with no other
-// program running, 11 of 80 runs of crunch on the 134 MB dump saw their
-// probe run out of time (after 8 to 27 ms), and 7 of the 11 second
-// probes answered, in 0 to 5 ms; where both cores are busy the second
-// costs as long as the first.
-func SplitCores() (near, ok bool) {
+func SplitCores() Probed {
 	if !Split(math.MaxUint64) {
-		return false, false
+		return NoSplit
 	}
 	if os.Getenv(SplitEnv) == "on" {
-		return true, true
+		return Near
 	}
-	rt, err := Probe()
-	if err != nil {
-		rt, err = Probe()
+	switch rt, err := Probe(); {
+	case err != nil:
+		return Unanswered
+	case Pays(rt, err):
+		return Near
 	}
-	return Pays(rt, err), err == nil
+	return Far
 }
 
 // Pays reports whether a probe's result says that two goroutines pay: a

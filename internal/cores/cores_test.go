@@ -233,12 +233,11 @@ func TestChoose(t *testing.T) {
 	}
 }
 
-// TestSplitCores: a run splits its passes where Split would split a pass
-// and the other core answers the probe, near (a round trip under
-// nearLimit) or far, the first probe or a second made after the first
-// failed; not with one core, HEAPCRUNCH_SPLIT=off or two probes
-// without an answer; HEAPCRUNCH_SPLIT=on splits, near, without a probe,
-// within GOMAXPROCS.
+// TestSplitCores: a run may split its passes where Split would split a
+// pass, after one probe: Near (a round trip under nearLimit), Far, or
+// Unanswered when the probe fails, which is not made again; NoSplit,
+// without a probe, with one core or HEAPCRUNCH_SPLIT=off;
+// HEAPCRUNCH_SPLIT=on gives Near without a probe, within GOMAXPROCS.
 func TestSplitCores(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	defer func(p func() (time.Duration, error)) { Probe = p }(Probe)
@@ -248,36 +247,37 @@ func TestSplitCores(t *testing.T) {
 	}
 	near, far := probe{60 * time.Nanosecond, nil}, probe{430 * time.Nanosecond, nil}
 	for _, c := range []struct {
-		env      string
-		procs    int
-		probes   []probe // what the probes answer, in turn; as many as are made
-		near, ok bool
+		env    string
+		procs  int
+		probes []probe // what the probes answer, in turn; as many as are made
+		want   Probed
 	}{
-		{"", 2, []probe{near}, true, true},
-		{"", 4, []probe{near}, true, true},
-		{"", 2, []probe{far}, false, true},
-		{"", 2, []probe{{0, ErrNoStart}, {0, ErrNoStart}}, false, false},
-		{"", 2, []probe{{0, ErrSlow}, {0, ErrSlow}}, false, false},
-		{"", 2, []probe{{0, ErrSlow}, near}, true, true}, // the second answers
-		{"", 2, []probe{{0, ErrNoStart}, far}, false, true},
-		{"", 1, nil, false, false},
-		{"on", 2, nil, true, true},
-		{"on", 1, nil, false, false},
-		{"off", 2, nil, false, false},
+		{"", 2, []probe{near}, Near},
+		{"", 4, []probe{near}, Near},
+		{"", 2, []probe{far}, Far},
+		{"", 2, []probe{{149 * time.Nanosecond, nil}}, Near},
+		{"", 2, []probe{{150 * time.Nanosecond, nil}}, Far},
+		{"", 2, []probe{{0, nil}}, Far}, // a clock too coarse: answered, not near
+		{"", 2, []probe{{0, ErrNoStart}}, Unanswered},
+		{"", 2, []probe{{0, ErrSlow}}, Unanswered},
+		{"", 1, nil, NoSplit},
+		{"on", 2, nil, Near},
+		{"on", 1, nil, NoSplit},
+		{"off", 2, nil, NoSplit},
 	} {
 		made := 0
 		Probe = func() (time.Duration, error) {
 			made++
 			if made > len(c.probes) {
-				return 0, ErrSlow
+				return near.rt, nil // a second probe would answer
 			}
 			return c.probes[made-1].rt, c.probes[made-1].err
 		}
 		t.Setenv(SplitEnv, c.env)
 		runtime.GOMAXPROCS(c.procs)
-		if near, ok := SplitCores(); near != c.near || ok != c.ok || made != len(c.probes) {
-			t.Errorf("%s=%q, GOMAXPROCS=%d, probes answering %v: SplitCores %v, %v, %d probes made; want %v, %v, %d",
-				SplitEnv, c.env, c.procs, c.probes, near, ok, made, c.near, c.ok, len(c.probes))
+		if got := SplitCores(); got != c.want || made != len(c.probes) {
+			t.Errorf("%s=%q, GOMAXPROCS=%d, probes answering %v: SplitCores %v after %d probes; want %v after %d",
+				SplitEnv, c.env, c.procs, c.probes, got, made, c.want, len(c.probes))
 		}
 	}
 }
