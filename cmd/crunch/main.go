@@ -51,11 +51,9 @@ Cores: both passes use a second core where that pays: more than one
 core for Go (GOMAXPROCS), 262,144 objects or more, and a dump file of 16
 MiB or more. A short probe of the other core says how near it is; where
 it gets no answer (both cores busy, or the other one stopped a while),
-the second pass uses the other core only if the first measured it there
-(a single other program busy on the other core the probe mostly
-misses, and the first pass's measure catches). The other core then
-reads heap dump records itself and, in the second pass, writes their
-objects ahead (not with --drop-heap): records of up to 4 MiB, larger
+the second pass uses the other core only if the first measured it
+there. The other core then reads heap dump records itself and, in the
+second pass, writes their objects ahead (not with --drop-heap): records of up to 4 MiB, larger
 ones (the one record of a 1.0.1 dump, as JDK 8 writes a heap of up to 2
 GB) in pieces; unmapped, the first pass reads those larger ones on one
 core. Where the first pass finds that the process had fewer than 1.4
