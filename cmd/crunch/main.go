@@ -53,9 +53,9 @@ MiB or more. A short probe of the other core says how near it is; where
 it gets no answer (both cores busy, or the other one stopped a while),
 the second pass uses the other core only if the first measured it
 there. The other core then reads heap dump records itself and, in the
-second pass, writes their objects ahead (not with --drop-heap): records of up to 4 MiB, larger
-ones (the one record of a 1.0.1 dump, as JDK 8 writes a heap of up to 2
-GB) in pieces; unmapped, the first pass reads those larger ones on one
+second pass, writes their objects ahead (not with --drop-heap): records
+of up to 4 MiB, larger ones (the one record of a 1.0.1 dump, as JDK 8
+writes a heap of up to 2 GB) in pieces; unmapped, the first pass reads those larger ones on one
 core. Where the first pass finds that the process had fewer than 1.4
 cores on average while both read records (another program's work), the
 second runs on one. The file is mapped in memory where a cache line
