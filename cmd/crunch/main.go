@@ -47,29 +47,29 @@ is never the input, also through links or redirections (< in.hprof,
 >> in.hprof), even with --force. A new file's permissions follow the
 umask; a replaced one keeps its own.
 
-Cores: both passes use a second core where that pays: more than one
-core for Go (GOMAXPROCS), 262,144 objects or more, and a dump file of 16
-MiB or more. A short probe of the other core says how near it is; where
-it gets no answer (both cores busy, or the other one stopped a while),
-the second pass uses the other core only if the first measured it
-there. The other core then reads heap dump records itself and, in the
-second pass, writes their objects ahead (not with --drop-heap): records
-of up to 4 MiB, larger ones (the one record of a 1.0.1 dump, as JDK 8
-writes a heap of up to 2 GB) in pieces; unmapped, the first pass reads those larger ones on one
-core. Where the first pass finds that the process had fewer than 1.4
-cores on average while both read records (another program's work), the
-second runs on one. The file is mapped in memory where a cache line
-goes to the other core and back in under 150 ns and 1 MiB of the file
-read mapped takes at most half as long again as read through a buffer
-(measured, 2 to 5 ms); otherwise each core reads its parts at their
-offsets into buffers of its own, parts of 256 KiB in the second pass.
-Other inputs (a smaller dump, a pipe, a compressed dump, one core) are
-read through a buffer, and reading and writing share the work of the
+Cores: both passes use a second core where that pays: more than one core
+for Go (GOMAXPROCS), 262,144 objects or more, and a dump file of 16 MiB
+or more. A short probe of the other core says how near it is; where it
+gets no answer (both cores busy, or the other one stopped a while), the
+second pass uses the other core only if the first measured it there. The
+other core then reads heap dump records itself and, in the second pass,
+writes their objects ahead (not with --drop-heap): records of up to 4
+MiB, larger ones (the one record of a 1.0.1 dump, as JDK 8 writes a heap
+of up to 2 GB) in pieces; unmapped, the first pass reads those larger
+ones on one core. Where the first pass finds that the process had fewer
+than 1.4 cores on average while both read records (another program's
+work), the second runs on one. The file is mapped in memory where a
+cache line goes to the other core and back in under 150 ns and 1 MiB of
+the file read mapped takes at most half as long again as read through a
+buffer (measured, 2 to 5 ms); otherwise each core reads its parts at
+their offsets into buffers of its own, parts of 256 KiB in the second
+pass. Other inputs (a smaller dump, a pipe, a compressed dump, one core)
+are read through a buffer, and reading and writing share the work of the
 second pass in a pipeline if a cache line goes to the other core and
 back in under 150 ns (the cores share a cache, and the other one is not
-busy). The BMD file is the same either way.
-HEAPCRUNCH_SPLIT=on or off forces the split (and the mapping) or none, and
-HEAPCRUNCH_PIPELINE=on or off the pipeline or one core.
+busy). The BMD file is the same either way. HEAPCRUNCH_SPLIT=on or off
+forces the split (and the mapping) or none, and HEAPCRUNCH_PIPELINE=on
+or off the pipeline or one core.
 
 Exit codes: 0 done; 1 bad input or failed conversion (no output file is
 left behind); 2 usage error; 128+N ended by signal N, after removing temporary
