@@ -48,8 +48,17 @@ count() { # count BIN OUT [ENV...]: the instructions of one run
     shift 2
     local args=(-q --force "$in" "$out")
     [[ $tool == decrunch ]] && args=(-q --force "$in" -o "$out")
-    env GOGC=off "$@" valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null \
-        "$bin" "${args[@]}" 2>&1 | awk '/I *refs:/ {gsub(",", "", $NF); print $NF}'
+    # GODEBUG=cpu.rdtscp=off: valgrind does not know RDTSCP, which Go's
+    # runtime reads its clock with on a processor that has it (the AMD VM
+    # of 2026-12-02 on; SIGILL in runtime.cputicks); without it the runtime
+    # uses RDTSC, and crunch's own work is the same.
+    if ! env GOGC=off GODEBUG="${GODEBUG:+$GODEBUG,}cpu.rdtscp=off" "$@" valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null \
+        "$bin" "${args[@]}" >"$work/valgrind.log" 2>&1; then
+        echo "instructions: $tool under valgrind failed ($*):" >&2
+        grep -v '^==' "$work/valgrind.log" | head -20 >&2
+        return 1
+    fi
+    awk '/I *refs:/ {gsub(",", "", $NF); print $NF}' "$work/valgrind.log"
 }
 
 first_one="" first_two=""
