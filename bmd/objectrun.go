@@ -124,13 +124,10 @@ func (r *ObjectRun) Len() int { return len(r.ends) }
 // self returns the object ID of the next record.
 func (r *ObjectRun) self() uint64 { return r.first + uint64(len(r.ends)) }
 
-// use returns the classUse of class index idx (1 to the class count),
-// added if the run has none. A record that takes a class calls it only
-// once it is sure to be added.
-func (r *ObjectRun) use(idx uint64) *classUse {
-	if u := r.used(idx); u != nil {
-		return u
-	}
+// newUse adds a classUse of class index idx (1 to the class count), which
+// the run has none of (used said so), and returns it. A record that takes
+// a class calls it only once it is sure to be added.
+func (r *ObjectRun) newUse(idx uint64) *classUse {
 	r.uses = append(r.uses, classUse{idx: idx, arrayDefd: -1})
 	r.table.seen[idx] = uint32(len(r.uses))
 	return &r.uses[len(r.uses)-1]
@@ -177,7 +174,8 @@ func (r *ObjectRun) Instance(class uint64, size int64, refs []uint64) bool {
 	if class == 0 || class > r.classes {
 		return false
 	}
-	if u := r.used(class); u != nil && u.instance && (u.nvals != len(refs) || u.size != size) {
+	u := r.used(class)
+	if u != nil && u.instance && (u.nvals != len(refs) || u.size != size) {
 		return false
 	}
 	start := len(r.buf)
@@ -187,7 +185,10 @@ func (r *ObjectRun) Instance(class uint64, size int64, refs []uint64) bool {
 	if !ok {
 		return false
 	}
-	if u := r.use(class); !u.instance {
+	if u == nil {
+		u = r.newUse(class)
+	}
+	if !u.instance {
 		u.instance, u.nvals, u.size = true, len(refs), size
 	}
 	r.add(buf, start, KindInstance, uint64(size))
@@ -209,8 +210,9 @@ func (r *ObjectRun) ObjectArray(class uint64, classDefined bool, elems []uint64)
 	if classDefined {
 		want = 1
 	}
+	var u *classUse
 	if isClass {
-		if u := r.used(class); u != nil && u.arrayDefd >= 0 && u.arrayDefd != want {
+		if u = r.used(class); u != nil && u.arrayDefd >= 0 && u.arrayDefd != want {
 			return false
 		}
 	}
@@ -232,7 +234,10 @@ func (r *ObjectRun) ObjectArray(class uint64, classDefined bool, elems []uint64)
 		return false
 	}
 	if isClass {
-		r.use(class).arrayDefd = want
+		if u == nil {
+			u = r.newUse(class)
+		}
+		u.arrayDefd = want
 	}
 	r.add(buf, start, KindObjectArray, elementBytes(Object, uint64(len(elems)), r.idSize))
 	return true
@@ -372,8 +377,14 @@ func appendUvarint(buf []byte, v uint64) []byte {
 	return appendLongUvarint(buf, v)
 }
 
-// appendLongUvarint is appendUvarint of a value of two bytes or more.
+// appendLongUvarint is appendUvarint of a value of two bytes or more: one
+// of two bytes, the next most common (class indexes from 128 on, array
+// lengths), in place, as Writer.uvLong does, without
+// protowire.AppendVarint's loop.
 func appendLongUvarint(buf []byte, v uint64) []byte {
+	if v < 1<<14 {
+		return append(buf, byte(v)|0x80, byte(v>>7))
+	}
 	return protowire.AppendVarint(buf, v)
 }
 
