@@ -599,8 +599,9 @@ func (wk *spanWorker) resolveElements(elems []uint64) bool {
 // readElements is resolveElements of the elements of an object array as
 // the dump holds them (contents), each resolved as it is read, into
 // wk.elems: one loop, where reading them all first (hprof.AppendIDs)
-// and resolving them after took two (5 % fewer instructions for pass 2
-// split on the 134 MB dump).
+// and resolving them after took two (with the other changes of its
+// commit, 3.4 % fewer instructions for a crunch of the 134 MB dump with
+// pass 2 split).
 func (wk *spanWorker) readElements(contents []byte) ([]uint64, bool) {
 	n := len(contents) / wk.st.idSize
 	elems := slices.Grow(wk.elems[:0], n)[:n]
