@@ -2,6 +2,7 @@ package crunch
 
 import (
 	"bytes"
+	"encoding/binary"
 	"flag"
 	"math"
 	"math/rand/v2"
@@ -11,6 +12,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 
+	"github.com/heapcrunch/heapcrunch/hprof"
 	"github.com/heapcrunch/heapcrunch/internal/bigmem"
 )
 
@@ -512,12 +514,14 @@ func TestIDRunAddAll(t *testing.T) {
 	}
 }
 
-// TestTouchID: touchID loads the bitmap word of any ID, one of the index
-// or not (null, below the smallest, past the span, in a block without
-// words, unaligned: a corrupt dump's references), without going out of
-// the bitmap, and gives the bits of the word that holds an ID of the
-// index.
-func TestTouchID(t *testing.T) {
+// TestWordOf: wordOf finds the bitmap word of any ID, one of the index or
+// not (null, below the smallest, past the span, in a block without words,
+// unaligned: a corrupt dump's references), never one out of the bitmap,
+// and for an ID of the index the word that holds its bit. touch and
+// touchArrays, prefetching and loading, bring in the words of such IDs
+// (their loads' sum is that of the words' bits) without going out of the
+// bitmap either.
+func TestWordOf(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for name, ids := range map[string][]uint64{
 		"regions": heapLikeIDs(rng, 20000, 20, 8, false),
@@ -533,20 +537,70 @@ func TestTouchID(t *testing.T) {
 		}
 		for _, id := range ids {
 			k := x.unit(id)
-			i := k / 64
-			if x.blocks != nil {
-				i, _ = x.blockWord(k)
-			}
-			if got := x.touchID(id); got != x.words[i].bits || got&(1<<(k%64)) == 0 {
-				t.Fatalf("%s: touchID(%#x) = %#x, its word %#x", name, id, got, x.words[i].bits)
+			i, ok := x.wordOf(id)
+			if !ok || x.words[i].bits&(1<<(k%64)) == 0 {
+				t.Fatalf("%s: wordOf(%#x) = %d, %v: its bit is not there", name, id, i, ok)
 			}
 		}
-		for _, id := range []uint64{0, 1, x.min - 8, x.min + 1, ^uint64(0), ^uint64(7), x.min + x.units<<x.shift, x.min + x.units<<x.shift + 8} {
-			x.touchID(id) // must not go out of the bitmap
-		}
+		odd := []uint64{0, 1, x.min - 8, x.min + 1, ^uint64(0), ^uint64(7), x.min + x.units<<x.shift, x.min + x.units<<x.shift + 8}
 		for range 100000 {
-			x.touchID(rng.Uint64())
-			x.touchID(x.min + rng.Uint64N(x.units<<x.shift+4096))
+			odd = append(odd, rng.Uint64(), x.min+rng.Uint64N(x.units<<x.shift+4096))
+		}
+		for _, id := range odd {
+			if i, ok := x.wordOf(id); ok && i >= uint64(len(x.words)) {
+				t.Fatalf("%s: wordOf(%#x) = %d, past the %d words", name, id, i, len(x.words))
+			}
+		}
+		var want uint64 // the sum of the words of ids, loaded
+		for _, id := range ids {
+			i, _ := x.wordOf(id)
+			want += x.words[i].bits
+		}
+		for _, pre := range []bool{false, true} {
+			if pre && !canPrefetch {
+				continue
+			}
+			func() {
+				defer func(p bool) { prefetching = p }(prefetching)
+				prefetching = pre
+				all := append(slices.Clone(ids), odd...)
+				at := make([]uint32, len(all))
+				for i := range at {
+					at[i] = uint32(i)
+				}
+				got := x.touch(all, at)
+				if !pre {
+					// The odd IDs' words are loaded too: the sum of the
+					// words of ids alone is the loads of a second touch.
+					if got2 := x.touch(ids, at[:len(ids)]); got2 != want {
+						t.Errorf("%s: touch loaded words summing to %#x, want %#x", name, got2, want)
+					}
+				} else if got != 0 {
+					t.Errorf("%s: touch prefetching returned %#x, want 0", name, got)
+				}
+				heads, data := arrayHeads(ids, 4)
+				if got := x.touchArrays(heads, data, 0, 8); !pre && got != want || pre && got != 0 {
+					t.Errorf("%s: touchArrays (prefetching %v) returned %#x, want %#x", name, pre, got, want)
+				}
+			}()
 		}
 	}
+}
+
+// arrayHeads returns the heads of object arrays of the IDs ids (8-byte
+// IDs), per to an array, and the bytes they were read from, from offset
+// 0 on.
+func arrayHeads(ids []uint64, per int) ([]hprof.ObjectHead, []byte) {
+	var data []byte
+	var heads []hprof.ObjectHead
+	for i := 0; i < len(ids); i += per {
+		part := ids[i:min(i+per, len(ids))]
+		h := hprof.ObjectHead{Offset: int64(len(data)), Tag: hprof.SubObjectArrayDump, Length: uint32(len(part))}
+		data = append(data, make([]byte, 2*8+9)...) // the fixed part, zeros
+		for _, id := range part {
+			data = binary.BigEndian.AppendUint64(data, id)
+		}
+		heads = append(heads, h)
+	}
+	return heads, data
 }
