@@ -532,7 +532,14 @@ func (wk *spanWorker) add(run *bmd.ObjectRun, h *hprof.ObjectHead, data []byte, 
 }
 
 // instance adds an instance whose values are all references, of a class
-// defined by then. Its loops are directInstance's, lookup inlined.
+// defined by then. Its loops are directInstance's, lookup inlined. It is
+// not inlined itself: the profile (PGO) inlined it into add, and then
+// not its lookups, a call for each reference (with readElements, split,
+// 2,530.9 M instructions against 2,475.8 M on the 134 MB dump, 2,821.3
+// against 2,693.4 M on big-200m.hprof, the least of three to four runs:
+// under valgrind, the probe of internal/cores can spin for billions).
+//
+//go:noinline
 func (wk *spanWorker) instance(run *bmd.ObjectRun, classID uint64, data []byte, chunk uint32) bool {
 	k, ok := wk.classOf(classID)
 	if !ok {
@@ -605,7 +612,10 @@ func (wk *spanWorker) resolveElements(elems []uint64) bool {
 // are: the PGO profile inlines lookup at these calls. Written once as a
 // generic function (as touchIDs is), the committed profile inlined
 // neither (7 M more instructions split), and three profiles made for it
-// cost one goroutine 0.9 to 2.1 % more (cachegrind, 2026-12-03).
+// cost one goroutine 0.9 to 2.1 % more (cachegrind, 2026-12-03). Not
+// inlined, for its lookups to be (see instance).
+//
+//go:noinline
 func (wk *spanWorker) readElements(contents []byte) ([]uint64, bool) {
 	n := len(contents) / wk.st.idSize
 	elems := slices.Grow(wk.elems[:0], n)[:n]
