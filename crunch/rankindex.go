@@ -239,7 +239,7 @@ func (x *rankIndex) setBits(s *idSeq, release bool) {
 // register for each value, with few values: the distance from the
 // smallest ID, not the ID, and the blocks read only in an index that has
 // them (inlined in setBits, whose calls spilled its values, it cost 28
-// instructions an ID, 21 here). The shift (x.shift) is a parameter, the
+// instructions an ID, 21 here, 19 since it gathers a word's bits). The shift (x.shift) is a parameter, the
 // third register of the amd64 calling convention, CX, where the shift
 // instruction wants it (a field loaded to another register, moves to and
 // from CX cost 3 more an ID), masked to 63 (it is below 64), which spares
@@ -250,20 +250,61 @@ func (x *rankIndex) setOneByteSteps(id uint64, shift uint, d []byte) (int, uint6
 	words, u := x.words, id-x.min
 	shift &= 63
 	i := 0
+	// The bits of the IDs of one word, consecutive, are gathered and
+	// or-ed into it at once, where or-ing each made each ID wait for the
+	// store of the one before: one core, the 134 MB dump, 202 and 211
+	// samples against 304 and 307 (perf, 8 runs at 5 kHz, twice), about
+	// 2.5 ms a run; on big-1300m.hprof, whose 50 MB bitmap misses the
+	// caches, no change. Without blocks a word is k/64, and a loop of its
+	// own, without orBits' test of the blocks, took 232 and 234 samples
+	// as one loop for both.
+	g, bits := ^uint64(0), uint64(0) // the word's 64 units, k/64, and their bits
+	if x.blocks != nil {
+		for ; i < len(d) && d[i] < 0x80; i++ {
+			u += uint64(d[i])
+			k := u >> shift
+			if k/64 != g {
+				x.orBits(words, g, bits)
+				g, bits = k/64, 0
+			}
+			bits |= 1 << (k % 64)
+		}
+		x.orBits(words, g, bits)
+		return i, u + x.min
+	}
 	for ; i < len(d) && d[i] < 0x80; i++ {
 		u += uint64(d[i])
-		x.setUnit(words, u>>shift)
+		k := u >> shift
+		if k/64 != g {
+			if bits != 0 {
+				words[g].bits |= bits
+			}
+			g, bits = k/64, 0
+		}
+		bits |= 1 << (k % 64)
+	}
+	if bits != 0 {
+		words[g].bits |= bits
 	}
 	return i, u + x.min
 }
 
 // setUnit sets the bit of unit k in words, the index's words.
 func (x *rankIndex) setUnit(words []rankWord, k uint64) {
-	w := k / 64
-	if x.blocks != nil { // the ID's block has words
-		w, _ = x.blockWord(k)
+	x.orBits(words, k/64, 1<<(k%64))
+}
+
+// orBits sets bits in the word of units 64g to 64g+63 in words, the
+// index's words; none if bits is 0.
+func (x *rankIndex) orBits(words []rankWord, g, bits uint64) {
+	if bits == 0 {
+		return
 	}
-	words[w].bits |= 1 << (k % 64)
+	w := g
+	if x.blocks != nil { // the IDs' block has words
+		w, _ = x.blockWord(g * 64)
+	}
+	words[w].bits |= bits
 }
 
 // piecesFromRuns makes the pieces from the ascending runs of the IDs,
