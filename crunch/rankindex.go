@@ -239,11 +239,12 @@ func (x *rankIndex) setBits(s *idSeq, release bool) {
 // register for each value, with few values: the distance from the
 // smallest ID, not the ID, and the blocks read only in an index that has
 // them (inlined in setBits, whose calls spilled its values, it cost 28
-// instructions an ID, 21 here, 19 since it gathers a word's bits). The shift (x.shift) is a parameter, the
-// third register of the amd64 calling convention, CX, where the shift
-// instruction wants it (a field loaded to another register, moves to and
-// from CX cost 3 more an ID), masked to 63 (it is below 64), which spares
-// the compiler's check of a shift by 64 or more.
+// instructions an ID, 21 here, 19 since it gathers a word's bits). The
+// shift (x.shift) is a parameter, the third register of the amd64
+// calling convention, CX, where the shift instruction wants it (a field
+// loaded to another register, moves to and from CX cost 3 more an ID),
+// masked to 63 (it is below 64), which spares the compiler's check of a
+// shift by 64 or more.
 //
 //go:noinline
 func (x *rankIndex) setOneByteSteps(id uint64, shift uint, d []byte) (int, uint64) {
