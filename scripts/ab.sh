@@ -24,7 +24,7 @@ shift 4
 [[ $rounds =~ ^[0-9]+$ ]] || { echo "ab: ROUNDS must be a number, got '$rounds'" >&2; exit 2; }
 for f in "$@"; do [[ -r $f ]] || { echo "ab: cannot read $f" >&2; exit 2; }; done
 work="$(mktemp -d)"
-trap 'git -C "$root" worktree remove --force "$work/tree" 2>/dev/null; rm -rf "$work"' EXIT
+trap 'git -C "$root" worktree remove --force "$work/tree" 2>/dev/null || true; rm -rf "$work"' EXIT
 source "$root/scripts/timing.sh"
 
 (cd "$root" && go build -o "$work/" ./internal/cmd/coreprobe)
