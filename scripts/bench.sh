@@ -19,7 +19,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 in="$1"; work="$(mktemp -d)"; busy=""
 trap '[[ -z "$busy" ]] || kill "$busy" 2>/dev/null; rm -rf "$work"' EXIT
 . "$root/scripts/timing.sh"
-(cd "$root" && go build -o "$work/" ./cmd/crunch ./cmd/decrunch ./internal/cmd/coreprobe)
+(cd "$root" && go build -o "$work/" ./cmd/crunch ./cmd/decrunch ./internal/cmd/coreprobe ./internal/cmd/pagelayout)
 
 # report NAME CMD...: runs CMD RUNS times and prints the best wall time, its
 # RSS and its page faults.
@@ -32,6 +32,7 @@ report() {
 
 echo "cores: $("$work/coreprobe")"
 echo "input: $(stat -c %s "$in") bytes; reading it twice from the page cache: $(read_twice "$in" "$work/read") s"
+echo "its pages: $(page_layout "$work/pagelayout" "$in")"
 report "crunch" "$work/crunch" -q "$in" /dev/null
 report "crunch, GOMAXPROCS=1" env GOMAXPROCS=1 "$work/crunch" -q "$in" /dev/null
 sh -c 'while :; do :; done' & busy=$!

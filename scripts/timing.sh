@@ -46,3 +46,14 @@ read_twice() {
     done
     best "$out"
 }
+
+# page_layout BIN FILE: how FILE's pages lie in the page cache, from
+# internal/cmd/pagelayout built as BIN (it needs root), or why it cannot
+# tell. Reading the same dump from the page cache took 2.4 times as long
+# when its pages were scattered in physical memory (as a JVM's writes left
+# them) as when they were not (after cp, or read back from the disk), and
+# crunch's time and the floor of reading twice change with it
+# (docs/measurements.md, "Where the dump's pages lie").
+page_layout() {
+    "$1" "$2" 2>&1 | sed -e "s|^$2: ||" -e 's|^pagelayout: ||' || true
+}

@@ -27,7 +27,7 @@ classes="$1"; dump="$2"
 cp="$classes:${V1TOOLS_CP:-/usr/share/java/guava.jar:/usr/share/java/jsr305.jar}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-(cd "$root" && go build -o "$work/" ./cmd/crunch ./cmd/decrunch)
+(cd "$root" && go build -o "$work/" ./cmd/crunch ./cmd/decrunch ./internal/cmd/pagelayout)
 mkdir -p "$work/wrap"
 cat >"$work/wrap/BufferedCrunch.java" <<'EOF'
 public class BufferedCrunch {
@@ -65,6 +65,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a / b }'; }
 
 echo "dump: $dump, $(stat -c %s "$dump") bytes"
 cat "$dump" >/dev/null
+echo "its pages: $(page_layout "$work/pagelayout" "$dump")"
 run "original cruncher (output buffered)" java -cp "$cp:$work/wrap" BufferedCrunch "$dump" "$work/orig.bmd"
 read -r oc ocm _ <"$work/last"
 run_best "crunch" "$work/ours.bmd" "$work/crunch" -q --force "$dump" "$work/ours.bmd"
