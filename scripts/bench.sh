@@ -3,6 +3,9 @@
 # read the input twice from the page cache (`cat DUMP DUMP >/dev/null`, the
 # floor of crunch's two passes):
 #   scripts/bench.sh DUMP.hprof    (e.g. the outputs of scripts/genbig.sh)
+# READBACK=1 first drops the dump from the page cache and reads it back
+# (timing.sh, reread_pages): its pages then lie together, which changes
+# both the time of reading it twice and crunch's (README, Measured).
 # crunch and decrunch run with both cores idle, with GOMAXPROCS=1, and
 # with the other core kept busy by a shell loop (a phone's other work); each the best wall
 # time of RUNS runs (default 3), peak RSS from /usr/bin/time. The timed runs
@@ -31,6 +34,7 @@ report() {
 }
 
 echo "cores: $("$work/coreprobe")"
+reread_pages "$in"
 echo "input: $(stat -c %s "$in") bytes; reading it twice from the page cache: $(read_twice "$in" "$work/read") s"
 echo "its pages: $(page_layout "$work/pagelayout" "$in")"
 report "crunch" "$work/crunch" -q "$in" /dev/null

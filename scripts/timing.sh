@@ -57,3 +57,17 @@ read_twice() {
 page_layout() {
     "$1" "$2" 2>&1 | sed -e "s|^$2: ||" -e 's|^pagelayout: ||' || true
 }
+
+# reread_pages FILE: with READBACK=1, drops FILE's pages from the page cache
+# (posix_fadvise(POSIX_FADV_DONTNEED), by dd) and reads it back from the
+# disk, so that its pages lie together in memory as after any read from
+# the disk; without it, does nothing, and the pages stay as they are (a
+# dump just written lies as its writer left it). Both are real states of a
+# dump to crunch; the figures of the README name which. The file stays so
+# for later runs: to measure it as written again, write it again.
+reread_pages() {
+    [[ ${READBACK:-} == 1 ]] || return 0
+    sync "$1"
+    dd if="$1" iflag=nocache count=0 status=none
+    cat "$1" >/dev/null
+}

@@ -15,7 +15,8 @@
 # four-line wrapper that buffers the output, its best case. The original
 # decruncher buffers its own streams. Each original tool runs once, each of
 # ours RUNS times (default 3), best wall time kept; peak RSS from
-# /usr/bin/time. With the dump in the page cache. Every run writes a new
+# /usr/bin/time. With the dump in the page cache (READBACK=1: dropped
+# from it and read back first, timing.sh's reread_pages). Every run writes a new
 # output file, as the original tools' single runs do: the file of the run
 # before is removed first, outside the timing (replacing a 134 MB HPROF
 # cost decrunch's rename 40 to 140 ms on 2026-11-27, the kernel freeing
@@ -63,6 +64,7 @@ run_best() {
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a / b }'; }
 
+reread_pages "$dump"
 echo "dump: $dump, $(stat -c %s "$dump") bytes"
 cat "$dump" >/dev/null
 echo "its pages: $(page_layout "$work/pagelayout" "$dump")"
