@@ -4,7 +4,7 @@ package main
 
 import "errors"
 
-// pageFrames needs Linux's pagemap and kpageflags.
-func pageFrames(path string) ([]frame, error) {
-	return nil, errors.New("pagelayout needs Linux (/proc/self/pagemap, /proc/kpageflags)")
+// fileLayout needs Linux's pagemap and kpageflags.
+func fileLayout(path string) (layout, error) {
+	return layout{}, errors.New("pagelayout needs Linux (/proc/self/pagemap, /proc/kpageflags)")
 }

@@ -34,13 +34,13 @@ func main() {
 	}
 	rc := 0
 	for _, path := range flag.Args() {
-		frames, err := pageFrames(path)
+		l, err := fileLayout(path)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "pagelayout: %v\n", err)
 			rc = 1
 			continue
 		}
-		fmt.Printf("%s: %s\n", path, summarize(frames))
+		fmt.Printf("%s: %s\n", path, l)
 	}
 	os.Exit(rc)
 }
@@ -78,20 +78,43 @@ func (l layout) String() string {
 // the page before in physical memory, the 2 MiB frames they lie in, and
 // those in large folios.
 func summarize(frames []frame) layout {
-	l := layout{pages: len(frames)}
-	seen := make(map[uint64]bool)
-	for i, f := range frames {
-		if i > 0 && f.pfn == frames[i-1].pfn+1 {
-			l.adjacent++
-		}
-		seen[f.pfn>>9] = true
-		if f.head || f.tail {
-			l.inLarge++
-		}
-		if f.head {
-			l.folios++
-		}
+	var c counter
+	for _, f := range frames {
+		c.add(f)
 	}
-	l.frames2M = len(seen)
+	return c.layout()
+}
+
+// counter is summarize a page at a time, for files too large to hold a
+// frame for each of their pages.
+type counter struct {
+	l    layout
+	prev uint64
+	seen map[uint64]bool // 2 MiB frames
+}
+
+// add counts the next page of the file.
+func (c *counter) add(f frame) {
+	if c.l.pages > 0 && f.pfn == c.prev+1 {
+		c.l.adjacent++
+	}
+	c.prev = f.pfn
+	c.l.pages++
+	if c.seen == nil {
+		c.seen = make(map[uint64]bool)
+	}
+	c.seen[f.pfn>>9] = true
+	if f.head || f.tail {
+		c.l.inLarge++
+	}
+	if f.head {
+		c.l.folios++
+	}
+}
+
+// layout returns what c counted.
+func (c *counter) layout() layout {
+	l := c.l
+	l.frames2M = len(c.seen)
 	return l
 }
