@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"runtime"
 	"syscall"
 	"unsafe"
 )
@@ -19,9 +20,6 @@ const (
 	// pagesAtOnce is how many pagemap entries are read at a time.
 	pagesAtOnce = 8192
 )
-
-// sink keeps the bytes read from each page, so that the reads are made.
-var sink byte
 
 // fileLayout maps the file at path, reads a byte of each of its pages,
 // and counts their frames (pagemap(5), /proc/kpageflags).
@@ -44,9 +42,11 @@ func fileLayout(path string) (layout, error) {
 	}
 	defer syscall.Munmap(b)
 	n := (len(b) + pageSize - 1) / pageSize
+	var sum byte
 	for i := 0; i < n; i++ {
-		sink += b[i*pageSize]
+		sum += b[i*pageSize]
 	}
+	runtime.KeepAlive(sum) // the reads are made: they bring the pages in
 	pm, err := os.Open("/proc/self/pagemap")
 	if err != nil {
 		return layout{}, err
