@@ -55,7 +55,10 @@ read_twice() {
 # crunch's time and the floor of reading twice change with it
 # (docs/measurements.md, "Where the dump's pages lie").
 page_layout() {
-    "$1" "$2" 2>&1 | sed -e "s|^$2: ||" -e 's|^pagelayout: ||' || true
+    local out
+    out=$("$1" "$2" 2>&1) || true
+    out=${out#"$2: "}
+    echo "${out#pagelayout: }"
 }
 
 # reread_pages FILE: with READBACK=1, drops FILE's pages from the page cache
