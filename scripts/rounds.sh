@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Rounds for two of issue 12's aims, whose ratios the minutes of this VM
+# move more than any one run shows: crunch within 6 x the time of reading
+# its dump twice, and crunch with GOMAXPROCS=1 within 1.5 x of its
+# two-core time. Each round takes, for each DUMP in turn, a probe of the
+# cores (internal/cmd/coreprobe -short), `cat DUMP DUMP >/dev/null` (the
+# floor of crunch's two passes), crunch with two cores and crunch with
+# GOMAXPROCS=1, both to /dev/null; the medians over the rounds are what the
+# README's aims table gives as "rounds":
+#
+#   scripts/rounds.sh ROUNDS DUMP.hprof...
+#
+# Prints, per dump, its page layout (timing.sh, page_layout: as root), the
+# range of the probes, the medians and the two ratios. READBACK=1 first
+# drops each dump from the page cache and reads it back (timing.sh,
+# reread_pages). Wall times from `date` around each command, in ms; they
+# include a process's start and end, as a user's run does.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+(($# >= 2)) || { echo "usage: scripts/rounds.sh ROUNDS DUMP.hprof..." >&2; exit 2; }
+rounds=$1; shift
+[[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "rounds: ROUNDS must be a number above 0, got '$rounds'" >&2; exit 2; }
+for f in "$@"; do [[ -r $f ]] || { echo "rounds: cannot read $f" >&2; exit 2; }; done
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+. "$root/scripts/timing.sh"
+(cd "$root" && go build -o "$work/" ./cmd/crunch ./internal/cmd/coreprobe ./internal/cmd/pagelayout)
+
+# ms CMD...: runs CMD, its output discarded, and prints its wall time in ms.
+ms() {
+    local t0 t1 us
+    t0=$(date +%s%N)
+    "$@" >/dev/null
+    t1=$(date +%s%N)
+    us=$(((t1 - t0) / 1000))
+    printf "%d.%03d\n" $((us / 1000)) $((us % 1000))
+}
+
+# median FILE: the median of FILE's numbers, one a line.
+median() { sort -g "$1" | awk '{ v[NR] = $1 } END { printf "%.1f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+n=0
+for f in "$@"; do
+    reread_pages "$f"
+    cat "$f" >/dev/null
+    n=$((n + 1))
+    for k in probe read two one; do : >"$work/$n.$k"; done
+done
+for _ in $(seq "$rounds"); do
+    n=0
+    for f in "$@"; do
+        n=$((n + 1))
+        "$work/coreprobe" -short >>"$work/$n.probe"
+        ms cat "$f" "$f" >>"$work/$n.read"
+        ms "$work/crunch" -q "$f" /dev/null >>"$work/$n.two"
+        ms env GOMAXPROCS=1 "$work/crunch" -q "$f" /dev/null >>"$work/$n.one"
+    done
+done
+n=0
+for f in "$@"; do
+    n=$((n + 1))
+    read2=$(median "$work/$n.read") two=$(median "$work/$n.two") one=$(median "$work/$n.one")
+    echo "$f: $rounds rounds"
+    echo "  its pages: $(page_layout "$work/pagelayout" "$f")"
+    grep -E '^[0-9]+$' "$work/$n.probe" | sort -n >"$work/$n.ns" || true
+    echo "  probes: $(head -1 "$work/$n.ns") to $(tail -1 "$work/$n.ns") ns, $(grep -cvE '^[0-9]+$' "$work/$n.probe" || true) unanswered"
+    echo "  medians: reading twice $read2 ms, crunch $two ms, with GOMAXPROCS=1 $one ms"
+    awk -v r="$read2" -v t="$two" -v o="$one" 'BEGIN { printf "  crunch / reading twice %.2f x; one core / two %.3f x\n", t / r, o / t }'
+done
