@@ -38,14 +38,14 @@ reread_pages "$in"
 echo "input: $(stat -c %s "$in") bytes; reading it twice from the page cache: $(read_twice "$in" "$work/read") s"
 echo "its pages: $(page_layout "$work/pagelayout" "$in")"
 report "crunch" "$work/crunch" -q "$in" /dev/null
-report "crunch, GOMAXPROCS=1" env GOMAXPROCS=1 "$work/crunch" -q "$in" /dev/null
+GOMAXPROCS=1 report "crunch, GOMAXPROCS=1" "$work/crunch" -q "$in" /dev/null
 sh -c 'while :; do :; done' & busy=$!
 report "crunch, one core busy" "$work/crunch" -q "$in" /dev/null
 kill "$busy"; busy=""
 "$work/crunch" -q "$in" "$work/out.bmd"
 echo "BMD: $(stat -c %s "$work/out.bmd") bytes"
 report "decrunch" "$work/decrunch" -q --force "$work/out.bmd" -o /dev/null
-report "decrunch, GOMAXPROCS=1" env GOMAXPROCS=1 "$work/decrunch" -q --force "$work/out.bmd" -o /dev/null
+GOMAXPROCS=1 report "decrunch, GOMAXPROCS=1" "$work/decrunch" -q --force "$work/out.bmd" -o /dev/null
 sh -c 'while :; do :; done' & busy=$!
 report "decrunch, one core busy" "$work/decrunch" -q --force "$work/out.bmd" -o /dev/null
 kill "$busy"; busy=""

@@ -45,7 +45,7 @@ for idsize in ${IDSIZES:-4 8}; do
         # The timed runs write to /dev/null (see scripts/bench.sh: outputs
         # written to disk push the dump out of this machine's page cache).
         timed "$DIR/c" "$bin/crunch" -q "$dump" /dev/null
-        timed "$DIR/c1" env GOMAXPROCS=1 "$bin/crunch" -q "$dump" /dev/null
+        GOMAXPROCS=1 timed "$DIR/c1" "$bin/crunch" -q "$dump" /dev/null
         "$bin/crunch" -q --force "$dump" "$DIR/out.bmd"
         timed "$DIR/d" "$bin/decrunch" -q --force "$DIR/out.bmd" -o /dev/null
         read -r ct cm _ <<<"$(best "$DIR/c")"
