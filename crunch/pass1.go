@@ -470,23 +470,30 @@ func (p *pass1) classDump(c segClass) error {
 	return nil
 }
 
-// finish turns what pass 1 read into what pass 2 needs. The strings come
-// before the object index: classifyStrings drops the STRING records of
-// pass 1 (a HotSpot dump's whole symbol table). No collection is forced
-// there for their memory to go to the index's bitmap: since the heap's
-// pages are huge (bigmem.HugeHeap) the new pages cost less than the
-// collection, which took longer with two cores (4 to 9 ms) than with one
-// (about 2.7 ms). On the 134 MB dump (about 5 MB of STRING records),
-// alternating runs of crunch with two cores, medians: 198.0 against 207.8
-// ms to /dev/null (30 runs), 213.5 against 218.2 ms to a new file (30);
-// one core 248.1 against 247.7 ms (20); peak RSS 31.1 against 27.7 MB;
-// the 200 MB and 1.3 GB dumps the same either way (2026-12-03).
+// finish turns what pass 1 read into what pass 2 needs. The object index
+// is built alongside the strings (alongside), which share nothing with
+// it: on the 134 MB dump the strings' index and classification took 2.5
+// to 9.8 ms and the object index 6.0 to 14.6 ms, one after the other on
+// one goroutine (2026-12-04). The STRING records of pass 1 (a HotSpot
+// dump's whole symbol table), which classifyStrings drops, are not
+// collected before the index's bitmap is made: since the heap's pages
+// are huge (bigmem.HugeHeap) the new pages cost less than the collection,
+// which took longer with two cores (4 to 9 ms) than with one (about 2.7
+// ms). On the 134 MB dump (about 5 MB of STRING records), alternating
+// runs of crunch with two cores, medians: 198.0 against 207.8 ms to
+// /dev/null (30 runs), 213.5 against 218.2 ms to a new file (30); one
+// core 248.1 against 247.7 ms (20); peak RSS 31.1 against 27.7 MB; the
+// 200 MB and 1.3 GB dumps the same either way (2026-12-03).
 func (p *pass1) finish() error {
+	idBytes := p.objs.heapBytes() // before buildIDIndex gives chunks back
+	index := alongside(p.buildIndex)
 	p.indexStrings()
 	p.keptValues()
 	p.optionWarnings()
 	p.classifyStrings()
-	if err := p.buildIndex(); err != nil {
+	err := index()
+	p.pass1Dropped += idBytes
+	if err != nil {
 		return err
 	}
 	if err := p.hierarchy(); err != nil {
@@ -496,8 +503,25 @@ func (p *pass1) finish() error {
 	return nil
 }
 
+// alongside starts f on a goroutine of its own, where the process has more
+// than one core for Go code (GOMAXPROCS), and returns a function that
+// waits for f to end and returns its error. With one core, f runs in
+// that function instead, when the caller waits for it: the caller's work
+// and f's run one after the other, in the caller's order.
+func alongside(f func() error) (wait func() error) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		return f
+	}
+	done := make(chan error, 1)
+	go func() { done <- f() }()
+	return func() error { return <-done }
+}
+
 // buildIndex numbers the objects: classes first in CLASS DUMP order, then
-// the other objects in file order, each distinct ID once.
+// the other objects in file order, each distinct ID once. It runs
+// alongside the strings' work (finish): it reads the class dumps' IDs and
+// writes only the indexes, the object counts and its own fields of
+// stats.
 func (p *pass1) buildIndex() error {
 	// Classes apart: their mirrors are spread over the heap, and in the
 	// objects' index each would break a run of consecutive ordinals.
@@ -507,7 +531,6 @@ func (p *pass1) buildIndex() error {
 	}
 	p.classIndex, _ = newDedupedIDIndex(classIDs)
 	var dups int
-	p.pass1Dropped += p.objs.heapBytes() // before buildIDIndex gives chunks back
 	p.index, dups = buildIDIndex(&p.objs)
 	p.objs.release()
 	p.nObj = uint64(len(p.classes) + p.index.len())

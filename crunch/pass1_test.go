@@ -1,0 +1,43 @@
+package crunch
+
+import (
+	"errors"
+	"runtime"
+	"testing"
+	"time"
+)
+
+// TestAlongside: with two cores alongside runs f while the caller goes on
+// (f here waits for the caller, and would never end run inline), and the
+// wait returns f's error; with one core f runs only when the caller waits,
+// after the caller's own work.
+func TestAlongside(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	errF := errors.New("f's error")
+
+	runtime.GOMAXPROCS(2)
+	callerDone := make(chan struct{})
+	wait := alongside(func() error {
+		select {
+		case <-callerDone:
+			return errF
+		case <-time.After(10 * time.Second):
+			return errors.New("the caller never went on")
+		}
+	})
+	close(callerDone) // the caller's work, while f runs
+	if err := wait(); err != errF {
+		t.Errorf("two cores: wait returned %v, want %v", err, errF)
+	}
+
+	runtime.GOMAXPROCS(1)
+	var order []string
+	wait = alongside(func() error { order = append(order, "f"); return errF })
+	order = append(order, "caller")
+	if err := wait(); err != errF {
+		t.Errorf("one core: wait returned %v, want %v", err, errF)
+	}
+	if len(order) != 2 || order[0] != "caller" || order[1] != "f" {
+		t.Errorf("one core: ran %v, want [caller f]", order)
+	}
+}
