@@ -195,9 +195,15 @@ func regularFile(src io.ReadSeeker) (*os.File, int64) {
 // mapProbeBytes is how much of the file mappedPays reads each way, and
 // mapProbeRounds how many times: the least time of each counts, as a read
 // now and then takes ten times the others (3 ms for 2 MiB where the others
-// took 0.15 to 0.35 ms; 2026-12-02).
+// took 0.15 to 0.35 ms; 2026-12-02). 256 KiB since 2026-12-04: with 1 MiB,
+// mappedPays took about 6 ms of each run whose cores were near (its fresh
+// buffer 0.3 to 4.9 ms, median 4.7, its rounds 1.3 to 1.7 ms; 6 runs of
+// crunch on the 134 MB dump, the probe's answer set to near), with 256
+// KiB 1.7 ms (0.2 to 1.5 and 0.4 to 0.5 ms), and it answered the same:
+// read 8 to 12 µs against 68 to 101 µs mapped, where 1 MiB read in 33 to
+// 45 µs against 269 to 392 µs mapped.
 const (
-	mapProbeBytes  = 1 << 20
+	mapProbeBytes  = 256 << 10
 	mapProbeRounds = 3
 )
 

@@ -59,9 +59,9 @@ of up to 2 GB) in pieces; unmapped, the first pass reads those larger
 ones on one core. Where the first pass finds that the process had fewer
 than 1.4 cores on average while both read records (another program's
 work), the second runs on one. The file is mapped in memory where a
-cache line goes to the other core and back in under 150 ns and 1 MiB of
-the file read mapped takes at most half as long again as read through a
-buffer (measured, 2 to 5 ms); otherwise each core reads its parts at
+cache line goes to the other core and back in under 150 ns and 256 KiB
+of the file read mapped take at most half as long again as read through
+a buffer (measured, about 2 ms); otherwise each core reads its parts at
 their offsets into buffers of its own, parts of 256 KiB in the second
 pass. Other inputs (a smaller dump, a pipe, a compressed dump, one core)
 are read through a buffer, and reading and writing share the work of the
