@@ -59,9 +59,9 @@ func mapRange(rc syscall.RawConn, off int64, n int) []byte {
 // first. It takes about 2 ms (mapProbeBytes). Where page faults cost
 // much, as on the VM of 2026-12-02 (docs/measurements.md, "Mapped or
 // read"), a mapped dump's first touch of each page costs more than the
-// kernel's copy: the same
-// probe in a standalone program, 2 MiB at a time, took 0.7 to 1.3 ms
-// mapped and 0.14 to 0.36 ms read, the least of three each.
+// kernel's copy: the same probe in a standalone program, 2 MiB at a
+// time, took 0.7 to 1.3 ms mapped and 0.14 to 0.36 ms read, the least of
+// three each.
 func mappedPays(f *os.File, size int64) bool {
 	rc, err := f.SyscallConn()
 	if err != nil {

@@ -471,15 +471,16 @@ func (p *pass1) classDump(c segClass) error {
 }
 
 // finish turns what pass 1 read into what pass 2 needs. The object index
-// is built alongside the strings (alongside), which share nothing with
-// it: on the 134 MB dump the strings' index and classification took 2.5
-// to 9.8 ms and the object index 6.0 to 14.6 ms, one after the other on
-// one goroutine (2026-12-04). The STRING records of pass 1 (a HotSpot
-// dump's whole symbol table), which classifyStrings drops, are not
-// collected before the index's bitmap is made: since the heap's pages
-// are huge (bigmem.HugeHeap) the new pages cost less than the collection,
-// which took longer with two cores (4 to 9 ms) than with one (about 2.7
-// ms). On the 134 MB dump (about 5 MB of STRING records), alternating
+// is built alongside the strings' work (alongside), which writes none of
+// what it reads or writes (buildIndex): on the 134 MB dump the strings'
+// index and classification took 3.0 to 9.3 ms and the object index 5.9 to
+// 14.6 ms, one after the other on one goroutine (six runs, 2026-12-04).
+// The STRING records of pass 1 (a HotSpot dump's whole symbol table),
+// which classifyStrings drops, are not collected before the index's
+// bitmap is made: since the heap's pages are huge (bigmem.HugeHeap) the
+// new pages cost less than the collection, which took longer with two
+// cores (4 to 9 ms) than with one (about 2.7 ms). On the 134 MB dump
+// (1.75 MB of STRING records), alternating
 // runs of crunch with two cores, medians: 198.0 against 207.8 ms to
 // /dev/null (30 runs), 213.5 against 218.2 ms to a new file (30); one
 // core 248.1 against 247.7 ms (20); peak RSS 31.1 against 27.7 MB; the
@@ -520,8 +521,8 @@ func alongside(f func() error) (wait func() error) {
 // buildIndex numbers the objects: classes first in CLASS DUMP order, then
 // the other objects in file order, each distinct ID once. It runs
 // alongside the strings' work (finish): it reads the class dumps' IDs and
-// writes only the indexes, the object counts and its own fields of
-// stats.
+// the object IDs, and writes only the indexes, the object counts and
+// fields of stats that the strings' work leaves alone.
 func (p *pass1) buildIndex() error {
 	// Classes apart: their mirrors are spread over the heap, and in the
 	// objects' index each would break a run of consecutive ordinals.
