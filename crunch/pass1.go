@@ -471,7 +471,7 @@ func (p *pass1) classDump(c segClass) error {
 }
 
 // finish turns what pass 1 read into what pass 2 needs. The object index
-// is built alongside the strings' work (alongside), which writes none of
+// is built alongside the strings' work (cores.Alongside), which writes none of
 // what it reads or writes (buildIndex): on the 134 MB dump the strings'
 // index and classification took 3.0 to 9.3 ms and the object index 5.9 to
 // 14.6 ms, one after the other on one goroutine (six runs, 2026-12-04).
@@ -487,7 +487,7 @@ func (p *pass1) classDump(c segClass) error {
 // 200 MB and 1.3 GB dumps the same either way (2026-12-03).
 func (p *pass1) finish() error {
 	idBytes := p.objs.heapBytes() // before buildIDIndex gives chunks back
-	index := alongside(p.buildIndex)
+	index := cores.Alongside(p.buildIndex)
 	p.indexStrings()
 	p.keptValues()
 	p.optionWarnings()
@@ -502,20 +502,6 @@ func (p *pass1) finish() error {
 	}
 	p.planDefinitions()
 	return nil
-}
-
-// alongside starts f on a goroutine of its own, where the process has more
-// than one core for Go code (GOMAXPROCS), and returns a function that
-// waits for f to end and returns its error. With one core, f runs in
-// that function instead, when the caller waits for it: the caller's work
-// and f's run one after the other, in the caller's order.
-func alongside(f func() error) (wait func() error) {
-	if runtime.GOMAXPROCS(0) < 2 {
-		return f
-	}
-	done := make(chan error, 1)
-	go func() { done <- f() }()
-	return func() error { return <-done }
 }
 
 // buildIndex numbers the objects: classes first in CLASS DUMP order, then

@@ -113,7 +113,8 @@ func Mapped() int {
 // the range, and the first touch of each 2 MiB there is one page fault
 // instead of 512. Pages the runtime later gives back to the system are
 // given back as ever; the range costs no memory until it is touched.
-// Call it once, early, from a program's main: it runs a garbage
+// Call it once, early, from a program's main (or a goroutine main starts,
+// waited for before the allocations it is for): it runs a garbage
 // collection, and it changes how the process's heap is backed, which a
 // library should leave to the program.
 func HugeHeap(n int) {

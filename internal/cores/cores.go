@@ -306,3 +306,17 @@ func median(d []time.Duration) time.Duration {
 	slices.Sort(d)
 	return d[len(d)/2]
 }
+
+// Alongside starts f on a goroutine of its own, where the process has more
+// than one core for Go code (GOMAXPROCS), and returns a function that
+// waits for f to end and returns its error. With one core, f runs in
+// that function instead, when the caller waits for it: the caller's work
+// and f's run one after the other, in the caller's order.
+func Alongside(f func() error) (wait func() error) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		return f
+	}
+	done := make(chan error, 1)
+	go func() { done <- f() }()
+	return func() error { return <-done }
+}

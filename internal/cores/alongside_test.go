@@ -1,4 +1,4 @@
-package crunch
+package cores
 
 import (
 	"errors"
@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// TestAlongside: with two cores alongside runs f while the caller goes on
+// TestAlongside: with two cores Alongside runs f while the caller goes on
 // (f here waits for the caller, and would never end run inline), and the
 // wait returns f's error; with one core f runs only when the caller waits,
 // after the caller's own work.
@@ -17,7 +17,7 @@ func TestAlongside(t *testing.T) {
 
 	runtime.GOMAXPROCS(2)
 	callerDone := make(chan struct{})
-	wait := alongside(func() error {
+	wait := Alongside(func() error {
 		select {
 		case <-callerDone:
 			return errF
@@ -32,7 +32,7 @@ func TestAlongside(t *testing.T) {
 
 	runtime.GOMAXPROCS(1)
 	var order []string
-	wait = alongside(func() error { order = append(order, "f"); return errF })
+	wait = Alongside(func() error { order = append(order, "f"); return errF })
 	order = append(order, "caller")
 	if err := wait(); err != errF {
 		t.Errorf("one core: wait returned %v, want %v", err, errF)
