@@ -471,20 +471,20 @@ func (p *pass1) classDump(c segClass) error {
 }
 
 // finish turns what pass 1 read into what pass 2 needs. The object index
-// is built alongside the strings' work (cores.Alongside), which writes none of
-// what it reads or writes (buildIndex): on the 134 MB dump the strings'
-// index and classification took 3.0 to 9.3 ms and the object index 5.9 to
-// 14.6 ms, one after the other on one goroutine (six runs, 2026-12-04).
-// The STRING records of pass 1 (a HotSpot dump's whole symbol table),
-// which classifyStrings drops, are not collected before the index's
-// bitmap is made: since the heap's pages are huge (bigmem.HugeHeap) the
-// new pages cost less than the collection, which took longer with two
-// cores (4 to 9 ms) than with one (about 2.7 ms). On the 134 MB dump
-// (1.75 MB of STRING records), alternating
-// runs of crunch with two cores, medians: 198.0 against 207.8 ms to
-// /dev/null (30 runs), 213.5 against 218.2 ms to a new file (30); one
-// core 248.1 against 247.7 ms (20); peak RSS 31.1 against 27.7 MB; the
-// 200 MB and 1.3 GB dumps the same either way (2026-12-03).
+// is built alongside the strings' work (cores.Alongside), which writes
+// none of what it reads or writes (buildIndex): on the 134 MB dump the
+// strings' index and classification took 3.0 to 9.3 ms and the object
+// index 5.9 to 14.6 ms, one after the other on one goroutine (six runs,
+// 2026-12-04). The STRING records of pass 1 (a HotSpot dump's whole
+// symbol table), which classifyStrings drops, are not collected before
+// the index's bitmap is made: since the heap's pages are huge
+// (bigmem.HugeHeap) the new pages cost less than the collection, which
+// took longer with two cores (4 to 9 ms) than with one (about 2.7 ms). On
+// the 134 MB dump (1.75 MB of STRING records), alternating runs of crunch
+// with two cores, medians: 198.0 against 207.8 ms to /dev/null (30 runs),
+// 213.5 against 218.2 ms to a new file (30); one core 248.1 against 247.7
+// ms (20); peak RSS 31.1 against 27.7 MB; the 200 MB and 1.3 GB dumps the
+// same either way (2026-12-03).
 func (p *pass1) finish() error {
 	idBytes := p.objs.heapBytes() // before buildIDIndex gives chunks back
 	index := cores.Alongside(p.buildIndex)
