@@ -265,10 +265,25 @@ func (in *input) reader(pass int) (*hprof.Reader, error) {
 		}
 		return r, nil
 	}
-	r, err := hprof.NewReader(in.src)
+	size := 1 << 20
+	if in.at != nil {
+		size = atBufferBytes
+	}
+	r, err := hprof.NewReaderSize(in.src, size)
 	in.last = r
 	return r, err
 }
+
+// atBufferBytes is the buffer of the passes' Reader where the dump is read
+// at offsets (input.at): there the passes' goroutine reads atReadAhead
+// bytes at a time and skips what other goroutines read, and uses little
+// more of its buffer than that. Each 4 KiB of a new buffer costs a page
+// fault when it is zeroed, used or not: 256 for hprof.NewReader's 1 MiB,
+// on pass 1's goroutine at its start, about 2.8 ms on this project's VM
+// (11 µs a fault, go run ./internal/cmd/faultcost, 2026-12-04). Elsewhere
+// the buffer is 1 MiB, a quarter of the system calls of 256 KiB for a
+// dump read through it whole.
+const atBufferBytes = 256 << 10
 
 // releaseStep is how far the reading goes on before release gives back
 // the pages it has read.

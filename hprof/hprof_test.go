@@ -1058,6 +1058,52 @@ func TestReaderReset(t *testing.T) {
 	}
 }
 
+// TestNewReaderSize: a Reader with a small buffer (NewReaderSize, at
+// least MinReadBuffer) reads what a Reader with NewReader's reads, records
+// and arrays longer than its buffer included, and Reset keeps its buffer's
+// size, where a Reader of bytes gets NewReader's.
+func TestNewReaderSize(t *testing.T) {
+	data := testutil.ReadAll(t, testutil.Fixture("sample.hprof.gz"))
+	want, _, err := copyHPROFWith(data, 1<<20, (*Writer).WriteSub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ ask, size int }{{1, MinReadBuffer}, {MinReadBuffer + 3, MinReadBuffer + 3}, {64 << 10, 64 << 10}} {
+		r, err := NewReaderSize(bytes.NewReader(data), c.ask)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := r.in.Size(); n != c.size {
+			t.Errorf("NewReaderSize(%d): a buffer of %d bytes, want %d", c.ask, n, c.size)
+		}
+		for pass := 1; pass <= 2; pass++ {
+			got, _, err := copyReader(r, 1<<20)
+			if err != nil {
+				t.Fatalf("buffer of %d, pass %d: %v", c.size, pass, err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("buffer of %d, pass %d: %d bytes written back, %d from NewReader's, not the same", c.size, pass, len(got), len(want))
+			}
+			if err := r.Reset(bytes.NewReader(data)); err != nil {
+				t.Fatal(err)
+			}
+			if n := r.in.Size(); n != c.size {
+				t.Errorf("after Reset: a buffer of %d bytes, want %d", n, c.size)
+			}
+		}
+	}
+	r, err := NewReaderBytes(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Reset(bytes.NewReader(data)); err != nil {
+		t.Fatal(err)
+	}
+	if n := r.in.Size(); n != readBufSize {
+		t.Errorf("a Reader of bytes, Reset: a buffer of %d bytes, want %d", n, readBufSize)
+	}
+}
+
 // countingReadSeeker counts the bytes read from a bytes.Reader.
 type countingReadSeeker struct {
 	*bytes.Reader
