@@ -13,6 +13,7 @@ import (
 	"runtime/debug"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -96,14 +97,23 @@ var heapAdvised = func() {}
 
 // adviseHeap starts bigmem.HugeHeap beside what main does next, where Go
 // has two cores (cores.Alongside), and returns a function that waits for
-// it.
+// it. Its goroutine then lingers (cores.Linger), up to probeLinger, for
+// the probe of the cores that crunch of a large file makes next
+// (crunch.Crunch, cores.SplitCores).
 func adviseHeap() (wait func()) {
 	advised := cores.Alongside(func() error {
 		bigmem.HugeHeap(bigmem.HeapAdvice)
+		go cores.Linger(probeLinger)
 		return nil
 	})
 	return func() { _ = advised() }
 }
+
+// probeLinger bounds cores.Linger after the heap's advice: the probe of
+// the cores comes within a millisecond or so where it comes at all (a
+// file of 16 MiB or more; not with GOMAXPROCS=1, where Linger returns at
+// once).
+const probeLinger = 5 * time.Millisecond
 
 // collectLess lets the garbage collector of this process run a quarter as
 // often as Go's default (GOGC=100), unless GOGC is set. Crunch's heap is

@@ -41,3 +41,37 @@ func TestAlongside(t *testing.T) {
 		t.Errorf("one core: ran %v, want [caller f]", order)
 	}
 }
+
+// TestLinger: Linger returns at once with one core; with two it lasts its
+// time where no probe starts, and ends once one does (RoundTrip).
+func TestLinger(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	defer probing.Store(probing.Load())
+	probing.Store(false)
+	timed := func(f func()) time.Duration {
+		start := time.Now()
+		f()
+		return time.Since(start)
+	}
+
+	runtime.GOMAXPROCS(1)
+	if d := timed(func() { Linger(10 * time.Second) }); d > 5*time.Second {
+		t.Errorf("one core: Linger lasted %v, want no time", d)
+	}
+
+	runtime.GOMAXPROCS(2)
+	if d := timed(func() { Linger(20 * time.Millisecond) }); d < 20*time.Millisecond {
+		t.Errorf("two cores, no probe: Linger lasted %v, want 20 ms", d)
+	}
+	done := make(chan struct{})
+	go func() {
+		Linger(10 * time.Second)
+		close(done)
+	}()
+	RoundTrip(time.Second, time.Second) // whatever it measures
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Error("two cores: Linger went on after a probe started")
+	}
+}

@@ -254,6 +254,7 @@ var (
 // asynchronous preemption, and the other one gives up by itself after
 // start + limit.
 func RoundTrip(start, limit time.Duration) (time.Duration, error) {
+	probing.Store(true) // Linger's end
 	var c paddedCounter // odd: the other goroutine's turn to add one; even: ours
 	var stop atomic.Bool
 	giveUp := time.Now().Add(start + limit)
@@ -299,6 +300,29 @@ func RoundTrip(start, limit time.Duration) (time.Duration, error) {
 		times[i] = time.Since(t) / blockTrips
 	}
 	return median(times[:]), nil
+}
+
+// probing is set once a probe of the cores (RoundTrip) has started in the
+// process; it ends Linger.
+var probing atomic.Bool
+
+// Linger keeps its goroutine running, giving way to any other goroutine
+// at each turn (runtime.Gosched), until a probe of the cores (RoundTrip)
+// starts or d passes, where Go has two cores or more; with one it returns
+// at once. A program that probes the cores soon after it starts runs it
+// on a goroutine of its own: the probe's second goroutine then starts on
+// a thread that runs, where it would otherwise wait for the system to
+// wake an idle one, which on this project's VM took 0.1 ms in most runs
+// and 2 to 7 ms in about one run in five (crunch's cmd/crunch lingers
+// after the heap's advice; docs/measurements.md, "A thread kept awake
+// for the probe").
+func Linger(d time.Duration) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		return
+	}
+	for end := time.Now().Add(d); !probing.Load() && time.Now().Before(end); {
+		runtime.Gosched()
+	}
 }
 
 // median returns the median of d (sorted in place).
