@@ -117,7 +117,7 @@ type state struct {
 	opt    *Options
 	idSize int
 
-	pending     []pendingString   // pass 1: the STRING records (addString), until classifyStrings
+	pending     stringRecords     // pass 1: the STRING records (addString), until classifyStrings
 	marks       []stringMarks     // what each of pending is used for (markStrings)
 	strings     map[uint64]uint64 // HPROF string ID -> index in pending (its first record), then (classifyStrings) in strs
 	strs        []stringInfo      // from classifyStrings: one per HPROF string ID referred to, in dump order, then the made-up element names

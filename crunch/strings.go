@@ -1,7 +1,6 @@
 package crunch
 
 import (
-	"slices"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -41,27 +40,24 @@ type stringInfo struct {
 // texts, its ID and place in pending. indexStrings indexes them at the
 // end of the pass.
 func (st *state) addString(id uint64, text []byte) {
-	// Doubling, where append grows a large slice by a quarter: a dump's
-	// tens of thousands of strings would be copied about four times over
-	// and leave that much garbage.
-	if len(st.pending) == cap(st.pending) {
-		st.pending = slices.Grow(st.pending, max(len(st.pending), 1024))
-	}
 	n := len(st.texts)
 	if n == 0 || len(st.texts[n-1])+len(text) > cap(st.texts[n-1]) {
 		st.texts = append(st.texts, make([]byte, 0, max(textChunk, len(text))))
 		n++
 	}
 	c := &st.texts[n-1]
-	st.pending = append(st.pending, pendingString{id: id, chunk: uint32(n - 1), pos: uint32(len(*c)), length: uint32(len(text))})
+	st.pending.add(pendingString{id: id, chunk: uint32(n - 1), pos: uint32(len(*c)), length: uint32(len(text))})
 	*c = append(*c, text...)
 }
 
 // textChunk is the size of the chunks of pass 1's texts (state.texts),
 // filled in turn and never copied: the texts of a HotSpot dump's symbol
 // table, 19 MB for testdata/gen/ManyClasses.java, in one slice grown by
-// doubling left about as much again in copies.
-const textChunk = 1 << 20
+// doubling left about as much again in copies. 64 KiB, where it was 1 MiB
+// until 2026-12-04: a chunk is zeroed whole when made, and the first touch
+// of memory is what costs (the 134 MB dump's 1.4 MB of texts took two
+// chunks of 1 MiB).
+const textChunk = 64 << 10
 
 // pendingString is a STRING record of pass 1: its ID and its text's place
 // in the chunks (state.texts).
@@ -70,6 +66,43 @@ type pendingString struct {
 	chunk  uint32 // the text is texts[chunk][pos:pos+length]
 	pos    uint32
 	length uint32
+}
+
+// stringRecords holds pass 1's STRING records (pendingString) in dump
+// order, in blocks of stringBlock records, each made when the one before
+// is full and never copied. One slice grown by doubling took twice the
+// memory it kept, all of it touched for the first time: the 134 MB dump's
+// 40,451 records were about 1 MB kept and 3 MB made, the ManyClasses
+// dump's 552,871 about 13 MB kept and 26 MB made.
+type stringRecords struct {
+	blocks [][]pendingString
+	n      int
+}
+
+// stringBlock is the records of a block of stringRecords (96 KiB).
+const stringBlock = 4096
+
+// add appends record p.
+func (r *stringRecords) add(p pendingString) {
+	if r.n%stringBlock == 0 {
+		r.blocks = append(r.blocks, make([]pendingString, 0, stringBlock))
+	}
+	b := &r.blocks[len(r.blocks)-1]
+	*b = append(*b, p)
+	r.n++
+}
+
+// len returns the number of records.
+func (r *stringRecords) len() int { return r.n }
+
+// at returns record i (0 <= i < len).
+func (r *stringRecords) at(i int) pendingString {
+	return r.blocks[i/stringBlock][i%stringBlock]
+}
+
+// bytes returns the memory the records take.
+func (r *stringRecords) bytes() int64 {
+	return int64(len(r.blocks)) * stringBlock * int64(unsafe.Sizeof(pendingString{}))
 }
 
 // rawText returns the text of STRING record p of pass 1.
@@ -95,11 +128,12 @@ const (
 // first of an ID is the one its entry keeps: one map operation a record,
 // each a cache miss in a map of hundreds of thousands.
 func (st *state) indexStrings() {
-	st.strings = make(map[uint64]uint64, len(st.pending))
-	for i := len(st.pending) - 1; i >= 0; i-- {
-		st.strings[st.pending[i].id] = uint64(i)
+	n := st.pending.len()
+	st.strings = make(map[uint64]uint64, n)
+	for i := n - 1; i >= 0; i-- {
+		st.strings[st.pending.at(i).id] = uint64(i)
 	}
-	st.marks = make([]stringMarks, len(st.pending))
+	st.marks = make([]stringMarks, n)
 }
 
 // text returns the text of string i: of st.strs, from classifyStrings on.
@@ -121,7 +155,7 @@ func (st *state) rawTextOf(hid uint64) []byte {
 	if !ok {
 		return nil
 	}
-	return st.rawText(st.pending[i])
+	return st.rawText(st.pending.at(int(i)))
 }
 
 // markStrings marks the strings the dump refers to, and which of them are
@@ -267,18 +301,18 @@ func (st *state) keepReferenced() {
 	for i, m := range st.marks {
 		if m&markReferenced != 0 {
 			n++
-			size += int(st.pending[i].length)
+			size += int(st.pending.at(i).length)
 		}
 	}
 	st.stats.Unreferenced += uint64(len(st.strings) - n) // of the distinct IDs
 	st.strs = make([]stringInfo, 0, n)
 	st.strings = make(map[uint64]uint64, n)
 	st.arena = make([]byte, 0, size)
-	for i, p := range st.pending {
-		m := st.marks[i]
+	for i, m := range st.marks {
 		if m&markReferenced == 0 {
 			continue
 		}
+		p := st.pending.at(i)
 		st.strings[p.id] = uint64(len(st.strs))
 		st.strs = append(st.strs, stringInfo{hprofID: p.id, off: len(st.arena), length: int(p.length), base: -1,
 			className: m&markClassName != 0, platform: m&markPlatform != 0})
@@ -289,8 +323,8 @@ func (st *state) keepReferenced() {
 	for _, c := range st.texts {
 		st.pass1Dropped += int64(cap(c))
 	}
-	st.pass1Dropped += int64(cap(st.pending))*int64(unsafe.Sizeof(pendingString{})) + int64(len(st.marks))*(1+40)
-	st.pending, st.marks, st.texts = nil, nil, nil
+	st.pass1Dropped += st.pending.bytes() + int64(len(st.marks))*(1+40)
+	st.pending, st.marks, st.texts = stringRecords{}, nil, nil
 }
 
 // splitArrayName finds the element name of an array class name in either
