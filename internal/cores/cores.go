@@ -312,10 +312,11 @@ var probing atomic.Bool
 // at once. A program that probes the cores soon after it starts runs it
 // on a goroutine of its own: the probe's second goroutine then starts on
 // a thread that runs, where it would otherwise wait for the system to
-// wake an idle one, which on this project's VM took 0.1 ms in most runs
-// and 2 to 7 ms in about one run in five (crunch's cmd/crunch lingers
-// after the heap's advice; docs/measurements.md, "A thread kept awake
-// for the probe").
+// wake an idle one, which on this project's VM took 0.04 to 0.65 ms in 24
+// runs of crunch of 30 and 0.9 to 7.4 ms in 6 (crunch's cmd/crunch
+// lingers after the heap's advice; docs/measurements.md, "Idle cores,
+// fresh pages at pass 1's start, and a thread kept awake for the
+// probe").
 func Linger(d time.Duration) {
 	if runtime.GOMAXPROCS(0) < 2 {
 		return
