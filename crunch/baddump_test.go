@@ -104,6 +104,48 @@ func TestStringIDZero(t *testing.T) {
 	}
 }
 
+// TestUnreferencedCount: Stats.Unreferenced counts the STRING records of
+// IDs nothing refers to, each record, repeats included; a repeated record
+// of an ID the dump refers to is left out but not counted; a referred ID
+// with no record makes no string.
+func TestUnreferencedCount(t *testing.T) {
+	var buf bytes.Buffer
+	w := newDumpWriter(t, &buf, 4)
+	enc := w.Encoder()
+	w.WriteRecord(hprof.TagString, 0, enc.AppendString(nil, 2, []byte("Unused")))
+	w.WriteRecord(hprof.TagString, 0, enc.AppendString(nil, 1, []byte("Used")))
+	w.WriteRecord(hprof.TagString, 0, enc.AppendString(nil, 2, []byte("UnusedAgain")))
+	w.WriteRecord(hprof.TagString, 0, enc.AppendString(nil, 1, []byte("UsedAgain")))
+	w.WriteRecord(hprof.TagString, 0, enc.AppendString(nil, 3, []byte("AlsoUnused")))
+	w.WriteRecord(hprof.TagLoadClass, 0, enc.AppendLoadClass(nil, hprof.LoadClass{Serial: 1, ClassID: 0x100, Name: 1}))
+	w.WriteRecord(hprof.TagLoadClass, 0, enc.AppendLoadClass(nil, hprof.LoadClass{Serial: 2, ClassID: 0x200, Name: 9})) // no STRING record
+	w.BeginHeapDump(hprof.TagHeapDumpSegment, 0)
+	w.WriteSub(&hprof.SubRecord{Tag: hprof.SubClassDump, ID: 0x100, Class: hprof.ClassDump{ID: 0x100}})
+	w.WriteSub(&hprof.SubRecord{Tag: hprof.SubClassDump, ID: 0x200, Class: hprof.ClassDump{ID: 0x200}})
+	w.EndHeapDump()
+	w.WriteRecord(hprof.TagHeapDumpEnd, 0, nil)
+	must(t, w.Flush())
+	var out bytes.Buffer
+	st, err := crunch.Crunch(bytes.NewReader(buf.Bytes()), &out, crunch.Options{KeepStrings: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Unreferenced != 3 {
+		t.Errorf("Unreferenced %d, want 3 (Unused, UnusedAgain, AlsoUnused)", st.Unreferenced)
+	}
+	if st.Strings != 1 {
+		t.Errorf("%d strings, want 1 (Used)", st.Strings)
+	}
+	for _, s := range []string{"Unused", "UsedAgain", "AlsoUnused"} {
+		if bytes.Contains(out.Bytes(), []byte(s)) {
+			t.Errorf("%s in the BMD", s)
+		}
+	}
+	if !bytes.Contains(out.Bytes(), []byte("Used")) {
+		t.Error("Used not in the BMD")
+	}
+}
+
 // TestStringRepeated: a STRING record whose ID an earlier one has is left
 // out: the name is the first record's text (pass 1 indexes the strings
 // at its end, so the rule holds there, not as they are read).

@@ -117,16 +117,17 @@ type state struct {
 	opt    *Options
 	idSize int
 
-	pending     stringRecords     // pass 1: the STRING records (addString), until classifyStrings
-	marks       []stringMarks     // what each of pending is used for (markStrings)
-	strings     map[uint64]uint64 // HPROF string ID -> index in pending (its first record), then (classifyStrings) in strs
-	strs        []stringInfo      // from classifyStrings: one per HPROF string ID referred to, in dump order, then the made-up element names
-	texts       [][]byte          // pass 1: the texts of the STRING records, in chunks (addString)
-	arena       []byte            // from classifyStrings: the texts of the strings, then of those that stay clear
-	nStrings    uint64            // strings the file will hold (pass 1), then strings written (pass 2)
-	classNames  map[uint64]uint64 // class object ID -> name string ID (LOAD CLASS)
-	loads       []loadInfo        // LOAD CLASS records, written sorted by class
-	frames      map[uint64]uint64 // HPROF frame ID -> dense
+	pending     stringRecords        // pass 1: the STRING records (addString), until classifyStrings
+	refs        map[uint64]stringRef // pass 1's end: the string IDs the dump refers to (markStrings), until classifyStrings
+	kept        []int                // pass 1's end: the index in pending of each referred ID's first record, in dump order (indexStrings)
+	strings     map[uint64]uint64    // from classifyStrings: HPROF string ID -> index in strs
+	strs        []stringInfo         // from classifyStrings: one per HPROF string ID referred to, in dump order, then the made-up element names
+	texts       [][]byte             // pass 1: the texts of the STRING records, in chunks (addString)
+	arena       []byte               // from classifyStrings: the texts of the strings, then of those that stay clear
+	nStrings    uint64               // strings the file will hold (pass 1), then strings written (pass 2)
+	classNames  map[uint64]uint64    // class object ID -> name string ID (LOAD CLASS)
+	loads       []loadInfo           // LOAD CLASS records, written sorted by class
+	frames      map[uint64]uint64    // HPROF frame ID -> dense
 	nFrames     uint64
 	frameNames  []frameNames    // the string IDs of the STACK FRAME records
 	threadNames []uint64        // the string IDs of the START THREAD records

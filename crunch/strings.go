@@ -110,7 +110,7 @@ func (st *state) rawText(p pendingString) []byte {
 	return st.texts[p.chunk][p.pos : p.pos+p.length]
 }
 
-// stringMarks says what the dump uses a STRING record for (markStrings).
+// stringMarks says what the dump uses a string ID for (markStrings).
 type stringMarks uint8
 
 const (
@@ -119,21 +119,37 @@ const (
 	markPlatform                           // a name of the platform, clear by default
 )
 
-// indexStrings indexes the STRING records of pass 1, in dump order: a
-// repeated HPROF ID resolves to its first record, the others are left out
-// (TestStringRepeated). Done once, at the end of pass 1, with the map
-// sized at once: tens of thousands of inserts into a growing map, with
-// its garbage, cost a HotSpot dump's pass 1 about 11 ms on one goroutine
-// before its heap dump. From the last record to the first, so that the
-// first of an ID is the one its entry keeps: one map operation a record,
-// each a cache miss in a map of hundreds of thousands.
+// stringRef is what the end of pass 1 knows of an HPROF string ID the
+// dump refers to (markStrings): what it is used for, and its first STRING
+// record.
+type stringRef struct {
+	marks stringMarks
+	first int // its first STRING record's index in pending; -1: it has none
+}
+
+// indexStrings finds the first STRING record of each string ID the dump
+// refers to (markStrings), in one pass over pass 1's records in dump order:
+// a repeated HPROF ID resolves to its first record, the others are left
+// out (TestStringRepeated), and the records of IDs nothing refers to are
+// counted (Stats.Unreferenced) and left out. Only the IDs referred to are
+// mapped, and each record costs a lookup in that map: a map of every
+// record's ID, made first, took 9.8 % of crunch's samples on the
+// ManyClasses dump (552,871 records, 75,637 referred to; a map of about
+// 11 MB, all of it touched for the first time).
 func (st *state) indexStrings() {
-	n := st.pending.len()
-	st.strings = make(map[uint64]uint64, n)
-	for i := n - 1; i >= 0; i-- {
-		st.strings[st.pending.at(i).id] = uint64(i)
+	st.markStrings()
+	for i := range st.pending.len() {
+		id := st.pending.at(i).id
+		r, ok := st.refs[id]
+		switch {
+		case !ok:
+			st.stats.Unreferenced++
+		case r.first < 0:
+			r.first = i
+			st.refs[id] = r
+			st.kept = append(st.kept, i)
+		}
 	}
-	st.marks = make([]stringMarks, n)
 }
 
 // text returns the text of string i: of st.strs, from classifyStrings on.
@@ -149,13 +165,14 @@ func (st *state) textOf(hid uint64) string {
 }
 
 // rawTextOf is textOf without a copy: valid until classifyStrings, not to
-// be changed.
+// be changed. The dump must refer to hid (markStrings): else it is "", as
+// for an ID with no STRING record.
 func (st *state) rawTextOf(hid uint64) []byte {
-	i, ok := st.strings[hid]
-	if !ok {
+	r, ok := st.refs[hid]
+	if !ok || r.first < 0 {
 		return nil
 	}
-	return st.rawText(st.pending.at(int(i)))
+	return st.rawText(st.pending.at(r.first))
 }
 
 // markStrings marks the strings the dump refers to, and which of them are
@@ -166,17 +183,20 @@ func (st *state) rawTextOf(hid uint64) []byte {
 // names stay in the clear.
 func (st *state) markStrings() {
 	platform := !st.opt.HashPlatformNames
+	st.refs = make(map[uint64]stringRef, st.maxRefs())
 	mark := func(hid uint64, plat, class bool) {
-		if i, ok := st.strings[hid]; ok {
-			m := &st.marks[i]
-			*m |= markReferenced
-			if plat && platform {
-				*m |= markPlatform
-			}
-			if class {
-				*m |= markClassName
-			}
+		r, ok := st.refs[hid]
+		if !ok {
+			r.first = -1
 		}
+		r.marks |= markReferenced
+		if plat && platform {
+			r.marks |= markPlatform
+		}
+		if class {
+			r.marks |= markClassName
+		}
+		st.refs[hid] = r
 	}
 	bootSerials := map[uint32]bool{}
 	for _, l := range st.loads {
@@ -209,6 +229,16 @@ func (st *state) markStrings() {
 	}
 }
 
+// maxRefs returns how many string IDs markStrings marks at most: the map's
+// size, made at once.
+func (st *state) maxRefs() int {
+	n := len(st.loads) + 3*len(st.frameNames) + len(st.threadNames) + len(st.heapNames)
+	for _, ci := range st.classes {
+		n += len(ci.dump.Statics) + len(ci.dump.Fields)
+	}
+	return n
+}
+
 // isBoot reports whether the class with HPROF ID id has a CLASS DUMP whose
 // class loader is the boot class loader (ID 0).
 func (st *state) isBoot(id uint64) bool {
@@ -234,7 +264,6 @@ func (st *state) clearByText(t []byte) bool {
 // refers to go: the strings are those referred to, in dump order, then
 // the made-up element names.
 func (st *state) classifyStrings() {
-	st.markStrings()
 	st.keepReferenced()
 	n := len(st.strs)
 	classNames := map[string]int{}
@@ -292,39 +321,34 @@ func (st *state) classifyStrings() {
 	st.arena = arena
 }
 
-// keepReferenced makes the strings the dump refers to, as markStrings
-// marked them, st.strs, indexed anew by st.strings, with their texts in
-// the arena, and drops the STRING records of pass 1, counting those left
-// out.
+// keepReferenced makes the strings the dump refers to, each ID's first
+// STRING record (indexStrings), st.strs, in dump order, indexed anew by
+// st.strings, with their texts in the arena, and drops the STRING records
+// of pass 1.
 func (st *state) keepReferenced() {
-	n, size := 0, 0
-	for i, m := range st.marks {
-		if m&markReferenced != 0 {
-			n++
-			size += int(st.pending.at(i).length)
-		}
+	size := 0
+	for _, i := range st.kept {
+		size += int(st.pending.at(i).length)
 	}
-	st.stats.Unreferenced += uint64(len(st.strings) - n) // of the distinct IDs
+	n := len(st.kept)
 	st.strs = make([]stringInfo, 0, n)
 	st.strings = make(map[uint64]uint64, n)
 	st.arena = make([]byte, 0, size)
-	for i, m := range st.marks {
-		if m&markReferenced == 0 {
-			continue
-		}
+	for _, i := range st.kept {
 		p := st.pending.at(i)
+		m := st.refs[p.id].marks
 		st.strings[p.id] = uint64(len(st.strs))
 		st.strs = append(st.strs, stringInfo{hprofID: p.id, off: len(st.arena), length: int(p.length), base: -1,
 			className: m&markClassName != 0, platform: m&markPlatform != 0})
 		st.arena = append(st.arena, st.rawText(p)...)
 	}
-	// The texts, the records, their marks and their map (about 40 bytes
-	// an entry).
+	// The texts, the records, and the map of IDs referred to (about 40
+	// bytes an entry) with its list.
 	for _, c := range st.texts {
 		st.pass1Dropped += int64(cap(c))
 	}
-	st.pass1Dropped += st.pending.bytes() + int64(len(st.marks))*(1+40)
-	st.pending, st.marks, st.texts = stringRecords{}, nil, nil
+	st.pass1Dropped += st.pending.bytes() + int64(len(st.refs))*40 + int64(cap(st.kept))*8
+	st.pending, st.refs, st.kept, st.texts = stringRecords{}, nil, nil, nil
 }
 
 // splitArrayName finds the element name of an array class name in either
