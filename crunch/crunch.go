@@ -122,7 +122,8 @@ type state struct {
 	kept        []int                // pass 1's end: the index in pending of each referred ID's first record, in dump order (indexStrings)
 	strings     map[uint64]uint64    // from classifyStrings: HPROF string ID -> index in strs
 	strs        []stringInfo         // from classifyStrings: one per HPROF string ID referred to, in dump order, then the made-up element names
-	texts       [][]byte             // pass 1: the texts of the STRING records, in chunks (addString)
+	texts       [][]byte             // pass 1: the texts of the STRING records, in chunks (addString), unless textsAt
+	textsAt     io.ReaderAt          // pass 1: where its end reads back the texts it keeps (input.texts), or nil
 	arena       []byte               // from classifyStrings: the texts of the strings, then of those that stay clear
 	nStrings    uint64               // strings the file will hold (pass 1), then strings written (pass 2)
 	classNames  map[uint64]uint64    // class object ID -> name string ID (LOAD CLASS)

@@ -1,6 +1,7 @@
 package crunch
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"math"
@@ -41,6 +42,26 @@ type input struct {
 	// cores got no answer (readAtUnanswered), so pass 2 splits only where
 	// pass 1's measure of the cores it had says so (pass1.starved).
 	unanswered bool
+	// fromStart: src was at its start when crunch got it, so that the
+	// offsets the passes read are its own (openInput).
+	fromStart bool
+}
+
+// texts returns where the end of pass 1 reads back the texts of the
+// STRING records it keeps, at their offsets, or nil where pass 1 must keep
+// them as it reads (a source that is not at its start or cannot be read at
+// offsets): the mapped file, the file read at offsets, or src itself.
+func (in *input) texts() io.ReaderAt {
+	switch {
+	case in.mapped != nil:
+		return bytes.NewReader(in.mapped)
+	case in.at != nil:
+		return in.at
+	}
+	if r, ok := in.src.(io.ReaderAt); ok && in.fromStart {
+		return r
+	}
+	return nil
 }
 
 // split reports whether other goroutines can read parts of the input
@@ -232,6 +253,7 @@ func touchLines(b []byte) byte {
 func openInput(src io.ReadSeeker) *input {
 	in := &input{src: src, unmap: func() {}}
 	if pos, err := src.Seek(0, io.SeekCurrent); err == nil && pos == 0 {
+		in.fromStart = true
 		way := wayOf(src)
 		if way == readMapped {
 			in.mapped, in.unmap = mapFile(src)

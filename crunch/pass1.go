@@ -166,6 +166,7 @@ func (st *state) runPass1(in *input) error {
 	}
 	r.SkipElements = true // pass 1 needs object IDs, not references
 	st.idSize = r.IDSize()
+	st.textsAt = in.texts()
 	st.stats.HPROFHeader = r.Header()
 	p := &pass1{state: st, r: r, in: in, dec: hprof.BodyDecoder{IDSize: st.idSize}, progress: progress{f: st.opt.Progress, pass: 1},
 		noSpans: !pass2Split(math.MaxUint64)}
@@ -267,7 +268,7 @@ func (p *pass1) record(rec hprof.Record) error {
 		if err != nil {
 			return err
 		}
-		p.addString(id, text)
+		p.addString(id, text, rec.Body()+int64(p.idSize))
 	case hprof.TagLoadClass:
 		lc, err := p.dec.ParseLoadClass(rec, body)
 		if err != nil {
@@ -489,13 +490,19 @@ func (p *pass1) finish() error {
 	idBytes := p.objs.heapBytes() // before buildIDIndex gives chunks back
 	index := cores.Alongside(p.buildIndex)
 	p.indexStrings()
-	p.keptValues()
-	p.optionWarnings()
-	p.classifyStrings()
+	textErr := p.keepReferenced()
+	if textErr == nil {
+		p.keptValues()
+		p.optionWarnings()
+		p.classifyStrings()
+	}
 	err := index()
 	p.pass1Dropped += idBytes
 	if err != nil {
 		return err
+	}
+	if textErr != nil {
+		return textErr
 	}
 	if err := p.hierarchy(); err != nil {
 		return err

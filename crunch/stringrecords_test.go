@@ -8,13 +8,13 @@ func TestStringRecords(t *testing.T) {
 	var r stringRecords
 	const n = 2*stringBlock + 3
 	for i := range n {
-		r.add(pendingString{id: uint64(i) + 1, pos: uint32(i)})
+		r.add(pendingString{id: uint64(i) + 1, place: uint64(i)})
 	}
 	if r.len() != n {
 		t.Fatalf("len %d, want %d", r.len(), n)
 	}
 	for i := range n {
-		if p := r.at(i); p.id != uint64(i)+1 || p.pos != uint32(i) {
+		if p := r.at(i); p.id != uint64(i)+1 || p.place != uint64(i) {
 			t.Fatalf("record %d: %+v", i, p)
 		}
 	}

@@ -1,6 +1,8 @@
 package crunch
 
 import (
+	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -36,17 +38,22 @@ type stringInfo struct {
 	desc bool // descriptor spelling "[[Lname;" (else "name[][]")
 }
 
-// addString records a STRING record of pass 1: its text in the chunks of
-// texts, its ID and place in pending. indexStrings indexes them at the
-// end of the pass.
-func (st *state) addString(id uint64, text []byte) {
+// addString records a STRING record of pass 1, of ID id and text text at
+// file offset off: the text's place in pending, and where pass 1's end
+// cannot read it back (state.textsAt nil) the text itself, in the chunks
+// of texts. indexStrings indexes them at the end of the pass.
+func (st *state) addString(id uint64, text []byte, off int64) {
+	if st.textsAt != nil {
+		st.pending.add(pendingString{id: id, place: uint64(off), length: uint32(len(text))})
+		return
+	}
 	n := len(st.texts)
 	if n == 0 || len(st.texts[n-1])+len(text) > cap(st.texts[n-1]) {
 		st.texts = append(st.texts, make([]byte, 0, max(textChunk, len(text))))
 		n++
 	}
 	c := &st.texts[n-1]
-	st.pending.add(pendingString{id: id, chunk: uint32(n - 1), pos: uint32(len(*c)), length: uint32(len(text))})
+	st.pending.add(pendingString{id: id, place: uint64(n-1)<<32 | uint64(len(*c)), length: uint32(len(text))})
 	*c = append(*c, text...)
 }
 
@@ -59,12 +66,13 @@ func (st *state) addString(id uint64, text []byte) {
 // chunks of 1 MiB).
 const textChunk = 64 << 10
 
-// pendingString is a STRING record of pass 1: its ID and its text's place
-// in the chunks (state.texts).
+// pendingString is a STRING record of pass 1: its ID and its text's place,
+// the text's file offset where pass 1's end reads the texts back
+// (state.textsAt), else chunk<<32 | pos, the text being
+// texts[chunk][pos:pos+length].
 type pendingString struct {
 	id     uint64
-	chunk  uint32 // the text is texts[chunk][pos:pos+length]
-	pos    uint32
+	place  uint64
 	length uint32
 }
 
@@ -105,9 +113,11 @@ func (r *stringRecords) bytes() int64 {
 	return int64(len(r.blocks)) * stringBlock * int64(unsafe.Sizeof(pendingString{}))
 }
 
-// rawText returns the text of STRING record p of pass 1.
+// rawText returns the text of STRING record p of pass 1, kept in the
+// chunks of texts (state.textsAt nil).
 func (st *state) rawText(p pendingString) []byte {
-	return st.texts[p.chunk][p.pos : p.pos+p.length]
+	c, pos := p.place>>32, uint32(p.place)
+	return st.texts[c][pos : pos+p.length]
 }
 
 // stringMarks says what the dump uses a string ID for (markStrings).
@@ -158,21 +168,20 @@ func (st *state) text(i int) []byte {
 	return st.arena[s.off : s.off+s.length]
 }
 
-// textOf returns the text of the HPROF string ID hid ("" if it has no
-// STRING record); valid until classifyStrings.
+// textOf returns the text of the HPROF string ID hid ("" if the dump
+// does not refer to it, or it has no STRING record), from keepReferenced
+// until classifyStrings.
 func (st *state) textOf(hid uint64) string {
 	return string(st.rawTextOf(hid))
 }
 
-// rawTextOf is textOf without a copy: valid until classifyStrings, not to
-// be changed. The dump must refer to hid (markStrings): else it is "", as
-// for an ID with no STRING record.
+// rawTextOf is textOf without a copy, not to be changed.
 func (st *state) rawTextOf(hid uint64) []byte {
-	r, ok := st.refs[hid]
-	if !ok || r.first < 0 {
+	i, ok := st.strings[hid]
+	if !ok {
 		return nil
 	}
-	return st.rawText(st.pending.at(r.first))
+	return st.text(int(i))
 }
 
 // markStrings marks the strings the dump refers to, and which of them are
@@ -264,7 +273,6 @@ func (st *state) clearByText(t []byte) bool {
 // refers to go: the strings are those referred to, in dump order, then
 // the made-up element names.
 func (st *state) classifyStrings() {
-	st.keepReferenced()
 	n := len(st.strs)
 	classNames := map[string]int{}
 	for i := range n {
@@ -323,9 +331,10 @@ func (st *state) classifyStrings() {
 
 // keepReferenced makes the strings the dump refers to, each ID's first
 // STRING record (indexStrings), st.strs, in dump order, indexed anew by
-// st.strings, with their texts in the arena, and drops the STRING records
+// st.strings, with their texts in the arena, read back from the dump
+// where pass 1 did not keep them (readTexts), and drops the STRING records
 // of pass 1.
-func (st *state) keepReferenced() {
+func (st *state) keepReferenced() error {
 	size := 0
 	for _, i := range st.kept {
 		size += int(st.pending.at(i).length)
@@ -333,14 +342,22 @@ func (st *state) keepReferenced() {
 	n := len(st.kept)
 	st.strs = make([]stringInfo, 0, n)
 	st.strings = make(map[uint64]uint64, n)
-	st.arena = make([]byte, 0, size)
+	st.arena = make([]byte, size)
+	off := 0
 	for _, i := range st.kept {
 		p := st.pending.at(i)
 		m := st.refs[p.id].marks
 		st.strings[p.id] = uint64(len(st.strs))
-		st.strs = append(st.strs, stringInfo{hprofID: p.id, off: len(st.arena), length: int(p.length), base: -1,
+		st.strs = append(st.strs, stringInfo{hprofID: p.id, off: off, length: int(p.length), base: -1,
 			className: m&markClassName != 0, platform: m&markPlatform != 0})
-		st.arena = append(st.arena, st.rawText(p)...)
+		if st.textsAt == nil {
+			copy(st.arena[off:], st.rawText(p))
+		}
+		off += int(p.length)
+	}
+	var err error
+	if st.textsAt != nil {
+		err = st.readTexts()
 	}
 	// The texts, the records, and the map of IDs referred to (about 40
 	// bytes an entry) with its list.
@@ -349,6 +366,64 @@ func (st *state) keepReferenced() {
 	}
 	st.pass1Dropped += st.pending.bytes() + int64(len(st.refs))*40 + int64(cap(st.kept))*8
 	st.pending, st.refs, st.kept, st.texts = stringRecords{}, nil, nil, nil
+	return err
+}
+
+// readTexts reads the texts of the records kept (st.kept) back from the
+// dump (st.textsAt) into the arena, whose strings (st.strs) they are, in
+// file order: the records' offsets grow with their index in pending. It
+// reads windows of up to textWindow bytes, each from the first text it
+// holds, and a longer text alone, into the arena.
+func (st *state) readTexts() error {
+	var win []byte
+	var winOff, winEnd int64 // the window's bytes are the file's [winOff, winEnd)
+	for k, i := range st.kept {
+		p := st.pending.at(i)
+		off, end := int64(p.place), int64(p.place)+int64(p.length)
+		s := &st.strs[k]
+		dst := st.arena[s.off : s.off+s.length]
+		if int(p.length) > textWindow {
+			if err := readTextAt(st.textsAt, dst, off); err != nil {
+				return err
+			}
+			continue
+		}
+		if off < winOff || end > winEnd {
+			if win == nil {
+				win = make([]byte, textWindow)
+			}
+			n, err := st.textsAt.ReadAt(win, off)
+			if int64(n) < end-off {
+				return textError(off, p.length, err)
+			}
+			winOff, winEnd = off, off+int64(n)
+		}
+		copy(dst, win[off-winOff:end-winOff])
+	}
+	return nil
+}
+
+// textWindow is how many bytes readTexts reads at a time: the texts
+// referred to lie among those nothing refers to (the 134 MB dump keeps
+// 3,726 of 40,451, ManyClasses 75,637 of 552,871).
+const textWindow = 256 << 10
+
+// readTextAt reads the text at file offset off into dst, whole.
+func readTextAt(r io.ReaderAt, dst []byte, off int64) error {
+	n, err := r.ReadAt(dst, off)
+	if n < len(dst) {
+		return textError(off, uint32(len(dst)), err)
+	}
+	return nil
+}
+
+// textError is the error for a STRING record's text that cannot be read
+// back at the end of pass 1: the dump changed or was cut since.
+func textError(off int64, length uint32, err error) error {
+	if err == nil || err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	return fmt.Errorf("crunch: reading back the text of a STRING record (%d bytes at offset %d) after pass 1: %w", length, off, err)
 }
 
 // splitArrayName finds the element name of an array class name in either
