@@ -58,3 +58,37 @@ func TestTextsReadBack(t *testing.T) {
 		}
 	}
 }
+
+// TestReadTexts: readTexts reads texts within one window, across windows,
+// a text longer than a window alone, and one that ends at the end of the
+// source; a text beyond the end is an error.
+func TestReadTexts(t *testing.T) {
+	data := make([]byte, 3*textWindow)
+	for i := range data {
+		data[i] = byte(i*7 + i>>9)
+	}
+	texts := []struct{ off, length int }{{10, 5}, {100, 40}, {200, textWindow + 3}, {2 * textWindow, 10}, {3*textWindow - 1024, 1024}}
+	st := &state{textsAt: bytes.NewReader(data)}
+	size := 0
+	for i, x := range texts {
+		st.pending.add(pendingString{id: uint64(i) + 1, place: uint64(x.off), length: uint32(x.length)})
+		st.kept = append(st.kept, i)
+		st.strs = append(st.strs, stringInfo{off: size, length: x.length})
+		size += x.length
+	}
+	st.arena = make([]byte, size)
+	if err := st.readTexts(); err != nil {
+		t.Fatal(err)
+	}
+	for i, x := range texts {
+		if got := st.text(i); !bytes.Equal(got, data[x.off:x.off+x.length]) {
+			t.Errorf("text %d (%d bytes at %d): not the source's", i, x.length, x.off)
+		}
+	}
+	st.pending.add(pendingString{id: 9, place: uint64(len(data) - 4), length: 8})
+	st.kept = []int{len(texts)}
+	st.strs = []stringInfo{{off: 0, length: 8}}
+	if err := st.readTexts(); err == nil || !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Errorf("a text past the end: %v", err)
+	}
+}
