@@ -1,32 +1,33 @@
 package crunch
 
-import "testing"
+import (
+	"runtime"
+	"runtime/debug"
+	"testing"
+)
 
-// TestStringRecords: records added across blocks come back in order, each
-// block made once and never grown, and bytes counts whole blocks.
+// TestStringRecords: records added across blocks come back in order,
+// every field of each, the blocks made only as the one before fills, and
+// bytes counts whole blocks of 20 bytes a record.
 func TestStringRecords(t *testing.T) {
 	var r stringRecords
 	const n = 2*stringBlock + 3
 	for i := range n {
-		r.add(pendingString{id: uint64(i) + 1, place: uint64(i)})
+		r.add(pendingString{id: uint64(i) + 1, place: uint64(i) << 33, length: uint32(i) ^ 0xabcd})
+		if want := i/stringBlock + 1; len(r.blocks) != want {
+			t.Fatalf("after %d records: %d blocks, want %d", i+1, len(r.blocks), want)
+		}
 	}
 	if r.len() != n {
 		t.Fatalf("len %d, want %d", r.len(), n)
 	}
 	for i := range n {
-		if p := r.at(i); p.id != uint64(i)+1 || p.place != uint64(i) {
-			t.Fatalf("record %d: %+v", i, p)
+		want := pendingString{id: uint64(i) + 1, place: uint64(i) << 33, length: uint32(i) ^ 0xabcd}
+		if p := r.at(i); p != want || r.id(i) != want.id {
+			t.Fatalf("record %d: %+v (id %d), want %+v", i, p, r.id(i), want)
 		}
 	}
-	if len(r.blocks) != 3 {
-		t.Errorf("%d blocks, want 3", len(r.blocks))
-	}
-	for k, b := range r.blocks {
-		if cap(b) != stringBlock {
-			t.Errorf("block %d: capacity %d, want %d", k, cap(b), stringBlock)
-		}
-	}
-	if got, want := r.bytes(), int64(3*stringBlock*24); got != want {
+	if got, want := r.bytes(), int64(3*stringBlock*20); got != want {
 		t.Errorf("bytes %d, want %d", got, want)
 	}
 }
@@ -57,5 +58,29 @@ func TestIDFilter(t *testing.T) {
 		if n == 0 && taken > 0 || taken > others/8 {
 			t.Errorf("n=%d: %d of %d IDs not added taken for added ones (at most %d)", n, taken, others, others/8)
 		}
+	}
+}
+
+// TestCollectPass1: pass 1's end collects what it dropped once that
+// reaches collectAbove, and counts anew from there; below it, it leaves
+// the collector alone.
+func TestCollectPass1(t *testing.T) {
+	collections := func() uint32 {
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.NumGC
+	}
+	defer debug.SetGCPercent(debug.SetGCPercent(-1)) // no collection but those asked for
+	st := &state{pass1Dropped: collectAbove - 1}
+	before := collections()
+	st.collectPass1()
+	if n := collections(); n != before || st.pass1Dropped != collectAbove-1 {
+		t.Errorf("below collectAbove: %d collections, %d bytes left counted; want none, %d", n-before, st.pass1Dropped, collectAbove-1)
+	}
+	st.pass1Dropped++
+	before = collections()
+	st.collectPass1()
+	if n := collections(); n == before || st.pass1Dropped != 0 {
+		t.Errorf("at collectAbove: %d collections, %d bytes left counted; want one, 0", n-before, st.pass1Dropped)
 	}
 }
