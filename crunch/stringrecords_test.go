@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"testing"
+	"unsafe"
 )
 
 // TestStringRecords: records added across blocks come back in order,
@@ -65,11 +66,6 @@ func TestIDFilter(t *testing.T) {
 // reaches collectAbove, and counts anew from there; below it, it leaves
 // the collector alone.
 func TestCollectPass1(t *testing.T) {
-	collections := func() uint32 {
-		var m runtime.MemStats
-		runtime.ReadMemStats(&m)
-		return m.NumGC
-	}
 	defer debug.SetGCPercent(debug.SetGCPercent(-1)) // no collection but those asked for
 	st := &state{pass1Dropped: collectAbove - 1}
 	before := collections()
@@ -83,4 +79,40 @@ func TestCollectPass1(t *testing.T) {
 	if n := collections(); n == before || st.pass1Dropped != 0 {
 		t.Errorf("at collectAbove: %d collections, %d bytes left counted; want one, 0", n-before, st.pass1Dropped)
 	}
+}
+
+// TestKeepReferencedCollects: as keepReferenced drops pass 1's STRING
+// records it collects them where they reach collectAbove (a symbol
+// table's records, before the strings' tables and pass 2 add to the
+// heap), and leaves fewer to the collection after pass 1.
+func TestKeepReferencedCollects(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(-1)) // no collection but those asked for
+	perBlock := int64(unsafe.Sizeof(stringBlockOf{}))
+	for _, blocks := range []int64{1, (collectAbove + perBlock - 1) / perBlock} {
+		st := &state{}
+		for i := range blocks * stringBlock {
+			st.pending.add(pendingString{id: uint64(i) + 1})
+		}
+		before := collections()
+		if err := st.keepReferenced(); err != nil {
+			t.Fatal(err)
+		}
+		n := collections() - before
+		switch dropped := blocks * perBlock; {
+		case dropped >= collectAbove && (n != 1 || st.pass1Dropped != 0):
+			t.Errorf("%d bytes of records dropped: %d collections, %d bytes left counted; want one, 0", dropped, n, st.pass1Dropped)
+		case dropped < collectAbove && (n != 0 || st.pass1Dropped != dropped):
+			t.Errorf("%d bytes of records dropped: %d collections, %d bytes left counted; want none, %d", dropped, n, st.pass1Dropped, dropped)
+		}
+		if st.pending.len() != 0 {
+			t.Errorf("%d records kept after keepReferenced", st.pending.len())
+		}
+	}
+}
+
+// collections returns how many collections the process has made.
+func collections() uint32 {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.NumGC
 }
