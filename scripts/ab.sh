@@ -31,6 +31,7 @@ trap 'git -C "$root" worktree remove --force "$work/tree" 2>/dev/null || true; r
 source "$root/scripts/timing.sh"
 
 (cd "$root" && go build -o "$work/" ./internal/cmd/coreprobe)
+timeit_build "$work"
 for v in old new; do
     rev=$oldrev
     [[ $v == new ]] && rev=$newrev

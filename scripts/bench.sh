@@ -23,6 +23,7 @@ in="$1"; work="$(mktemp -d)"; busy=""
 trap '[[ -z "$busy" ]] || kill "$busy" 2>/dev/null; rm -rf "$work"' EXIT
 . "$root/scripts/timing.sh"
 (cd "$root" && go build -o "$work/" ./cmd/crunch ./cmd/decrunch ./internal/cmd/coreprobe ./internal/cmd/pagelayout)
+timeit_build "$work"
 
 # report NAME CMD...: runs CMD RUNS times and prints the best wall time, its
 # RSS and its page faults.

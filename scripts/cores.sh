@@ -20,6 +20,7 @@ in="$1"; secs="${2:-600}"; work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 . "$root/scripts/timing.sh"
 (cd "$root" && go build -o "$work/" ./cmd/crunch ./cmd/decrunch ./internal/cmd/coreprobe)
+timeit_build "$work"
 "$work/crunch" -q "$in" "$work/out.bmd"
 cat "$in" >/dev/null
 

@@ -13,7 +13,7 @@
 # Prints, per dump, its page layout (timing.sh, page_layout: as root), the
 # range of the probes, the medians and the two ratios. READBACK=1 first
 # drops each dump from the page cache and reads it back (timing.sh,
-# reread_pages). Wall times from `date` around each command, in ms; they
+# reread_pages). Wall times from internal/cmd/timeit (timing.sh, time1), in ms; they
 # include a process's start and end, as a user's run does.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -25,15 +25,15 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 . "$root/scripts/timing.sh"
 (cd "$root" && go build -o "$work/" ./cmd/crunch ./internal/cmd/coreprobe ./internal/cmd/pagelayout)
+timeit_build "$work"
 
-# ms CMD...: runs CMD, its output discarded, and prints its wall time in ms.
+# ms CMD...: runs CMD, its output discarded, and prints its wall time in ms
+# (time1). Until 2026-12-04 `date` around CMD took it, which added 4.6 ms
+# to each (internal/cmd/timeit's doc): reading the 134 MB dump twice read
+# 25.7 ms where it takes 21 to 22, and the 6 x aim's ratio read low.
 ms() {
-    local t0 t1 us
-    t0=$(date +%s%N)
-    "$@" >/dev/null
-    t1=$(date +%s%N)
-    us=$(((t1 - t0) / 1000))
-    printf "%d.%03d\n" $((us / 1000)) $((us % 1000))
+    time1 "$work/ms" "$@"
+    awk 'END { printf "%.3f\n", $1 * 1000 }' "$work/ms"
 }
 
 # median FILE: the median of FILE's numbers, one a line.

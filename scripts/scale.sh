@@ -30,6 +30,7 @@ bin=$DIR/bin
 mkdir -p "$bin"
 (cd "$ROOT" && go build -o "$bin/crunch" ./cmd/crunch && go build -o "$bin/decrunch" ./cmd/decrunch &&
     go build -o "$bin/genhprof" ./internal/cmd/genhprof)
+timeit_build "$bin"
 
 echo "| ID size | objects | dump bytes | read x2 s | crunch s | x | crunch MB | budget MB | 1 core s | BMD bytes | decrunch s | decrunch MB |"
 echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"

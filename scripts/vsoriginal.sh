@@ -29,6 +29,7 @@ cp="$classes:${V1TOOLS_CP:-/usr/share/java/guava.jar:/usr/share/java/jsr305.jar}
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 (cd "$root" && go build -o "$work/" ./cmd/crunch ./cmd/decrunch ./internal/cmd/pagelayout)
+timeit_build "$work"
 mkdir -p "$work/wrap"
 cat >"$work/wrap/BufferedCrunch.java" <<'EOF'
 public class BufferedCrunch {
