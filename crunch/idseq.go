@@ -77,7 +77,23 @@ func (f *idFacts) append(o *idFacts) {
 type idChunkData struct {
 	base  uint64
 	delta []byte
+	// marks are places in delta where a walk of the IDs may start, about
+	// markBytes apart: rankIndex.setBits shares a chunk's walk between
+	// goroutines at them.
+	marks []idMark
 }
+
+// An idMark is a place in a chunk's deltas: the delta at off follows the
+// ID id.
+type idMark struct {
+	off int
+	id  uint64
+}
+
+// markBytes is how far apart, at least, room marks a chunk's deltas (at
+// the first delta added that far from the last mark): about 64,000 IDs of
+// a heap (a byte each, nearly all), and 48 marks in a 3 MB chunk.
+const markBytes = 64 << 10
 
 // idSeqChunk is the size of an idSeq's first chunk of deltas, from the Go
 // heap, and idSeqBigChunk that of the chunks after it (a dump of more than
@@ -123,7 +139,38 @@ func (s *idSeq) room(n int) *idChunkData {
 		}
 		s.chunks = append(s.chunks, idChunkData{base: s.last, delta: bigmem.Bytes(max(size, n))[:0]})
 	}
-	return &s.chunks[len(s.chunks)-1]
+	c := &s.chunks[len(s.chunks)-1]
+	last := 0 // the last mark
+	if k := len(c.marks); k > 0 {
+		last = c.marks[k-1].off
+	}
+	if off := len(c.delta); off-last >= markBytes {
+		c.marks = append(c.marks, idMark{off: off, id: s.last})
+	}
+	return c
+}
+
+// An idUnit is a stretch of a chunk's deltas that a walk of the IDs can
+// take on its own: chunk's deltas from from to to, the first following
+// the ID id.
+type idUnit struct {
+	chunk, from, to int
+	id              uint64
+}
+
+// units cuts the IDs' deltas into units at the chunks' starts and marks.
+func (s *idSeq) units() []idUnit {
+	var us []idUnit
+	for k := range s.chunks {
+		c := &s.chunks[k]
+		from, id := 0, c.base
+		for _, m := range c.marks {
+			us = append(us, idUnit{chunk: k, from: from, to: m.off, id: id})
+			from, id = m.off, m.id
+		}
+		us = append(us, idUnit{chunk: k, from: from, to: len(c.delta), id: id})
+	}
+	return us
 }
 
 // idRun collects the IDs of a segment (a part of the dump read apart),

@@ -98,14 +98,17 @@ func zgcLikeIDs(rng *rand.Rand, n int) []uint64 {
 func TestRankIndexMatchesSorted(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	cases := map[string][]uint64{
-		"one":               {0x1000},
-		"two":               {0x2000, 0x1000},
-		"same twice":        {0x1000, 0x1000},
-		"unaligned":         {0x1001, 0x1000, 0x1003, 0x1010},
-		"descending":        {0x50, 0x40, 0x30, 0x20, 0x10},
-		"regions":           heapLikeIDs(rng, 30000, 40, 8, false),
-		"regions, dups":     heapLikeIDs(rng, 30000, 40, 8, true),
-		"one region":        heapLikeIDs(rng, 30000, 1, 8, false),
+		"one":           {0x1000},
+		"two":           {0x2000, 0x1000},
+		"same twice":    {0x1000, 0x1000},
+		"unaligned":     {0x1001, 0x1000, 0x1003, 0x1010},
+		"descending":    {0x50, 0x40, 0x30, 0x20, 0x10},
+		"regions":       heapLikeIDs(rng, 30000, 40, 8, false),
+		"regions, dups": heapLikeIDs(rng, 30000, 40, 8, true),
+		"one region":    heapLikeIDs(rng, 30000, 1, 8, false),
+		// Deltas of over markBytes: setBits walks their units on two
+		// goroutines where the test has two cores.
+		"regions, marked":   heapLikeIDs(rng, 300000, 40, 8, false),
 		"align 16":          heapLikeIDs(rng, 20000, 7, 16, true),
 		"G1":                g1LikeIDs(rng, 30000, 40, false),
 		"G1, archive first": g1LikeIDs(rng, 30000, 40, true),
@@ -158,7 +161,7 @@ func TestRankIndexMatchesSorted(t *testing.T) {
 			fromRuns := (&rankIndex{n: rx.n}).piecesFromRuns(&s.runs, s.n)
 			// Runs that hold each ID once and do not overlap: regions, or
 			// single IDs.
-			want := map[string]bool{"one": true, "two": true, "descending": true, "regions": true, "one region": true,
+			want := map[string]bool{"one": true, "two": true, "descending": true, "regions": true, "one region": true, "regions, marked": true,
 				"G1": true, "G1, archive first": true}[name]
 			if fromRuns != want {
 				t.Fatalf("pieces made from the runs: %v, want %v", fromRuns, want)
@@ -417,6 +420,63 @@ func BenchmarkRankIndexBuild(b *testing.B) {
 	words := rankIndexLayout(&s)
 	for b.Loop() {
 		newRankIndex(&s, words, false)
+	}
+}
+
+// TestIDSeqUnits: the units of a sequence (idSeq.units), added one by one
+// or appended in runs, cover its deltas once, in order, each unit's walk
+// from its ID gives the sequence's IDs, and a chunk of more than
+// markBytes of deltas is cut at marks at least markBytes apart, and not
+// much more where the runs appended are short.
+func TestIDSeqUnits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	ids := heapLikeIDs(rng, 600000, 30, 8, false)
+	ids = append(ids, 0x10, 1<<62, 0x18) // deltas of several bytes
+	var added, appended idSeq
+	var run idRun
+	for i, id := range ids {
+		added.add(id)
+		run.add(id)
+		if i%7000 == 6999 || i == len(ids)-1 {
+			appended.appendRun(&run)
+			run.reset()
+		}
+	}
+	for name, s := range map[string]*idSeq{"added": &added, "appended": &appended} {
+		var want []uint64
+		s.each(func(id uint64) { want = append(want, id) })
+		units := s.units()
+		var got []uint64
+		for i, u := range units {
+			if i > 0 && units[i-1].chunk == u.chunk && units[i-1].to != u.from {
+				t.Fatalf("%s: unit %d starts at %d, the one before ends at %d", name, i, u.from, units[i-1].to)
+			}
+			if u.from == 0 && u.id != s.chunks[u.chunk].base || u.to > len(s.chunks[u.chunk].delta) {
+				t.Fatalf("%s: unit %d: %+v", name, i, u)
+			}
+			one := idSeq{chunks: []idChunkData{{base: u.id, delta: s.chunks[u.chunk].delta[u.from:u.to]}}}
+			one.each(func(id uint64) { got = append(got, id) })
+		}
+		if !slices.Equal(got, want) || len(want) != len(ids) {
+			t.Fatalf("%s: the units' walks give %d IDs, the sequence %d (of %d)", name, len(got), len(want), len(ids))
+		}
+		for k, c := range s.chunks {
+			if n := len(c.delta) / markBytes; len(c.marks) < n*3/4 || len(c.marks) > n {
+				t.Errorf("%s: chunk %d: %d marks in %d bytes of deltas", name, k, len(c.marks), len(c.delta))
+			}
+			for i, m := range c.marks {
+				if i > 0 && m.off-c.marks[i-1].off < markBytes {
+					t.Errorf("%s: chunk %d: marks at %d and %d", name, k, c.marks[i-1].off, m.off)
+				}
+			}
+		}
+		marks := 0
+		for _, c := range s.chunks {
+			marks += len(c.marks)
+		}
+		if len(units) != len(s.chunks)+marks || marks < 8 {
+			t.Errorf("%s: %d units of %d chunks and %d marks", name, len(units), len(s.chunks), marks)
+		}
 	}
 }
 
