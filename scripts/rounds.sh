@@ -32,8 +32,9 @@ timeit_build "$work"
 # to each (internal/cmd/timeit's doc): reading the 134 MB dump twice read
 # 25.7 ms where it takes 21 to 22, and the 6 x aim's ratio read low.
 ms() {
+    : >"$work/ms"
     time1 "$work/ms" "$@"
-    awk 'END { printf "%.3f\n", $1 * 1000 }' "$work/ms"
+    awk '{ printf "%.3f\n", $1 * 1000 }' "$work/ms"
 }
 
 # median FILE: the median of FILE's numbers, one a line.

@@ -14,8 +14,9 @@
 // 4.6 ms to reading the 134 MB dump twice (26.7 against 22.1 ms, the least
 // of 15 runs each, 2026-12-04), and /usr/bin/time inside such a pair
 // 8.6 ms more to any command (/bin/true: 11.6 against 3.0 ms). Here
-// /bin/true reads 2.5 to 3.8 ms, as with bash's $EPOCHREALTIME around it:
-// what starting a process and waiting for it cost on this project's VM.
+// /bin/true reads 2.4 to 5.2 ms (30 runs, 2026-12-04), as with bash's
+// $EPOCHREALTIME around it (3.0 ms): what starting a process and waiting
+// for it cost on this project's VM.
 // The peak RSS is at least timeit's own (about 2.4 MB): the system counts
 // the child's memory from the fork, before it runs the command.
 package main
