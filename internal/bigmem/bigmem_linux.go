@@ -57,16 +57,17 @@ func unmap(b []byte) {
 // adviseHeap allocates n bytes from the Go heap and advises their 2
 // MiB-aligned part for huge pages, on a 64-bit machine (on a 32-bit one
 // the n bytes of address space may not be there to take). It reports
-// whether it did.
-func adviseHeap(n int) bool {
+// whether it did, and how many bytes of the n lie below the advised part
+// (the gap, under a huge page).
+func adviseHeap(n int) (gap int, ok bool) {
 	if unsafe.Sizeof(uintptr(0)) < 8 {
-		return false
+		return 0, false
 	}
 	b := make([]byte, n)
 	off := int(-uintptr(unsafe.Pointer(unsafe.SliceData(b))) & (hugePage - 1))
 	size := (n - off) &^ (hugePage - 1)
 	if size <= 0 {
-		return false
+		return 0, false
 	}
-	return syscall.Madvise(b[off:off+size], madvHugePage) == nil
+	return off, syscall.Madvise(b[off:off+size], madvHugePage) == nil
 }
