@@ -129,38 +129,74 @@ func HugeHeap(n int) {
 	// 2026-12-02 HugeHeap(64 MiB) took 3.8 to 7.6 ms so, 2.2 to 2.7 ms
 	// without it).
 	old := debug.SetGCPercent(-1)
-	gap, advised := adviseHeap(n)
+	start, advised := adviseHeap(n)
 	debug.SetGCPercent(old)
 	if advised {
 		runtime.GC()
-		fillGap(gap)
+		fillGap(start)
 	}
 }
 
-// heapGap holds the pages below the range HugeHeap advises, never touched.
-var heapGap strings.Builder
+// heapGap holds the fillers of the pages below the range HugeHeap
+// advises (fillGap), never touched.
+var heapGap []*strings.Builder
 
-// minGap is the least gap fillGap takes: a smaller one costs a few page
-// faults, and an allocation of under 32 KiB need not land in it (the
-// heap hands it out of a span of its size class).
-const minGap = 64 << 10
+// minFill is the least fillGap allocates at a time: 16 pages of the
+// heap's 8 KiB, so that the heap hands it out of its lowest free pages.
+// (It hands a large object of fewer pages out of a cache of 64 pages that
+// each processor keeps, wherever that cache was filled, and a small one
+// out of a span of its size class.)
+const minFill = 128 << 10
 
-// fillGap takes the gap bytes at the heap's lowest free pages, the ones
-// below the advised range once the collection has freed the bytes
+// maxFills bounds fillGap's allocations.
+const maxFills = 8
+
+// fillGap takes the heap's free pages below start, the first byte of the
+// range HugeHeap advised, once the collection has freed the bytes
 // adviseHeap allocated, and keeps them, so that the allocations after
-// land in the range, in huge pages. strings.Builder.Grow allocates
-// without clearing what it allocates (internal/bytealg.MakeNoZero, Go
-// 1.21 on), so the gap's pages stay untouched and cost no memory; an
-// allocation that cleared them would touch them here instead, as the
-// process would have later. Without it, on the 134 MB dump of the README,
-// pass 1's first allocations took about 250 page faults of 4 KiB in the
-// runs whose gap was near 1 MiB (docs/measurements.md, "An honest timer,
-// the aims again, and where the time goes").
-func fillGap(gap int) {
-	if gap >= minGap {
-		heapGap.Grow(gap)
+// land in the range, in huge pages. The heap hands out its lowest free
+// pages first: those of the gap (up to 2 MiB under the range's first
+// huge page), with any the collection freed just below it. So fillGap
+// allocates minFill bytes, and where they land below start and under a
+// huge page of it, the rest up to start; until an allocation lands at or
+// past start, or maxFills of them (a small hole lower in the heap takes
+// one and is left). A filler that reaches into the range is untouched
+// and its huge page whole. strings.Builder.Grow allocates without
+// clearing (internal/bytealg.MakeNoZero, Go 1.21 on), so the fillers stay
+// untouched and cost no memory; where it cleared, their pages would be
+// touched here instead of later. Without them, on the 134 MB dump of the
+// README, pass 1's first allocations took about 250 page faults of 4 KiB
+// in runs whose gap was near 1 MiB (docs/measurements.md, "The heap's
+// gap below its huge pages").
+func fillGap(start uintptr) {
+	for range maxFills {
+		at, end := fill(minFill)
+		if at == 0 || at >= start {
+			return
+		}
+		if rest := start - end; end < start && rest < hugePageBytes {
+			if next, _ := fill(max(int(rest), minFill)); next == end {
+				return // the pages up to start taken
+			}
+		}
 	}
 }
+
+// fill allocates n bytes without touching them, keeps them in heapGap,
+// and returns where they lie (0, 0 if that cannot be told).
+func fill(n int) (at, end uintptr) {
+	b := new(strings.Builder)
+	b.Grow(n)
+	heapGap = append(heapGap, b)
+	p := uintptr(unsafe.Pointer(unsafe.StringData(b.String()))) // len 0: the buffer's start, untouched
+	if p == 0 {
+		return 0, 0
+	}
+	return p, p + uintptr(b.Cap())
+}
+
+// hugePageBytes is the size of a huge page where HugeHeap advises.
+const hugePageBytes = 2 << 20
 
 // HeapAdvice is how much of the Go heap crunch and decrunch advise for
 // huge pages as they start (HugeHeap); what is not touched costs

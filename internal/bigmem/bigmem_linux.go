@@ -57,9 +57,8 @@ func unmap(b []byte) {
 // adviseHeap allocates n bytes from the Go heap and advises their 2
 // MiB-aligned part for huge pages, on a 64-bit machine (on a 32-bit one
 // the n bytes of address space may not be there to take). It reports
-// whether it did, and how many bytes of the n lie below the advised part
-// (the gap, under a huge page).
-func adviseHeap(n int) (gap int, ok bool) {
+// whether it did, and the address where the advised part starts.
+func adviseHeap(n int) (start uintptr, ok bool) {
 	if unsafe.Sizeof(uintptr(0)) < 8 {
 		return 0, false
 	}
@@ -69,5 +68,5 @@ func adviseHeap(n int) (gap int, ok bool) {
 	if size <= 0 {
 		return 0, false
 	}
-	return off, syscall.Madvise(b[off:off+size], madvHugePage) == nil
+	return uintptr(unsafe.Pointer(&b[off])), syscall.Madvise(b[off:off+size], madvHugePage) == nil
 }

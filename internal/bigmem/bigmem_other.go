@@ -9,4 +9,4 @@ func mapHuge(int) []byte { return nil }
 func unmap([]byte) {}
 
 // adviseHeap advises nothing on this system.
-func adviseHeap(int) (int, bool) { return 0, false }
+func adviseHeap(int) (uintptr, bool) { return 0, false }
