@@ -11,7 +11,8 @@
 #   scripts/rounds.sh ROUNDS DUMP.hprof...
 #
 # Prints, per dump, its page layout (timing.sh, page_layout: as root), the
-# range of the probes, the medians and the two ratios. READBACK=1 first
+# range of the probes, the medians and the two ratios, and crunch's median
+# page faults. READBACK=1 first
 # drops each dump from the page cache and reads it back (timing.sh,
 # reread_pages). Wall times from internal/cmd/timeit (timing.sh, time1), in ms; they
 # include a process's start and end, as a user's run does.
@@ -27,14 +28,21 @@ trap 'rm -rf "$work"' EXIT
 (cd "$root" && go build -o "$work/" ./cmd/crunch ./internal/cmd/coreprobe ./internal/cmd/pagelayout)
 timeit_build "$work"
 
-# ms CMD...: runs CMD, its output discarded, and prints its wall time in ms
-# (time1). Until 2026-12-04 `date` around CMD took it, which added 4.6 ms
-# to each (internal/cmd/timeit's doc): reading the 134 MB dump twice read
-# 25.7 ms where it takes 21 to 22, and the 6 x aim's ratio read low.
+# ms OUT CMD...: runs CMD, its output discarded, and appends its wall time
+# in ms to OUT and its minor page faults to OUT.faults (time1). Until
+# 2026-12-04 `date` around CMD took the time, which added 4.6 ms to each
+# (internal/cmd/timeit's doc): reading the 134 MB dump twice read 25.7 ms
+# where it takes 21 to 22, and the 6 x aim's ratio read low. The faults
+# are the steadier measure of a change to what crunch touches: on this
+# project's VM each costs about 11 µs, and their count moves far less
+# from run to run than the time (docs/measurements.md, "The heap's gap
+# below its huge pages").
 ms() {
+    local out=$1; shift
     : >"$work/ms"
     time1 "$work/ms" "$@"
-    awk '{ printf "%.3f\n", $1 * 1000 }' "$work/ms"
+    awk '{ printf "%.3f\n", $1 * 1000 }' "$work/ms" >>"$out"
+    awk '{ print $3 }' "$work/ms" >>"$out.faults"
 }
 
 # median FILE: the median of FILE's numbers, one a line.
@@ -45,16 +53,16 @@ for f in "$@"; do
     reread_pages "$f"
     cat "$f" >/dev/null
     n=$((n + 1))
-    for k in probe read two one; do : >"$work/$n.$k"; done
+    for k in probe read two one; do : >"$work/$n.$k" >"$work/$n.$k.faults"; done
 done
 for _ in $(seq "$rounds"); do
     n=0
     for f in "$@"; do
         n=$((n + 1))
         "$work/coreprobe" -short >>"$work/$n.probe"
-        ms cat "$f" "$f" >>"$work/$n.read"
-        ms "$work/crunch" -q "$f" /dev/null >>"$work/$n.two"
-        GOMAXPROCS=1 ms "$work/crunch" -q "$f" /dev/null >>"$work/$n.one" # no env(1): its own start would count
+        ms "$work/$n.read" cat "$f" "$f"
+        ms "$work/$n.two" "$work/crunch" -q "$f" /dev/null
+        GOMAXPROCS=1 ms "$work/$n.one" "$work/crunch" -q "$f" /dev/null # no env(1): its own start would count
     done
 done
 n=0
@@ -67,4 +75,5 @@ for f in "$@"; do
     echo "  probes: $(head -1 "$work/$n.ns") to $(tail -1 "$work/$n.ns") ns, $(grep -cvE '^[0-9]+$' "$work/$n.probe" || true) unanswered"
     echo "  medians: reading twice $read2 ms, crunch $two ms, with GOMAXPROCS=1 $one ms"
     awk -v r="$read2" -v t="$two" -v o="$one" 'BEGIN { printf "  crunch / reading twice %.2f x; one core / two %.3f x\n", t / r, o / t }'
+    echo "  page faults, medians: crunch $(median "$work/$n.two.faults"), with GOMAXPROCS=1 $(median "$work/$n.one.faults")"
 done
