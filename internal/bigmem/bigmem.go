@@ -174,7 +174,7 @@ func fillGap(start uintptr) {
 		if at == 0 || at >= start {
 			return
 		}
-		if rest := start - end; end < start && rest < hugePageBytes {
+		if rest := start - end; end < start && rest < hugePage {
 			if next, _ := fill(max(int(rest), minFill)); next == end {
 				return // the pages up to start taken
 			}
@@ -195,8 +195,8 @@ func fill(n int) (at, end uintptr) {
 	return p, p + uintptr(b.Cap())
 }
 
-// hugePageBytes is the size of a huge page where HugeHeap advises.
-const hugePageBytes = 2 << 20
+// hugePage is the size and alignment of an x86-64 or arm64 huge page.
+const hugePage = 2 << 20
 
 // HeapAdvice is how much of the Go heap crunch and decrunch advise for
 // huge pages as they start (HugeHeap); what is not touched costs

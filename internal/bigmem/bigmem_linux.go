@@ -8,9 +8,6 @@ import (
 	"unsafe"
 )
 
-// hugePage is the size and alignment of an x86-64 or arm64 huge page.
-const hugePage = 2 << 20
-
 // madvHugePage is MADV_HUGEPAGE, which the syscall package does not name.
 const madvHugePage = 14
 
