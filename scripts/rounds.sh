@@ -12,10 +12,10 @@
 #
 # Prints, per dump, its page layout (timing.sh, page_layout: as root), the
 # range of the probes, the medians and the two ratios, and crunch's median
-# page faults. READBACK=1 first
-# drops each dump from the page cache and reads it back (timing.sh,
-# reread_pages). Wall times from internal/cmd/timeit (timing.sh, time1), in ms; they
-# include a process's start and end, as a user's run does.
+# page faults. READBACK=1 first drops each dump from the page cache and
+# reads it back (timing.sh, reread_pages). Wall times from
+# internal/cmd/timeit (timing.sh, time1), in ms; they include a process's
+# start and end, as a user's run does.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 (($# >= 2)) || { echo "usage: scripts/rounds.sh ROUNDS DUMP.hprof..." >&2; exit 2; }
@@ -53,7 +53,7 @@ for f in "$@"; do
     reread_pages "$f"
     cat "$f" >/dev/null
     n=$((n + 1))
-    for k in probe read two one; do : >"$work/$n.$k" >"$work/$n.$k.faults"; done
+    for k in probe read two one; do : >"$work/$n.$k"; : >"$work/$n.$k.faults"; done
 done
 for _ in $(seq "$rounds"); do
     n=0
