@@ -10,7 +10,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"sort"
 	"strings"
 	"time"
@@ -79,7 +78,7 @@ and spool files: 130 SIGINT, 143 SIGTERM, 129 SIGHUP, 131 SIGQUIT; 141 the
 output's reader (pipe or FIFO) went away before the end.`
 
 func main() {
-	collectLess()
+	cliutil.CollectLess()
 	heapAdvised = adviseHeap()
 	os.Exit(cliutil.Run(app(), os.Args))
 }
@@ -114,31 +113,6 @@ func adviseHeap() (wait func()) {
 // file of 16 MiB or more; not with GOMAXPROCS=1, where Linger returns at
 // once).
 const probeLinger = 5 * time.Millisecond
-
-// collectLess lets the garbage collector of this process run an eighth as
-// often as Go's default (GOGC=100), unless GOGC is set. Crunch's heap is
-// mostly a few large tables that live to the end; with the default, the
-// collections while it is still small, as the first pass reads the
-// dump's strings, cost 4 to 5 %: 12 alternating runs on the README's 134
-// MB dump, median 0.2235 s against 0.2346 s, on big-200m.hprof 0.234 s
-// against 0.244 s; peak RSS 46 MB against 39 MB and 47 against 42 MB,
-// and on big-1300m.hprof 93 MB either way, within the memory aim of 12
-// bytes per object + 64 MB (GOGC=400, 2026-12-02). At 800 rather than
-// 400 the 134 MB dump's crunch runs no collection but the heap's advice
-// (bigmem.HugeHeap): about 190 fewer page faults, most of them the
-// runtime's sweep, and 2.5 to 5.4 ms less (medians of four sets of 41
-// alternating runs, 2026-12-04), with the same peak RSS on it,
-// ManyClasses, big-200m.hprof, big-1300m.hprof and the 6 M-object
-// genhprof dumps (docs/measurements.md, "GOGC 800"). The crunch package
-// leaves the process's settings alone.
-func collectLess() {
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(gcPercent)
-	}
-}
-
-// gcPercent is crunch's GOGC (collectLess).
-const gcPercent = 800
 
 func app() *cli.App {
 	return &cli.App{

@@ -75,6 +75,7 @@ ended by signal N, after removing temporary files: 130 SIGINT, 143 SIGTERM,
 before the end.`
 
 func main() {
+	cliutil.CollectLess()
 	bigmem.HugeHeap(bigmem.HeapAdvice)
 	os.Exit(cliutil.Run(app(), os.Args))
 }
