@@ -228,7 +228,7 @@ func Crunch(src io.ReadSeeker, out io.Writer, opt Options) (*Stats, error) {
 // pass1Dropped): the STRING records of a HotSpot dump's whole symbol
 // table (keepReferenced calls it as it drops them), the IDs of tens of
 // millions of objects (run calls it after pass 1). Pass 2's allocations
-// then reuse it, where at crunch's GOGC of 800 (cliutil.GCPercent) the
+// then reuse it, where at crunch's GOGC of 800 (cmd/crunch) the
 // collector would not run again before the end, and pass 2's peak would
 // add to pass 1's. It costs a collection of what lives on, the index and
 // the class definitions.
