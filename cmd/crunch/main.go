@@ -128,8 +128,9 @@ const probeLinger = 5 * time.Millisecond
 // runs no collection but the heap's advice's (bigmem.HugeHeap): about 190
 // fewer page faults and 2.5 to 5.4 ms less (medians of four sets of 41
 // alternating runs, 2026-12-04), the same peak RSS on it, ManyClasses,
-// big-200m.hprof, big-1300m.hprof, the 6 M-object genhprof dumps and the
-// corpus's Android and JDK 11 dumps, 2.5 MB more with --format v1
+// big-200m.hprof, big-1300m.hprof, the 6 M-object genhprof dumps, a
+// genhprof dump of Android's 4 KiB records and the corpus's Android and
+// JDK 11 dumps, 2.5 MB more with --format v1
 // (docs/measurements.md, "GOGC 800").
 const gcPercent = 800
 
