@@ -121,10 +121,10 @@ const probeLinger = 5 * time.Millisecond
 // collections and the page faults of their sweeps more than it adds to
 // the peak. With the default, the collections while the heap is still
 // small, as the first pass reads the dump's strings, cost 4 to 5 % (12
-// alternating runs on the README's 134 MB dump, median 0.2235 s against
-// 0.2346 s at GOGC=400; on big-200m.hprof 0.234 s against 0.244 s; peak
-// RSS 46 MB against 39 MB and 47 against 42 MB, on big-1300m.hprof 93 MB
-// either way; 2026-12-02). At 800 rather than 400 the 134 MB dump's crunch
+// alternating runs on the README's 134 MB dump, median 0.2235 s at
+// GOGC=400 against 0.2346 s at the default; on big-200m.hprof 0.234 s
+// against 0.244 s; peak RSS 46 MB against 39 MB and 47 against 42 MB, on
+// big-1300m.hprof 93 MB either way; 2026-12-02). At 800 rather than 400 the 134 MB dump's crunch
 // runs no collection but the heap's advice's (bigmem.HugeHeap): about 190
 // fewer page faults and 2.5 to 5.4 ms less (medians of four sets of 41
 // alternating runs, 2026-12-04), the same peak RSS on it, ManyClasses,
