@@ -115,23 +115,23 @@ func adviseHeap() (wait func()) {
 const probeLinger = 5 * time.Millisecond
 
 // gcPercent is crunch's GOGC (cliutil.CollectLess): the collector runs
-// once the heap has grown by 8 times what lived after the last
-// collection, where Go's default is once it has doubled. Crunch's heap is
-// mostly tables that live to the end, so the slower pace spares
-// collections and the page faults of their sweeps more than it adds to
-// the peak. With the default, the collections while the heap is still
-// small, as the first pass reads the dump's strings, cost 4 to 5 % (12
-// alternating runs on the README's 134 MB dump, median 0.2235 s at
-// GOGC=400 against 0.2346 s at the default; on big-200m.hprof 0.234 s
-// against 0.244 s; peak RSS 46 MB against 39 MB and 47 against 42 MB, on
-// big-1300m.hprof 93 MB either way; 2026-12-02). At 800 rather than 400 the 134 MB dump's crunch
-// runs no collection but the heap's advice's (bigmem.HugeHeap): about 190
-// fewer page faults and 2.5 to 5.4 ms less (medians of four sets of 41
+// once the heap has grown by 8 times what lived after the last collection,
+// where Go's default is once it has doubled. Crunch's heap is mostly
+// tables that live to the end, so the slower pace spares collections and
+// the page faults of their sweeps more than it adds to the peak. With the
+// default, the collections while the heap is still small, as the first
+// pass reads the dump's strings, cost 4 to 5 % (12 alternating runs on the
+// README's 134 MB dump, median 0.2235 s at GOGC=400 against 0.2346 s at
+// the default; on big-200m.hprof 0.234 s against 0.244 s; peak RSS 46 MB
+// against 39 MB and 47 against 42 MB, on big-1300m.hprof 93 MB either way;
+// 2026-12-02). At 800 rather than 400 the 134 MB dump's crunch runs no
+// collection but the heap's advice's (bigmem.HugeHeap): about 190 fewer
+// page faults and 2.5 to 5.4 ms less (medians of four sets of 41
 // alternating runs, 2026-12-04), the same peak RSS on it, ManyClasses,
 // big-200m.hprof, big-1300m.hprof, the 6 M-object genhprof dumps, a
 // genhprof dump of Android's 4 KiB records and the corpus's Android and
-// JDK 11 dumps, 2.5 MB more with --format v1
-// (docs/measurements.md, "GOGC 800").
+// JDK 11 dumps, 2.5 MB more with --format v1 (docs/measurements.md,
+// "GOGC 800").
 const gcPercent = 800
 
 func app() *cli.App {

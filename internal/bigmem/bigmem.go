@@ -110,14 +110,14 @@ func Mapped() int {
 // fresh from the system and does not touch, advises their 2 MiB-aligned
 // part (madvise(MADV_HUGEPAGE) sets a flag on the range and faults in
 // nothing), and lets the garbage collector free them. The heap hands out
-// its lowest free pages first, so the allocations that follow land in
-// the range, and the first touch of each 2 MiB there is one page fault
-// instead of 512. The pages of the n bytes below the range (up to 2 MiB
-// under its first huge page) would go first, in pages of 4 KiB: HugeHeap
-// takes them for good, untouched (fillGap). Pages the runtime later gives
-// back to the system are given back as ever; the range costs no memory
-// until it is touched. Call it once, early, from a program's main (or a goroutine main starts,
-// waited for before the allocations it is for): it runs a garbage
+// its lowest free pages first, so the allocations that follow land in the
+// range, and the first touch of each 2 MiB there is one page fault instead
+// of 512. The pages of the n bytes below the range (up to 2 MiB under its
+// first huge page) would go first, in pages of 4 KiB: HugeHeap takes them
+// for good, untouched (fillGap). Pages the runtime later gives back to the
+// system are given back as ever; the range costs no memory until it is
+// touched. Call it once, early, from a program's main (or a goroutine main
+// starts, waited for before the allocations it is for): it runs a garbage
 // collection, and it changes how the process's heap is backed, which a
 // library should leave to the program.
 func HugeHeap(n int) {
