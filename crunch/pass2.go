@@ -36,8 +36,8 @@ type pass2 struct {
 	loadsSeen   int    // LOAD CLASS records met
 
 	frames []uint64
-	split  *splitter // spans written on other goroutines, or nil
-	sink   uint64    // what touchArrays loads, kept
+	split  *splitter  // spans written on other goroutines, or nil
+	window wordWindow // the index words of a batch's arrays (directObjects)
 
 	topCount, topBytes, subCount [256]int64 // by tag, for Stats
 	rawLeftOut                   [256]int64 // top-level records left out (rawKept), by tag

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"slices"
 	"testing"
+	"unsafe"
 
 	"google.golang.org/protobuf/encoding/protowire"
 
@@ -577,10 +578,10 @@ func TestIDRunAddAll(t *testing.T) {
 // TestWordOf: wordOf finds the bitmap word of any ID, one of the index or
 // not (null, below the smallest, past the span, in a block without words,
 // unaligned: a corrupt dump's references), never one out of the bitmap,
-// and for an ID of the index the word that holds its bit. touch and
-// touchArrays, prefetching and loading, bring in the words of such IDs
-// (their loads' sum is that of the words' bits) without going out of the
-// bitmap either.
+// and for an ID of the index the word that holds its bit. touch,
+// prefetching and loading, brings in the words of such IDs (its loads'
+// sum is that of the words' bits) without going out of the bitmap either,
+// and windowArrays finds their words (checkWindow).
 func TestWordOf(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for name, ids := range map[string][]uint64{
@@ -638,11 +639,49 @@ func TestWordOf(t *testing.T) {
 				} else if got != 0 {
 					t.Errorf("%s: touch prefetching returned %#x, want 0", name, got)
 				}
-				heads, data := arrayHeads(ids, 4)
-				if got := x.touchArrays(heads, data, 0, 8); !pre && got != want || pre && got != 0 {
-					t.Errorf("%s: touchArrays (prefetching %v) returned %#x, want %#x", name, pre, got, want)
-				}
 			}()
+		}
+		checkWindow(t, name, x, ids, odd)
+	}
+}
+
+// checkWindow checks windowArrays on arrays of the IDs ids, all of index
+// x, and odd, any: one offset per element, that of the word of each ID of
+// ids, never one out of the bitmap; and that advancing the window by a
+// stretch at a time prefetches each offset once, windowAhead lookups
+// ahead at most.
+func checkWindow(t *testing.T, name string, x *rankIndex, ids, odd []uint64) {
+	t.Helper()
+	all := append(slices.Clone(ids), odd...)
+	heads, data := arrayHeads(all, 5)
+	var w wordWindow
+	x.windowArrays(&w, heads, data, 0, 8)
+	if !canPrefetch {
+		if len(w.offs) != 0 {
+			t.Errorf("%s: %d offsets where nothing is prefetched", name, len(w.offs))
+		}
+		return
+	}
+	if len(w.offs) != len(all) {
+		t.Fatalf("%s: %d offsets for %d elements", name, len(w.offs), len(all))
+	}
+	size := uint64(unsafe.Sizeof(rankWord{}))
+	for j, o := range w.offs {
+		if o%size != 0 || o/size >= uint64(len(x.words)) {
+			t.Fatalf("%s: offset %d of element %d (%#x) is not that of a word of the %d", name, o, j, all[j], len(x.words))
+		}
+		if i, _ := x.wordOf(all[j]); j < len(ids) && o != i*size {
+			t.Fatalf("%s: offset %d for %#x, whose word is at %d", name, o, all[j], i*size)
+		}
+	}
+	if w.next != min(windowAhead, len(all)) {
+		t.Errorf("%s: %d offsets prefetched before any lookup, want %d", name, w.next, min(windowAhead, len(all)))
+	}
+	for w.used < len(all) {
+		n := min(windowStep, len(all)-w.used)
+		w.advance(x, n)
+		if want := min(w.used+windowAhead, len(all)); w.next != want {
+			t.Fatalf("%s: %d offsets prefetched after %d lookups, want %d", name, w.next, w.used, want)
 		}
 	}
 }

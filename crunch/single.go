@@ -118,7 +118,7 @@ func (p *pass2) singleHeapDump(rd *reader) error {
 // directObjects writes the objects of heads, read by SkimObjectsData
 // from data, its first byte at file offset base, as directSub would.
 func (p *pass2) directObjects(rd *reader, heads []hprof.ObjectHead, data []byte, base int64) error {
-	p.sink += p.rank.touchArrays(heads, data, base, p.idSize) // their misses at once
+	p.rank.windowArrays(&p.window, heads, data, base, p.idSize)
 	for i := range heads {
 		h := &heads[i]
 		var err error
@@ -313,12 +313,18 @@ func (p *pass2) directObjectArray(rd *reader, classID uint64, trace uint32, elem
 		return err
 	}
 	x := p.rank
-	for i, v := range elems {
-		if v != 0 {
-			if o, ok := x.lookup(v); ok { // obj, with lookup inlined
-				elems[i] = p.objBase + uint64(o)
-			} else {
-				elems[i] = p.objSlow(v)
+	// A stretch of elements at a time, the window's prefetches ahead of
+	// them (directObjects; from directSub, the window has none left).
+	for from := 0; from < len(elems); from += windowStep {
+		to := min(from+windowStep, len(elems))
+		p.window.advance(x, to-from)
+		for i, v := range elems[from:to] {
+			if v != 0 {
+				if o, ok := x.lookup(v); ok { // obj, with lookup inlined
+					elems[from+i] = p.objBase + uint64(o)
+				} else {
+					elems[from+i] = p.objSlow(v)
+				}
 			}
 		}
 	}

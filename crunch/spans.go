@@ -251,21 +251,21 @@ func (o *spanOut) newRun(first uint64, st *state) *bmd.ObjectRun {
 // spanWorker writes the objects of spans into runs. The state it reads,
 // pass 1's, does not change in pass 2; what it learns it keeps for itself.
 type spanWorker struct {
-	st    *state
-	h     hprof.Header
-	in    *input
-	data  []byte   // the mapped dump, or the span read (buf)
-	base  int64    // the file offset of data[0]
-	buf   []byte   // the span read, where the dump is not mapped
-	plan  []uint32 // by class index, the chunk before which pass 2 defines it
-	seen  recentClasses
-	picks []workerPicks // by class index
-	vals  []uint64
-	elems []uint64           // an object array's elements, when skimmed
-	heads []hprof.ObjectHead // objects skimmed
-	s     hprof.SubRecord
-	r     hprof.Reader // of the record being cut, reused
-	sink  uint64       // what touchArrays loads, kept
+	st     *state
+	h      hprof.Header
+	in     *input
+	data   []byte   // the mapped dump, or the span read (buf)
+	base   int64    // the file offset of data[0]
+	buf    []byte   // the span read, where the dump is not mapped
+	plan   []uint32 // by class index, the chunk before which pass 2 defines it
+	seen   recentClasses
+	picks  []workerPicks // by class index
+	vals   []uint64
+	elems  []uint64           // an object array's elements, when skimmed
+	heads  []hprof.ObjectHead // objects skimmed
+	s      hprof.SubRecord
+	r      hprof.Reader // of the record being cut, reused
+	window wordWindow   // the index words of a batch's arrays (skimmed)
 }
 
 // workerPicks are a class's picks, as spanWorker keeps them.
@@ -411,7 +411,7 @@ func (wk *spanWorker) recordParts(rec hprof.Record, c *spanCursor) bool {
 // the PGO profile no longer matched the call of add to its samples, add
 // was not inlined, and the instructions saved were lost.
 func (wk *spanWorker) skimmed(c *spanCursor, heads []hprof.ObjectHead, data []byte, base, last int64) bool {
-	wk.sink += wk.st.rank.touchArrays(heads, data, base, wk.st.idSize)
+	wk.st.rank.windowArrays(&wk.window, heads, data, base, wk.st.idSize)
 	for i := range heads {
 		h := &heads[i]
 		var contents []byte
@@ -633,13 +633,42 @@ func (wk *spanWorker) readElements(contents []byte) ([]uint64, bool) {
 	elems := slices.Grow(wk.elems[:0], n)[:n]
 	wk.elems = elems
 	x, base := wk.st.rank, wk.st.objBase
+	// A stretch of elements at a time, the window's prefetches ahead of
+	// them (skimmed). Where a lookup fails, the window counts the rest of
+	// its stretch only, and prefetches behind the lookups for the rest of
+	// its batch: such an array goes to pass 2's goroutine, as the rest of
+	// the span mostly does.
 	if wk.st.idSize == 4 {
-		for i := range elems {
-			if len(contents) < 4 {
+		for from := 0; from < n; from += windowStep {
+			to := min(from+windowStep, n)
+			wk.window.advance(x, to-from)
+			for i := from; i < to; i++ {
+				if len(contents) < 4 {
+					break
+				}
+				v := uint64(binary.BigEndian.Uint32(contents))
+				contents = contents[4:]
+				if v != 0 {
+					if o, ok := x.lookup(v); ok {
+						v = base + uint64(o)
+					} else if v, ok = wk.st.known(v); !ok {
+						return nil, false
+					}
+				}
+				elems[i] = v
+			}
+		}
+		return elems, true
+	}
+	for from := 0; from < n; from += windowStep {
+		to := min(from+windowStep, n)
+		wk.window.advance(x, to-from)
+		for i := from; i < to; i++ {
+			if len(contents) < 8 {
 				break
 			}
-			v := uint64(binary.BigEndian.Uint32(contents))
-			contents = contents[4:]
+			v := binary.BigEndian.Uint64(contents)
+			contents = contents[8:]
 			if v != 0 {
 				if o, ok := x.lookup(v); ok {
 					v = base + uint64(o)
@@ -649,22 +678,6 @@ func (wk *spanWorker) readElements(contents []byte) ([]uint64, bool) {
 			}
 			elems[i] = v
 		}
-		return elems, true
-	}
-	for i := range elems {
-		if len(contents) < 8 {
-			break
-		}
-		v := binary.BigEndian.Uint64(contents)
-		contents = contents[8:]
-		if v != 0 {
-			if o, ok := x.lookup(v); ok {
-				v = base + uint64(o)
-			} else if v, ok = wk.st.known(v); !ok {
-				return nil, false
-			}
-		}
-		elems[i] = v
 	}
 	return elems, true
 }
