@@ -22,7 +22,6 @@ type pass2 struct {
 	b        *aheadBatch        // the batch being written
 	nextMiss int                // the next of b.missAt to number
 	vals     []uint64           // an instance's values (pass2.single)
-	elems    []uint64           // an object array's elements (pass2.directObjects)
 	heads    []hprof.ObjectHead // objects skimmed (pass2.singleHeapDump)
 
 	class       bmd.Class // reused for each definition

@@ -564,24 +564,24 @@ func (x *rankIndex) touch(vals []uint64, refAt []uint32) uint64 {
 	return t.flush()
 }
 
-// windowArrays readies w, a wordWindow, for the lookups of the elements
-// of the object arrays of heads, read by SkimObjectsData from data (its
-// first byte at file offset base), IDs of idSize bytes: the byte offsets
-// of their bitmap words, one per element, in the order the callers then
-// resolve them, the objects one after the other (each calls w.advance
-// before a stretch of elements). Instances are left out: finding their
-// references (their class, its fields) cost more than their misses, on
-// the 1.3 GB JDK 17 dump 2.33 s against 2.11 s with neither (one core, 4
-// alternating runs, loads), against 1.95 s with the arrays alone;
-// prefetched, on the 134 MB dump 260.8 against 242.4 ms (one core, 20
-// runs, 2026-12-03), on the 1.3 GB dump no faster.
+// windowArrays readies w, a wordWindow, for the elements of the object
+// arrays of heads, read by SkimObjectsData from data (its first byte at
+// file offset base), IDs of idSize bytes: their IDs, read (the callers
+// take each array's with elements, and resolve them in place), and, where
+// the processor can prefetch, the byte offsets of their bitmap words, one
+// per element, in the order the callers then resolve them, the objects one
+// after the other (each calls w.advance before a stretch of elements).
+// Instances are left out: finding their references (their class, its
+// fields) cost more than their misses, on the 1.3 GB JDK 17 dump 2.33 s
+// against 2.11 s with neither (one core, 4 alternating runs, loads),
+// against 1.95 s with the arrays alone; prefetched, on the 134 MB dump
+// 260.8 against 242.4 ms (one core, 20 runs, 2026-12-03), on the 1.3 GB
+// dump no faster; in the window, 1,868.4 against 1,753.8 ms (one core,
+// the 1.3 GB dump, 8 runs, 2026-12-04).
 //
 //go:noinline
 func (x *rankIndex) windowArrays(w *wordWindow, heads []hprof.ObjectHead, data []byte, base int64, idSize int) {
-	w.offs, w.next, w.used = w.offs[:0], 0, 0
-	if !canPrefetch {
-		return
-	}
+	w.ids, w.offs, w.taken, w.next, w.used = w.ids[:0], w.offs[:0], 0, 0, 0
 	for i := range heads {
 		h := &heads[i]
 		if h.Tag != hprof.SubObjectArrayDump {
@@ -589,19 +589,19 @@ func (x *rankIndex) windowArrays(w *wordWindow, heads []hprof.ObjectHead, data [
 		}
 		c := h.Contents(data, base, idSize)
 		if idSize == 4 {
-			w.offs = appendWords[uint32](x, w.offs, c)
+			w.ids, w.offs = appendWords[uint32](x, w.ids, w.offs, c)
 		} else {
-			w.offs = appendWords[uint64](x, w.offs, c)
+			w.ids, w.offs = appendWords[uint64](x, w.ids, w.offs, c)
 		}
 	}
 	w.advance(x, 0)
 }
 
-// appendWords appends to offs the byte offset in x.words of the word of
-// each ID of c, big-endian, of ID's size: for an ID without one (null, or
-// not an object of the index), the offset before it (a line brought in
-// already), or 0.
-func appendWords[ID uint32 | uint64](x *rankIndex, offs []uint64, c []byte) []uint64 {
+// appendWords appends to ids the IDs of c, big-endian, of ID's size, and,
+// where the processor can prefetch, to offs the byte offset in x.words of
+// the word of each: for an ID without one (null, or not an object of the
+// index), the offset before it (a line brought in already), or 0.
+func appendWords[ID uint32 | uint64](x *rankIndex, ids, offs []uint64, c []byte) ([]uint64, []uint64) {
 	size := 4
 	if uint64(^ID(0)) > 1<<32-1 {
 		size = 8
@@ -615,12 +615,15 @@ func appendWords[ID uint32 | uint64](x *rankIndex, offs []uint64, c []byte) []ui
 		if size == 8 {
 			id = binary.BigEndian.Uint64(c)
 		}
-		if i, ok := x.wordOf(id); ok {
-			last = i * uint64(unsafe.Sizeof(rankWord{}))
+		ids = append(ids, id)
+		if canPrefetch {
+			if i, ok := x.wordOf(id); ok {
+				last = i * uint64(unsafe.Sizeof(rankWord{}))
+			}
+			offs = append(offs, last)
 		}
-		offs = append(offs, last)
 	}
-	return offs
+	return ids, offs
 }
 
 // A wordWindow brings the bitmap words of a batch's lookups into the
@@ -634,9 +637,19 @@ func appendWords[ID uint32 | uint64](x *rankIndex, offs []uint64, c []byte) []ui
 // at once, 30.4 with 32, 12.8 with each prefetched 16 lookups ahead,
 // against 86.1 with none and 8.3 for the multiplies alone.
 type wordWindow struct {
-	offs []uint64 // byte offsets in the index's words, one per lookup
-	next int      // the first offset not prefetched
-	used int      // the lookups made or passed
+	ids   []uint64 // the IDs of the batch's arrays' elements
+	offs  []uint64 // byte offsets in the index's words, one per lookup
+	taken int      // the IDs taken (elements)
+	next  int      // the first offset not prefetched
+	used  int      // the lookups made or passed
+}
+
+// elements returns the next n IDs of the window (windowArrays): those of
+// the elements of the batch's next object array, of n elements.
+func (w *wordWindow) elements(n int) []uint64 {
+	e := w.ids[w.taken : w.taken+n : w.taken+n]
+	w.taken += n
+	return e
 }
 
 // windowAhead is how many lookups ahead of the next a wordWindow

@@ -126,8 +126,7 @@ func (p *pass2) directObjects(rd *reader, heads []hprof.ObjectHead, data []byte,
 		case hprof.SubInstanceDump:
 			err = p.directInstance(rd, h.Offset, h.ClassID, h.StackTrace, h.Contents(data, base, p.idSize))
 		case hprof.SubObjectArrayDump:
-			p.elems = hprof.AppendIDs(p.elems[:0], h.Contents(data, base, p.idSize), p.idSize)
-			err = p.directObjectArray(rd, h.ClassID, h.StackTrace, p.elems)
+			err = p.directObjectArray(rd, h.ClassID, h.StackTrace, p.window.elements(int(h.Length)))
 		default:
 			err = p.directPrimitiveArray(h.Tag, h.ElemType, h.Length, h.StackTrace)
 		}

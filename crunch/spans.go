@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
-	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -261,7 +260,6 @@ type spanWorker struct {
 	seen   recentClasses
 	picks  []workerPicks // by class index
 	vals   []uint64
-	elems  []uint64           // an object array's elements, when skimmed
 	heads  []hprof.ObjectHead // objects skimmed
 	s      hprof.SubRecord
 	r      hprof.Reader // of the record being cut, reused
@@ -415,17 +413,18 @@ func (wk *spanWorker) skimmed(c *spanCursor, heads []hprof.ObjectHead, data []by
 	for i := range heads {
 		h := &heads[i]
 		var contents []byte
+		var elems []uint64
 		switch h.Tag {
 		case hprof.SubInstanceDump:
 			contents = h.Contents(data, base, wk.st.idSize)
-		case hprof.SubObjectArrayDump: // elements read as they are resolved (add)
-			contents = h.Contents(data, base, wk.st.idSize)
+		case hprof.SubObjectArrayDump: // elements read by windowArrays
+			elems = wk.window.elements(int(h.Length))
 		}
 		starts := c.clk.next()
 		// Most objects go on the run before them (object's first case),
 		// which a run, once begun, always holds.
 		if cur := c.cur; !starts && cur != nil && cur.run != nil && cur.trace == h.StackTrace {
-			if !wk.add(cur.run, h, contents, nil, c.clk.chunk) {
+			if !wk.add(cur.run, h, contents, elems, c.clk.chunk) {
 				cur.to = h.Offset
 				c.cur = c.o.gap(h.Offset)
 			}
@@ -435,7 +434,7 @@ func (wk *spanWorker) skimmed(c *spanCursor, heads []hprof.ObjectHead, data []by
 		if c.cur != nil {
 			c.cur.to = h.Offset
 		}
-		if !wk.object(c, h, contents, nil, false, starts) {
+		if !wk.object(c, h, contents, elems, false, starts) {
 			c.o.gap(h.Offset).to = c.end
 			return false
 		}
@@ -456,9 +455,9 @@ type spanCursor struct {
 }
 
 // object adds the object of head h to the run at c, or to a gap: data
-// is an instance's fields or an object array's elements as the dump
-// holds them, elems an object array's elements read (where data is nil)
-// unless pending (read in pieces); starts, that it starts a chunk. It reports
+// is an instance's fields as the dump holds them, elems an object array's
+// elements read, unless pending (read in pieces); starts, that it starts
+// a chunk. It reports
 // false if the object's dense ID is not known, where the rest of the
 // span is left to pass 2's goroutine.
 func (wk *spanWorker) object(c *spanCursor, h *hprof.ObjectHead, data []byte, elems []uint64, pending, starts bool) bool {
@@ -530,15 +529,7 @@ func (wk *spanWorker) add(run *bmd.ObjectRun, h *hprof.ObjectHead, data []byte, 
 	case hprof.SubInstanceDump:
 		return wk.instance(run, h.ClassID, data, chunk)
 	case hprof.SubObjectArrayDump:
-		if data != nil {
-			var ok bool
-			if elems, ok = wk.readElements(data); !ok {
-				return false
-			}
-		} else if !wk.resolveElements(elems) {
-			return false
-		}
-		return wk.objectArray(run, h.ClassID, elems, chunk)
+		return wk.resolveElements(elems) && wk.objectArray(run, h.ClassID, elems, chunk)
 	}
 	return run.PrimitiveArray(bmd.Type(h.ElemType), h.Length, h.Tag == hprof.SubPrimitiveArrayNoData)
 }
@@ -600,86 +591,32 @@ func (wk *spanWorker) instance(run *bmd.ObjectRun, classID uint64, data []byte, 
 
 // resolveElements turns an object array's elements, HPROF IDs, into
 // dense IDs in place, and reports whether all are objects of the dump
-// (or null).
+// (or null). It resolves them a stretch at a time, the window's
+// prefetches ahead of them (skimmed, windowArrays; for an array read
+// with NextSub, the window has none left or prefetches the words of a
+// batch left to pass 2's goroutine, which do no harm). Where a lookup
+// fails, the window counts the rest of its stretch only, and prefetches
+// behind the lookups for the rest of its batch: such an array goes to
+// pass 2's goroutine, as the rest of the span mostly does. Its loop is
+// written out (lookup inlined by the profile), as directInstance's.
+//
+//go:noinline
 func (wk *spanWorker) resolveElements(elems []uint64) bool {
 	x, base := wk.st.rank, wk.st.objBase
-	for i, v := range elems {
-		if v != 0 {
-			if o, ok := x.lookup(v); ok {
-				elems[i] = base + uint64(o)
-			} else if elems[i], ok = wk.st.known(v); !ok {
-				return false
+	for from := 0; from < len(elems); from += windowStep {
+		to := min(from+windowStep, len(elems))
+		wk.window.advance(x, to-from)
+		for i := from; i < to; i++ {
+			if v := elems[i]; v != 0 {
+				if o, ok := x.lookup(v); ok {
+					elems[i] = base + uint64(o)
+				} else if elems[i], ok = wk.st.known(v); !ok {
+					return false
+				}
 			}
 		}
 	}
 	return true
-}
-
-// readElements is resolveElements of the elements of an object array as
-// the dump holds them (contents), each resolved as it is read, into
-// wk.elems: one loop, where reading them all first (hprof.AppendIDs)
-// and resolving them after took two (with the other changes of its
-// commit, 3.4 % fewer instructions for a crunch of the 134 MB dump with
-// pass 2 split). Its loop is written for each ID size, as directInstance's
-// are: the PGO profile inlines lookup at these calls. Written once as a
-// generic function (as touchIDs is), the committed profile inlined
-// neither (7 M more instructions split), and three profiles made for it
-// cost one goroutine 0.9 to 2.1 % more (cachegrind, 2026-12-03). Not
-// inlined, for its lookups to be (see instance).
-//
-//go:noinline
-func (wk *spanWorker) readElements(contents []byte) ([]uint64, bool) {
-	n := len(contents) / wk.st.idSize
-	elems := slices.Grow(wk.elems[:0], n)[:n]
-	wk.elems = elems
-	x, base := wk.st.rank, wk.st.objBase
-	// A stretch of elements at a time, the window's prefetches ahead of
-	// them (skimmed). Where a lookup fails, the window counts the rest of
-	// its stretch only, and prefetches behind the lookups for the rest of
-	// its batch: such an array goes to pass 2's goroutine, as the rest of
-	// the span mostly does.
-	if wk.st.idSize == 4 {
-		for from := 0; from < n; from += windowStep {
-			to := min(from+windowStep, n)
-			wk.window.advance(x, to-from)
-			for i := from; i < to; i++ {
-				if len(contents) < 4 {
-					break
-				}
-				v := uint64(binary.BigEndian.Uint32(contents))
-				contents = contents[4:]
-				if v != 0 {
-					if o, ok := x.lookup(v); ok {
-						v = base + uint64(o)
-					} else if v, ok = wk.st.known(v); !ok {
-						return nil, false
-					}
-				}
-				elems[i] = v
-			}
-		}
-		return elems, true
-	}
-	for from := 0; from < n; from += windowStep {
-		to := min(from+windowStep, n)
-		wk.window.advance(x, to-from)
-		for i := from; i < to; i++ {
-			if len(contents) < 8 {
-				break
-			}
-			v := binary.BigEndian.Uint64(contents)
-			contents = contents[8:]
-			if v != 0 {
-				if o, ok := x.lookup(v); ok {
-					v = base + uint64(o)
-				} else if v, ok = wk.st.known(v); !ok {
-					return nil, false
-				}
-			}
-			elems[i] = v
-		}
-	}
-	return elems, true
 }
 
 // objectArray adds an object array whose elements (dense IDs, or 0) and
