@@ -582,11 +582,18 @@ func (x *rankIndex) touch(vals []uint64, refAt []uint32) uint64 {
 //go:noinline
 func (x *rankIndex) windowArrays(w *wordWindow, heads []hprof.ObjectHead, data []byte, base int64, idSize int) {
 	w.ids, w.offs, w.taken, w.next, w.used = w.ids[:0], w.offs[:0], 0, 0, 0
+	if cap(w.arrays) < len(heads) {
+		w.arrays = make([]int32, len(heads))
+	}
+	arrays, n := w.arrays[:len(heads)], 0
 	for i := range heads {
-		h := &heads[i]
-		if h.Tag != hprof.SubObjectArrayDump {
-			continue
+		arrays[n] = int32(i)
+		if heads[i].Tag == hprof.SubObjectArrayDump {
+			n++
 		}
+	}
+	for _, i := range arrays[:n] {
+		h := &heads[i]
 		c := h.Contents(data, base, idSize)
 		if idSize == 4 {
 			w.ids, w.offs = appendWords[uint32](x, w.ids, w.offs, c)
@@ -637,11 +644,12 @@ func appendWords[ID uint32 | uint64](x *rankIndex, ids, offs []uint64, c []byte)
 // at once, 30.4 with 32, 12.8 with each prefetched 16 lookups ahead,
 // against 86.1 with none and 8.3 for the multiplies alone.
 type wordWindow struct {
-	ids   []uint64 // the IDs of the batch's arrays' elements
-	offs  []uint64 // byte offsets in the index's words, one per lookup
-	taken int      // the IDs taken (elements)
-	next  int      // the first offset not prefetched
-	used  int      // the lookups made or passed
+	ids    []uint64 // the IDs of the batch's arrays' elements
+	arrays []int32  // the places of the batch's arrays among its heads
+	offs   []uint64 // byte offsets in the index's words, one per lookup
+	taken  int      // the IDs taken (elements)
+	next   int      // the first offset not prefetched
+	used   int      // the lookups made or passed
 }
 
 // elements returns the next n IDs of the window (windowArrays): those of
