@@ -36,7 +36,7 @@ type pass2 struct {
 
 	frames []uint64
 	split  *splitter  // spans written on other goroutines, or nil
-	window wordWindow // the index words of a batch's arrays (directObjects)
+	window wordWindow // a batch's arrays' elements and their index words (directObjects)
 
 	topCount, topBytes, subCount [256]int64 // by tag, for Stats
 	rawLeftOut                   [256]int64 // top-level records left out (rawKept), by tag

@@ -633,9 +633,10 @@ func appendWords[ID uint32 | uint64](x *rankIndex, ids, offs []uint64, c []byte)
 	return ids, offs
 }
 
-// A wordWindow brings the bitmap words of a batch's lookups into the
+// A wordWindow holds the IDs of the elements of a batch's object arrays
+// (windowArrays), and brings the bitmap words of their lookups into the
 // processor's caches a few lookups ahead of each (windowAhead), where the
-// processor can prefetch; elsewhere it does nothing. All of a batch's
+// processor can prefetch; elsewhere it only holds the IDs. All of a batch's
 // words prefetched at once (up to 128 at a time, wordToucher), most were
 // not there when looked up: on the VM of 2026-12-04 (AMD EPYC, 150 ns to
 // memory) a processor given more prefetches than it has misses in flight

@@ -646,7 +646,8 @@ func TestWordOf(t *testing.T) {
 }
 
 // checkWindow checks windowArrays on arrays of the IDs ids, all of index
-// x, and odd, any: one offset per element, that of the word of each ID of
+// x, and odd, any: each array's IDs, as elements gives them, and one
+// offset per element, that of the word of each ID of
 // ids, never one out of the bitmap; and that advancing the window by a
 // stretch at a time prefetches each offset once, windowAhead lookups
 // ahead at most and fewer than windowMin short of it, the batch's last
@@ -657,6 +658,14 @@ func checkWindow(t *testing.T, name string, x *rankIndex, ids, odd []uint64) {
 	heads, data := arrayHeads(all, 5)
 	var w wordWindow
 	x.windowArrays(&w, heads, data, 0, 8)
+	for i, h := range heads { // each array takes its own IDs, in order
+		if got, want := w.elements(int(h.Length)), all[5*i:5*i+int(h.Length)]; !slices.Equal(got, want) {
+			t.Fatalf("%s: array %d's elements %#x, want %#x", name, i, got, want)
+		}
+	}
+	if w.taken != len(all) {
+		t.Fatalf("%s: %d IDs taken of %d", name, w.taken, len(all))
+	}
 	if !canPrefetch {
 		if len(w.offs) != 0 {
 			t.Errorf("%s: %d offsets where nothing is prefetched", name, len(w.offs))
