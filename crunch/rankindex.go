@@ -638,12 +638,13 @@ func appendWords[ID uint32 | uint64](x *rankIndex, ids, offs []uint64, c []byte)
 // processor's caches a few lookups ahead of each (windowAhead), where the
 // processor can prefetch; elsewhere it only holds the IDs. All of a batch's
 // words prefetched at once (up to 128 at a time, wordToucher), most were
-// not there when looked up: on the VM of 2026-12-04 (AMD EPYC, 150 ns to
-// memory) a processor given more prefetches than it has misses in flight
-// drops the rest. In a C loop of random lookups into 40 MB, with 10
-// dependent multiplies after each: 41.6 ns a lookup with 128 prefetched
-// at once, 30.4 with 32, 12.8 with each prefetched 16 lookups ahead,
-// against 86.1 with none and 8.3 for the multiplies alone.
+// not there when looked up on the VM of 2026-12-04 (AMD EPYC, 150 ns to
+// memory), likely more prefetches than the processor has room for misses
+// in flight (that VM has no counters to check). In a C loop of random
+// lookups into 40 MB, with 10 dependent multiplies after each: 41.6 ns a
+// lookup with 128 prefetched at once, 30.4 with 32, 12.8 with each
+// prefetched 16 lookups ahead, against 86.1 with none and 8.3 for the
+// multiplies alone.
 type wordWindow struct {
 	ids    []uint64 // the IDs of the batch's arrays' elements
 	arrays []int32  // the places of the batch's arrays among its heads
