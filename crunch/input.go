@@ -140,11 +140,12 @@ const (
 	// readAt: through a buffer on the passes' goroutines, and at offsets
 	// (ReadAt) on the goroutines they split their work with, each part
 	// read into a buffer of its own: where mapped pages cost much
-	// (mappedPays) or the cores are far apart. On the VM of 2026-12-02,
-	// whose mapped pages cost three times as much to read as a buffer
-	// filled from the page cache and whose cores were 440 ns apart,
-	// crunch of the 134 MB dump took 0.275 s (median of 10 alternating
-	// runs) against 0.356 s on one goroutine, and of the 1.3 GB JDK 17
+	// (mappedPays; until the twenty-first session, 2026-12-04, also where
+	// the cores were far apart: wayOf). On the VM of 2026-12-02, whose
+	// mapped pages cost three times as much to read as a buffer filled
+	// from the page cache and whose cores were 440 ns apart, crunch of
+	// the 134 MB dump took 0.275 s (median of 10 alternating runs)
+	// against 0.356 s on one goroutine, and of the 1.3 GB JDK 17
 	// dump 1.37 s against 2.03 s: docs/measurements.md, "Read at
 	// offsets".
 	readAt
@@ -155,13 +156,22 @@ const (
 )
 
 // wayOf says how crunch reads its input src: a large file whose passes
-// may split their work with another core (cores.SplitCores) mapped where
-// the cores share their data cheaply (Near) and reading the file mapped
-// costs about what reading it through a buffer does (mappedPays), else
-// at offsets, readAtUnanswered where the probe of the cores got no
+// may split their work with another core (cores.SplitCores: the other
+// core answered the probe, near or far) mapped where reading the file
+// mapped costs about what reading it through a buffer does (mapPays),
+// else at offsets, readAtUnanswered where the probe of the cores got no
 // answer; other inputs, and a file whose passes run on one core, through
-// a buffer. HEAPCRUNCH_SPLIT=on maps it without asking mappedPays. Tests
+// a buffer. HEAPCRUNCH_SPLIT=on maps it without asking mapPays. Tests
 // change it.
+//
+// Until the twenty-first session (2026-12-04) a file was mapped only
+// where the cores were near. On the Zen 4 VM of that day, whose probe
+// finds its cores far (about 330 ns) in some minutes and near (about 50
+// ns) in others, its mapped pages cheap in both, mapping where the probe
+// found them far took 138.2 against 155.2 ms at offsets on the 134 MB
+// dump (medians of 91 pairs of runs, faster in 89) and 1,006.7 against
+// 1,110.4 ms on big-1300m.hprof (43 pairs, faster in 42):
+// docs/measurements.md, "Mapped where the cores are far".
 var wayOf = func(src io.ReadSeeker) readWay {
 	forced := os.Getenv(cores.SplitEnv) == "on"
 	f, size := largeFile(src)
@@ -173,13 +183,16 @@ var wayOf = func(src io.ReadSeeker) readWay {
 		return readBuffered
 	case cores.Unanswered:
 		return readAtUnanswered
-	case cores.Near:
-		if forced || mappedPays(f, size) {
+	case cores.Near, cores.Far:
+		if forced || mapPays(f, size) {
 			return readMapped
 		}
 	}
 	return readAt
 }
+
+// mapPays is mappedPays; tests change it.
+var mapPays = mappedPays
 
 // minMapBytes is the size under which a dump is read through a buffer
 // without a probe: its pass 2 is not split (a dump of 16 MiB holds about

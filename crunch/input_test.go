@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -202,48 +201,52 @@ func TestMappedPays(t *testing.T) {
 // the cores, and a larger one where there is one core for Go; else the
 // cores are probed: with no answer in time (the other core busy, or
 // stopped a while) at offsets, pass 2 then splitting only where pass 1
-// measures enough cores (readAtUnanswered); with the cores far apart at
-// offsets, with them
-// near mapped or at offsets, as mappedPays finds on this machine (at
-// offsets on a system that maps no files). HEAPCRUNCH_SPLIT=on maps it
-// whatever its size or the probe, and "off" reads it through a buffer.
+// measures enough cores (readAtUnanswered); with an answer, near or far,
+// mapped where mapped pages are cheap (mapPays, asked only then) and at
+// offsets where they are not (mappedPays says so on a system that maps no
+// files, and openInput reads at offsets a file it fails to map).
+// HEAPCRUNCH_SPLIT=on maps it whatever its size or the probe, and "off"
+// reads it through a buffer.
 func TestWayOf(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
 	defer func(p func() (time.Duration, error)) { cores.Probe = p }(cores.Probe)
-	probed := false
+	defer func(m func(*os.File, int64) bool) { mapPays = m }(mapPays)
+	probed, asked := false, false
 	near := func() (time.Duration, error) { probed = true; return 60 * time.Nanosecond, nil }
 	far := func() (time.Duration, error) { probed = true; return 430 * time.Nanosecond, nil }
 	busy := func() (time.Duration, error) { probed = true; return 0, cores.ErrSlow }
+	cheap := func(*os.File, int64) bool { asked = true; return true }
+	dear := func(*os.File, int64) bool { asked = true; return false }
 	small, large := writeTemp(t, "small", make([]byte, 1<<20)), writeTemp(t, "large", make([]byte, minMapBytes))
 	open := func(p string) io.ReadSeeker { return openMapped(t, p) }
-	largeNear := []readWay{readMapped, readAt}
-	if !canMap {
-		largeNear = []readWay{readAt}
-	}
 	for _, c := range []struct {
 		name   string
 		src    func() io.ReadSeeker
 		env    string
 		procs  int
 		probe  func() (time.Duration, error)
-		want   []readWay
+		pays   func(*os.File, int64) bool
+		want   readWay
 		probes bool
+		asks   bool
 	}{
-		{"bytes", func() io.ReadSeeker { return bytes.NewReader(make([]byte, minMapBytes)) }, "", 2, near, []readWay{readBuffered}, false},
-		{"small file", func() io.ReadSeeker { return open(small) }, "", 2, near, []readWay{readBuffered}, false},
-		{"large file, far cores", func() io.ReadSeeker { return open(large) }, "", 2, far, []readWay{readAt}, true},
-		{"large file, busy core", func() io.ReadSeeker { return open(large) }, "", 2, busy, []readWay{readAtUnanswered}, true},
-		{"large file, one core", func() io.ReadSeeker { return open(large) }, "", 1, near, []readWay{readBuffered}, false},
-		{"large file, near cores", func() io.ReadSeeker { return open(large) }, "", 2, near, largeNear, true},
-		{"small file, split on", func() io.ReadSeeker { return open(small) }, "on", 2, far, []readWay{readMapped}, false},
-		{"large file, split off", func() io.ReadSeeker { return open(large) }, "off", 2, near, []readWay{readBuffered}, false},
+		{"bytes", func() io.ReadSeeker { return bytes.NewReader(make([]byte, minMapBytes)) }, "", 2, near, cheap, readBuffered, false, false},
+		{"small file", func() io.ReadSeeker { return open(small) }, "", 2, near, cheap, readBuffered, false, false},
+		{"large file, far cores, cheap pages", func() io.ReadSeeker { return open(large) }, "", 2, far, cheap, readMapped, true, true},
+		{"large file, far cores, dear pages", func() io.ReadSeeker { return open(large) }, "", 2, far, dear, readAt, true, true},
+		{"large file, near cores, cheap pages", func() io.ReadSeeker { return open(large) }, "", 2, near, cheap, readMapped, true, true},
+		{"large file, near cores, dear pages", func() io.ReadSeeker { return open(large) }, "", 2, near, dear, readAt, true, true},
+		{"large file, busy core", func() io.ReadSeeker { return open(large) }, "", 2, busy, cheap, readAtUnanswered, true, false},
+		{"large file, one core", func() io.ReadSeeker { return open(large) }, "", 1, near, cheap, readBuffered, false, false},
+		{"small file, split on", func() io.ReadSeeker { return open(small) }, "on", 2, far, dear, readMapped, false, false},
+		{"large file, split off", func() io.ReadSeeker { return open(large) }, "off", 2, near, cheap, readBuffered, false, false},
 	} {
 		t.Setenv(cores.SplitEnv, c.env)
 		runtime.GOMAXPROCS(c.procs)
-		cores.Probe, probed = c.probe, false
+		cores.Probe, mapPays, probed, asked = c.probe, c.pays, false, false
 		got := defaultWayOf(c.src())
-		if !slices.Contains(c.want, got) || probed != c.probes {
-			t.Errorf("%s: way %d, cores probed %v; want one of %v, probed %v", c.name, got, probed, c.want, c.probes)
+		if got != c.want || probed != c.probes || asked != c.asks {
+			t.Errorf("%s: way %d, cores probed %v, mapping asked %v; want %d, %v, %v", c.name, got, probed, asked, c.want, c.probes, c.asks)
 		}
 	}
 }

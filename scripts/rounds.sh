@@ -12,10 +12,12 @@
 #
 # Prints, per dump, its page layout (timing.sh, page_layout: as root), the
 # range of the probes, the medians and the two ratios, and crunch's median
-# page faults. READBACK=1 first drops each dump from the page cache and
-# reads it back (timing.sh, reread_pages). Wall times from
-# internal/cmd/timeit (timing.sh, time1), in ms; they include a process's
-# start and end, as a user's run does.
+# page faults, then the same medians and ratios over the rounds whose
+# probe found the cores near, and over those that found them far.
+# READBACK=1 first drops each dump from the page cache and reads it back
+# (timing.sh, reread_pages). Wall times from internal/cmd/timeit
+# (timing.sh, time1), in ms; they include a process's start and end, as
+# a user's run does.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 (($# >= 2)) || { echo "usage: scripts/rounds.sh ROUNDS DUMP.hprof..." >&2; exit 2; }
@@ -76,4 +78,19 @@ for f in "$@"; do
     echo "  medians: reading twice $read2 ms, crunch $two ms, with GOMAXPROCS=1 $one ms"
     awk -v r="$read2" -v t="$two" -v o="$one" 'BEGIN { printf "  crunch / reading twice %.2f x; one core / two %.3f x\n", t / r, o / t }'
     echo "  page faults, medians: crunch $(median "$work/$n.two.faults"), with GOMAXPROCS=1 $(median "$work/$n.one.faults")"
+    # The rounds by what the probe before them found (near: under 150 ns,
+    # internal/cores' limit; far: 150 ns or more; unanswered ones in
+    # neither): this VM's cores change state from minute to minute, and
+    # crunch reads its dump as the probe finds.
+    for state in near far; do
+        paste "$work/$n.probe" "$work/$n.read" "$work/$n.two" "$work/$n.one" |
+            awk -v s="$state" -v d="$work/$n.$state" '
+                BEGIN { printf "" > (d ".read"); printf "" > (d ".two"); printf "" > (d ".one") }
+                $1 ~ /^[0-9]+$/ && (s == "near") == ($1 < 150) { print $2 > (d ".read"); print $3 > (d ".two"); print $4 > (d ".one") }'
+        k=$(wc -l <"$work/$n.$state.two")
+        ((k > 0)) || continue
+        read2=$(median "$work/$n.$state.read") two=$(median "$work/$n.$state.two") one=$(median "$work/$n.$state.one")
+        awk -v s="$state" -v k="$k" -v r="$read2" -v t="$two" -v o="$one" 'BEGIN {
+            printf "  %s (%d rounds): reading twice %s ms, crunch %s ms, with GOMAXPROCS=1 %s ms; %.2f x, %.3f x\n", s, k, r, t, o, t / r, o / t }'
+    done
 done

@@ -188,15 +188,18 @@ const (
 // of the 134 MB dump with a shell loop on the other core, its input read
 // at offsets (2026-12-02, 6 alternating runs): 0.56 s against 0.39 s on
 // one goroutine (docs/measurements.md, "Read at offsets"). Crunch maps
-// its input only where the cores are Near (and reading the file mapped
-// costs about what reading it through a buffer does, which crunch
-// measures for the file itself): on the 134 MB dump of a 32-bit JVM, this VM
-// with its cores 430 ns apart (2026-12-02, three runs each), crunch
-// mapped took 0.42 to 0.45 s with one core, 0.31 to 0.37 s with two,
-// 0.48 to 0.51 s with the other core busy; read through a buffer 0.29 to
-// 0.30, 0.30 to 0.33 and 0.30 to 0.36 s (docs/measurements.md, "Mapped
-// or read"). Where the cores shared a cache, the mapped dump split on
-// two took 0.19 s (2026-11-28).
+// its input where the other core answers, Near or Far, and reading the
+// file mapped costs about what reading it through a buffer does, which
+// crunch measures for the file itself. Where mapped pages cost three
+// times as much (the VM of 2026-12-02, its cores 430 ns apart, the 134 MB
+// dump of a 32-bit JVM, three runs each), crunch mapped took 0.42 to 0.45
+// s with one core, 0.31 to 0.37 s with two, 0.48 to 0.51 s with the other
+// core busy; read through a buffer 0.29 to 0.30, 0.30 to 0.33 and 0.30 to
+// 0.36 s (docs/measurements.md, "Mapped or read"). Where the cores shared
+// a cache, the mapped dump split on two took 0.19 s (2026-11-28); where
+// mapped pages are cheap and the cores far (the Zen 4 VM of 2026-12-04,
+// about 330 ns), 138.2 against 155.2 ms read at offsets
+// (docs/measurements.md, "Mapped where the cores are far").
 func SplitCores() Probed {
 	if !Split(math.MaxUint64) {
 		return NoSplit
