@@ -29,6 +29,10 @@ shift 4
 [[ $tool == crunch || $tool == decrunch ]] || { echo "ab: tool must be crunch or decrunch, got '$tool'" >&2; exit 2; }
 [[ $rounds =~ ^[0-9]+$ ]] || { echo "ab: ROUNDS must be a number, got '$rounds'" >&2; exit 2; }
 for f in "$@"; do [[ -r $f ]] || { echo "ab: cannot read $f" >&2; exit 2; }; done
+case ${CORES:-} in
+"" | near | far | any) ;;
+*) echo "ab: CORES must be near (the default), far or any, got '$CORES'" >&2; exit 2 ;;
+esac
 work="$(mktemp -d)"
 trap 'git -C "$root" worktree remove --force "$work/tree" 2>/dev/null || true; rm -rf "$work"' EXIT
 source "$root/scripts/timing.sh"
