@@ -457,9 +457,8 @@ type spanCursor struct {
 // object adds the object of head h to the run at c, or to a gap: data
 // is an instance's fields as the dump holds them, elems an object array's
 // elements read, unless pending (read in pieces); starts, that it starts
-// a chunk. It reports
-// false if the object's dense ID is not known, where the rest of the
-// span is left to pass 2's goroutine.
+// a chunk. It reports false if the object's dense ID is not known, where
+// the rest of the span is left to pass 2's goroutine.
 func (wk *spanWorker) object(c *spanCursor, h *hprof.ObjectHead, data []byte, elems []uint64, pending, starts bool) bool {
 	o := c.o
 	if c.self == 0 {

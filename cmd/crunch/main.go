@@ -67,9 +67,10 @@ records (another program's work), the second runs on one. Other inputs
 (a smaller dump, a pipe, a compressed dump, one core) are read through a
 buffer, and reading and writing share the work of the second pass in a
 pipeline if a cache line goes to the other core and back in under 150 ns
-(the cores share a cache, and the other one is not busy). The BMD file is the same either way. HEAPCRUNCH_SPLIT=on or off
-forces the split (and the mapping) or none, and HEAPCRUNCH_PIPELINE=on
-or off the pipeline or one core.
+(the cores share a cache, and the other one is not busy). The BMD file
+is the same either way. HEAPCRUNCH_SPLIT=on or off forces the split (and
+the mapping) or none, and HEAPCRUNCH_PIPELINE=on or off the pipeline or
+one core.
 
 Exit codes: 0 done; 1 bad input or failed conversion (no output file is
 left behind); 2 usage error; 128+N ended by signal N, after removing temporary
