@@ -30,7 +30,7 @@ timeit_build "$work"
 report() {
     local name=$1; shift
     timed "$work/all" "$@"
-    read -r s kb faults < <(best "$work/all")
+    read -r s kb faults _ < <(best "$work/all")
     printf "%-28s %6.3f s, %5d MB peak RSS, %6d page faults\n" "$name:" "$s" "$((kb / 1024))" "$faults"
 }
 

@@ -11,9 +11,10 @@
 #   scripts/rounds.sh ROUNDS DUMP.hprof...
 #
 # Prints, per dump, its page layout (timing.sh, page_layout: as root), the
-# range of the probes, the medians and the two ratios, and crunch's median
-# page faults, then the same medians and ratios over the rounds whose
-# probe found the cores near, and over those that found them far.
+# range of the probes, the medians and the two ratios, crunch's median
+# page faults, and its median processor time and cores kept busy (busy,
+# below), then the same medians and ratios over the rounds whose probe
+# found the cores near, and over those that found them far.
 # READBACK=1 first drops each dump from the page cache and reads it back
 # (timing.sh, reread_pages). Wall times from internal/cmd/timeit
 # (timing.sh, time1), in ms; they include a process's start and end, as
@@ -45,17 +46,36 @@ ms() {
     time1 "$work/ms" "$@"
     awk '{ printf "%.3f\n", $1 * 1000 }' "$work/ms" >>"$out"
     awk '{ print $3 }' "$work/ms" >>"$out.faults"
+    awk '{ printf "%.3f\n", $4 * 1000 }' "$work/ms" >>"$out.cpu"
 }
 
 # median FILE: the median of FILE's numbers, one a line.
 median() { sort -g "$1" | awk '{ v[NR] = $1 } END { printf "%.1f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+# busy TWO ONE [INDENT]: prints the medians of the processor time (user
+# and system, all threads: timeit) of the two-core runs, whose times are
+# in TWO, and of the one-core runs, in ONE, and of the cores each kept
+# busy on average (processor time over wall time, run by run). The ratio
+# of one core's wall time to two cores' is the ratio of their processor
+# times times the ratio of the cores they kept busy: where one core takes
+# about the processor time that two take together, as crunch does, the
+# wall-time ratio is about the cores that two cores keep busy.
+busy() {
+    local two=$1 one=$2 ind=${3:-}
+    paste "$two" "$two.cpu" | awk '{ printf "%.4f\n", $2 / $1 }' >"$two.busy"
+    paste "$one" "$one.cpu" | awk '{ printf "%.4f\n", $2 / $1 }' >"$one.busy"
+    awk -v i="$ind" -v t="$(median "$two.cpu")" -v o="$(median "$one.cpu")" \
+        -v bt="$(sort -g "$two.busy" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')" \
+        -v bo="$(sort -g "$one.busy" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')" 'BEGIN {
+        printf "%s  processor time, medians: crunch %.1f ms (%.2f cores busy), with GOMAXPROCS=1 %.1f ms (%.2f); one core / two %.3f x\n", i, t, bt, o, bo, o / t }'
+}
 
 n=0
 for f in "$@"; do
     reread_pages "$f"
     cat "$f" >/dev/null
     n=$((n + 1))
-    for k in probe read two one; do : >"$work/$n.$k"; : >"$work/$n.$k.faults"; done
+    for k in probe read two one; do : >"$work/$n.$k"; : >"$work/$n.$k.faults"; : >"$work/$n.$k.cpu"; done
 done
 for _ in $(seq "$rounds"); do
     n=0
@@ -78,6 +98,7 @@ for f in "$@"; do
     echo "  medians: reading twice $read2 ms, crunch $two ms, with GOMAXPROCS=1 $one ms"
     awk -v r="$read2" -v t="$two" -v o="$one" 'BEGIN { printf "  crunch / reading twice %.2f x; one core / two %.3f x\n", t / r, o / t }'
     echo "  page faults, medians: crunch $(median "$work/$n.two.faults"), with GOMAXPROCS=1 $(median "$work/$n.one.faults")"
+    busy "$work/$n.two" "$work/$n.one"
     # The rounds by what the probe before them found (near: under 150 ns,
     # internal/cores' limit; far: 150 ns or more; unanswered ones in
     # neither): this VM's cores change state from minute to minute, and
@@ -92,5 +113,10 @@ for f in "$@"; do
         read2=$(median "$work/$n.$state.read") two=$(median "$work/$n.$state.two") one=$(median "$work/$n.$state.one")
         awk -v s="$state" -v k="$k" -v r="$read2" -v t="$two" -v o="$one" 'BEGIN {
             printf "  %s (%d rounds): reading twice %s ms, crunch %s ms, with GOMAXPROCS=1 %s ms; %.2f x, %.3f x\n", s, k, r, t, o, t / r, o / t }'
+        paste "$work/$n.probe" "$work/$n.two.cpu" "$work/$n.one.cpu" |
+            awk -v s="$state" -v d="$work/$n.$state" '
+                BEGIN { printf "" > (d ".two.cpu"); printf "" > (d ".one.cpu") }
+                $1 ~ /^[0-9]+$/ && (s == "near") == ($1 < 150) { print $2 > (d ".two.cpu"); print $3 > (d ".one.cpu") }'
+        busy "$work/$n.$state.two" "$work/$n.$state.one" "  "
     done
 done

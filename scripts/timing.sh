@@ -14,10 +14,11 @@ timeit_build() {
 }
 
 # time1 OUT CMD...: runs CMD once, its standard output discarded, and
-# appends to OUT a "seconds KB faults" line (internal/cmd/timeit): the wall
-# time from just before CMD's process starts to just after it ends, the
-# peak RSS and the minor page faults (each the first touch of a page of
-# memory: dear on some VMs, and unlike the time the same from run to run).
+# appends to OUT a "seconds KB faults cpu" line (internal/cmd/timeit): the
+# wall time from just before CMD's process starts to just after it ends,
+# the peak RSS, the minor page faults (each the first touch of a page of
+# memory: dear on some VMs, and unlike the time the same from run to run)
+# and the processor time of all its threads, user and system, in seconds.
 # Returns CMD's exit status. Until 2026-12-04 it took the time with `date`
 # around /usr/bin/time, which added 8.6 ms to every command (timeit's doc).
 time1() {

@@ -1,9 +1,12 @@
 // Command timeit runs a command, its standard output discarded, and
-// appends to a file a line "SECONDS KB FAULTS": its wall time, from just
-// before the process is started to just after it is waited for, its peak
-// resident memory in KB and its minor page faults (each the first touch
-// of a page of memory), from the system's account of the child. It exits
-// with the command's status (128+N where a signal N ended it).
+// appends to a file a line "SECONDS KB FAULTS CPU": its wall time, from
+// just before the process is started to just after it is waited for, its
+// peak resident memory in KB, its minor page faults (each the first touch
+// of a page of memory) and the processor time its threads took, user and
+// system, in seconds, from the system's account of the child. The
+// processor time over the wall time is how many cores the command kept
+// busy on average (scripts/rounds.sh). It exits with the command's status
+// (128+N where a signal N ended it).
 //
 //	go run ./internal/cmd/timeit OUT CMD [ARG...]
 //
@@ -62,14 +65,15 @@ func run(args []string) int {
 // measurement is what timeit measures of one run.
 type measurement struct {
 	wall   time.Duration
-	maxKB  int64 // peak resident set, KB
-	faults int64 // minor page faults
+	maxKB  int64         // peak resident set, KB
+	faults int64         // minor page faults
+	cpu    time.Duration // processor time, user and system
 }
 
-// String returns the line timeit appends: seconds to the microsecond, KB
-// and faults.
+// String returns the line timeit appends: seconds to the microsecond, KB,
+// faults and processor seconds to the microsecond.
 func (m measurement) String() string {
-	return fmt.Sprintf("%.6f %d %d", m.wall.Seconds(), m.maxKB, m.faults)
+	return fmt.Sprintf("%.6f %d %d %.6f", m.wall.Seconds(), m.maxKB, m.faults, m.cpu.Seconds())
 }
 
 // measure runs cmd, its standard output discarded (/dev/null), its
@@ -94,7 +98,7 @@ func measure(cmd []string) (measurement, int, error) {
 	if err != nil && !errors.As(err, &exit) {
 		return measurement{}, 0, err
 	}
-	m := measurement{wall: wall}
+	m := measurement{wall: wall, cpu: c.ProcessState.UserTime() + c.ProcessState.SystemTime()}
 	m.maxKB, m.faults = usage(c.ProcessState)
 	return m, status(c.ProcessState), nil
 }

@@ -30,7 +30,8 @@ func TestRunMeasures(t *testing.T) {
 	}
 	out := filepath.Join(t.TempDir(), "times")
 	// A command that sleeps 50 ms, writes to standard output (discarded)
-	// and touches some memory: its line says at least that much.
+	// and touches some memory: its line says at least that much, and that
+	// it kept no core busy for most of its time.
 	if st := run([]string{out, sh, "-c", "sleep 0.05; echo discarded"}); st != 0 {
 		t.Fatalf("status %d, want 0", st)
 	}
@@ -40,25 +41,38 @@ func TestRunMeasures(t *testing.T) {
 	if st := run([]string{out, sh, "-c", "kill -TERM $$"}); st != 143 {
 		t.Errorf("status %d for SIGTERM, want 143", st)
 	}
-	ls := lines(t, out)
-	if len(ls) != 3 {
-		t.Fatalf("%d lines, want 3 (one a run, the failed ones too): %q", len(ls), ls)
+	// A shell counting: busy on a core for most of its time.
+	if st := run([]string{out, sh, "-c", "i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done"}); st != 0 {
+		t.Fatalf("busy loop: status %d, want 0", st)
 	}
+	ls := lines(t, out)
+	if len(ls) != 4 {
+		t.Fatalf("%d lines, want 4 (one a run, the failed ones too): %q", len(ls), ls)
+	}
+	num := make([][]float64, len(ls))
 	for i, l := range ls {
-		if len(l) != 3 {
-			t.Fatalf("line %d: %q, want seconds, KB and faults", i, l)
+		if len(l) != 4 {
+			t.Fatalf("line %d: %q, want seconds, KB, faults and processor seconds", i, l)
 		}
 		for _, f := range l {
-			if _, err := strconv.ParseFloat(f, 64); err != nil {
+			v, err := strconv.ParseFloat(f, 64)
+			if err != nil {
 				t.Errorf("line %d: %q is not a number", i, f)
 			}
+			num[i] = append(num[i], v)
 		}
 		if kb, _ := strconv.Atoi(l[1]); kb <= 0 {
 			t.Errorf("line %d: peak RSS %s KB", i, l[1])
 		}
 	}
-	if s, _ := strconv.ParseFloat(ls[0][0], 64); s < 0.05 || s > 5 {
+	if s := num[0][0]; s < 0.05 || s > 5 {
 		t.Errorf("a 50 ms sleep measured %v s", s)
+	}
+	if s, cpu := num[0][0], num[0][3]; cpu < 0 || cpu > s/2 {
+		t.Errorf("a 50 ms sleep measured %v s of processor time in %v s", cpu, s)
+	}
+	if s, cpu := num[3][0], num[3][3]; cpu < s/2 || cpu > 2*s {
+		t.Errorf("a busy loop measured %v s of processor time in %v s (one core: about the same)", cpu, s)
 	}
 }
 
