@@ -141,7 +141,9 @@ const (
 	// (ReadAt) on the goroutines they split their work with, each part
 	// read into a buffer of its own: where mapped pages cost much
 	// (mappedPays; until the twenty-first session, 2026-12-04, also where
-	// the cores were far apart: wayOf). On the VM of 2026-12-02, whose
+	// the cores were far apart: wayOf), and since the twenty-second
+	// (2026-12-05) where the cores are near and the file's pages are not
+	// mapped 2 MiB at a time (faultsCheaper). On the VM of 2026-12-02, whose
 	// mapped pages cost three times as much to read as a buffer filled
 	// from the page cache and whose cores were 440 ns apart, crunch of
 	// the 134 MB dump took 0.275 s (median of 10 alternating runs)
@@ -158,10 +160,11 @@ const (
 // wayOf says how crunch reads its input src: a large file whose passes
 // may split their work with another core (cores.SplitCores: the other
 // core answered the probe, near or far) mapped where reading the file
-// mapped costs about what reading it through a buffer does (mapPays),
-// else at offsets, readAtUnanswered where the probe of the cores got no
-// answer; other inputs, and a file whose passes run on one core, through
-// a buffer. HEAPCRUNCH_SPLIT=on maps it without asking mapPays. Tests
+// mapped pays (mapPays: with the cores far, mapped pages cost at most
+// half as much again as a buffer's; with them near, their page faults at
+// most a quarter of a buffer's copy), else at offsets, readAtUnanswered where the probe of the cores got no answer;
+// other inputs, and a file whose passes run on one core, through a
+// buffer. HEAPCRUNCH_SPLIT=on maps it without asking mapPays. Tests
 // change it.
 //
 // Until the twenty-first session (2026-12-04) a file was mapped only
@@ -171,7 +174,12 @@ const (
 // found them far took 138.2 against 155.2 ms at offsets on the 134 MB
 // dump (medians of 91 pairs of runs, faster in 89) and 1,006.7 against
 // 1,110.4 ms on big-1300m.hprof (43 pairs, faster in 42):
-// docs/measurements.md, "Mapped where the cores are far".
+// docs/measurements.md, "Mapped where the cores are far". Until the
+// twenty-second (2026-12-05) a file was mapped where the cores were near
+// if its mapped pages cost up to half as much again as a buffer's, as
+// where they are far; on that VM, where they cost 1.25 to 1.53 times as
+// much, reading at offsets was as fast or faster with the cores near, but
+// for a page cache of 2 MiB folios (faultsCheaper).
 var wayOf = func(src io.ReadSeeker) readWay {
 	forced := os.Getenv(cores.SplitEnv) == "on"
 	f, size := largeFile(src)
@@ -183,8 +191,12 @@ var wayOf = func(src io.ReadSeeker) readWay {
 		return readBuffered
 	case cores.Unanswered:
 		return readAtUnanswered
-	case cores.Near, cores.Far:
-		if forced || mapPays(f, size) {
+	case cores.Near:
+		if forced || mapPays(f, size, true) {
+			return readMapped
+		}
+	case cores.Far:
+		if forced || mapPays(f, size, false) {
 			return readMapped
 		}
 	}
@@ -226,8 +238,10 @@ func regularFile(src io.ReadSeeker) (*os.File, int64) {
 	return f, fi.Size()
 }
 
-// mapProbeBytes is how much of the file mappedPays reads each way, and
-// mapProbeRounds how many times: the least time of each counts, as a read
+// mapProbeBytes is how much of the file mappedPays reads each way with
+// the cores far, and the size of its buffer (with them near it reads
+// hugeProbeBytes through it, a piece at a time), and mapProbeRounds how
+// many times: the least time of each counts, as a read
 // now and then takes ten times the others (3 ms for 2 MiB where the others
 // took 0.15 to 0.35 ms; 2026-12-02). 256 KiB since 2026-12-04: with 1 MiB,
 // mappedPays took about 6 ms of each run whose cores were near (its fresh
@@ -243,11 +257,39 @@ const (
 
 // mapCheaper reports whether reading some bytes mapped, in time mapped,
 // is cheap enough against reading them through a buffer, in time read,
-// for crunch to map its input: at most half as long again. Where the
-// mapped dump took 0.42 to 0.45 s with one core and the buffer 0.29 to
-// 0.30 s, the same probe (a standalone program, 2 MiB at a time) took
-// 3.7 to 6.5 times as long mapped.
+// for crunch to map its input where the probe found the cores far: at
+// most half as long again. Where the mapped dump took 0.42 to 0.45 s with
+// one core and the buffer 0.29 to 0.30 s, the same probe (a standalone
+// program, 2 MiB at a time) took 3.7 to 6.5 times as long mapped. Where
+// it took 1.25 to 1.53 times as long (the Zen 4 VM of 2026-12-05), the
+// mapped dump was the faster with the cores far, the page cache in huge
+// folios or in small ones: 952.0 to 1,017.6 ms against 1,094.7 to 1,119.6
+// ms read at offsets on big-1300m.hprof, with 1.83 to 1.95 s of processor
+// time against 2.08 to 2.12 s (medians of pairs of runs;
+// docs/measurements.md, "Mapped or at offsets, near and far").
 func mapCheaper(read, mapped time.Duration) bool { return mapped <= read+read/2 }
+
+// faultsCheaper reports whether touching a byte of each page of some
+// bytes mapped, in time touched (their page faults), costs at most a
+// quarter of reading them through a buffer, in time read: how crunch
+// decides where the probe found the cores near. There, on the Zen 4 VM
+// of 2026-12-05, reading at offsets was as fast as mapped or faster, but
+// where the file lay in the page cache in folios of 2 MiB, each mapped
+// with one page fault: the probe's touch took 0.07 to 0.10 of the read's
+// time there, and 0.58 to 0.86 in small folios (a page fault every 64
+// KiB; 30 probes each). Read at offsets, big-1300m.hprof took 827.8
+// against 903.0 ms mapped in small folios, and 807.9 against 820.0 ms
+// with half of its pages in large folios; mapped, 773.9 against 789.5 ms
+// in 2 MiB ones, and the 134 MB dump 113.8 against 117.6 ms (medians of
+// pairs of runs; docs/measurements.md, "Mapped or at offsets, near and
+// far").
+func faultsCheaper(read, touched time.Duration) bool { return touched <= read/4 }
+
+// hugeProbeBytes is how much of the file mappedPays maps with the cores
+// near: a folio of the largest size the kernel maps with one page fault
+// (a PMD on amd64 and arm64 with 4 KiB pages), on such a boundary in the
+// file.
+const hugeProbeBytes = 2 << 20
 
 // probeSink keeps what mappedPays reads from being optimized away.
 var probeSink atomic.Uint32
@@ -256,6 +298,15 @@ var probeSink atomic.Uint32
 func touchLines(b []byte) byte {
 	var s byte
 	for i := 0; i < len(b); i += 64 {
+		s += b[i]
+	}
+	return s
+}
+
+// touchPages reads a byte of each 4 KiB of b.
+func touchPages(b []byte) byte {
+	var s byte
+	for i := 0; i < len(b); i += 4096 {
 		s += b[i]
 	}
 	return s

@@ -149,8 +149,8 @@ func TestSegmentWorkersSplit(t *testing.T) {
 	}
 }
 
-// TestMapCheaper: mapped is cheap enough at up to half as long again as
-// read through a buffer, not beyond.
+// TestMapCheaper: mapped is cheap enough, with the cores far, at up to
+// half as long again as read through a buffer, not beyond.
 func TestMapCheaper(t *testing.T) {
 	for _, c := range []struct {
 		read, mapped time.Duration
@@ -160,10 +160,31 @@ func TestMapCheaper(t *testing.T) {
 		{time.Millisecond, time.Millisecond, true},
 		{time.Millisecond, 1500 * time.Microsecond, true},
 		{time.Millisecond, 1501 * time.Microsecond, false},
-		{600 * time.Microsecond, 2300 * time.Microsecond, false}, // this VM's, 2026-12-02
+		{600 * time.Microsecond, 2300 * time.Microsecond, false}, // the VM of 2026-12-02
+		{12 * time.Microsecond, 16 * time.Microsecond, true},     // the Zen 4 VM of 2026-12-05
 	} {
 		if got := mapCheaper(c.read, c.mapped); got != c.want {
 			t.Errorf("read %v, mapped %v: %v, want %v", c.read, c.mapped, got, c.want)
+		}
+	}
+}
+
+// TestFaultsCheaper: with the cores near, the page faults of mapped bytes
+// pay at up to a quarter of the time of reading them through a buffer,
+// not beyond: those of 2 MiB folios (the Zen 4 VM of 2026-12-05, 0.07 to
+// 0.10 of the read), not those of small ones (0.58 to 0.86).
+func TestFaultsCheaper(t *testing.T) {
+	for _, c := range []struct {
+		read, touched time.Duration
+		want          bool
+	}{
+		{100 * time.Microsecond, 9 * time.Microsecond, true},
+		{100 * time.Microsecond, 25 * time.Microsecond, true},
+		{100 * time.Microsecond, 26 * time.Microsecond, false},
+		{110 * time.Microsecond, 64 * time.Microsecond, false},
+	} {
+		if got := faultsCheaper(c.read, c.touched); got != c.want {
+			t.Errorf("read %v, touched %v: %v, want %v", c.read, c.touched, got, c.want)
 		}
 	}
 }
@@ -189,11 +210,13 @@ func TestMappedPays(t *testing.T) {
 	if f == nil || got != size {
 		t.Fatalf("a file of %d bytes: largeFile gives %v, %d", size, f, got)
 	}
-	pays := mappedPays(f, got)
-	if pos, err := f.Seek(0, io.SeekCurrent); err != nil || pos != 0 {
-		t.Errorf("after the probe the file is at %d (%v), want 0", pos, err)
+	for _, near := range []bool{true, false} {
+		pays := mappedPays(f, got, near)
+		if pos, err := f.Seek(0, io.SeekCurrent); err != nil || pos != 0 {
+			t.Errorf("after the probe the file is at %d (%v), want 0", pos, err)
+		}
+		t.Logf("mapping pays on this machine, the cores near %v: %v", near, pays)
 	}
-	t.Logf("mapping pays on this machine: %v", pays)
 }
 
 // TestWayOf: crunch's choice of reading. A source that is not a file, or
@@ -202,21 +225,22 @@ func TestMappedPays(t *testing.T) {
 // cores are probed: with no answer in time (the other core busy, or
 // stopped a while) at offsets, pass 2 then splitting only where pass 1
 // measures enough cores (readAtUnanswered); with an answer, near or far,
-// mapped where mapped pages are cheap (mapPays, asked only then) and at
-// offsets where they are not (mappedPays says so on a system that maps no
-// files, and openInput reads at offsets a file it fails to map).
+// mapped where mapped pages are cheap (mapPays, asked only then, and told
+// whether the cores are near) and at offsets where they are not
+// (mappedPays says so on a system that maps no files, and openInput reads
+// at offsets a file it fails to map).
 // HEAPCRUNCH_SPLIT=on maps it whatever its size or the probe, and "off"
 // reads it through a buffer.
 func TestWayOf(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
 	defer func(p func() (time.Duration, error)) { cores.Probe = p }(cores.Probe)
-	defer func(m func(*os.File, int64) bool) { mapPays = m }(mapPays)
-	probed, asked := false, false
+	defer func(m func(*os.File, int64, bool) bool) { mapPays = m }(mapPays)
+	probed, asked, askedNear := false, false, false
 	near := func() (time.Duration, error) { probed = true; return 60 * time.Nanosecond, nil }
 	far := func() (time.Duration, error) { probed = true; return 430 * time.Nanosecond, nil }
 	busy := func() (time.Duration, error) { probed = true; return 0, cores.ErrSlow }
-	cheap := func(*os.File, int64) bool { asked = true; return true }
-	dear := func(*os.File, int64) bool { asked = true; return false }
+	cheap := func(_ *os.File, _ int64, n bool) bool { asked, askedNear = true, n; return true }
+	dear := func(_ *os.File, _ int64, n bool) bool { asked, askedNear = true, n; return false }
 	small, large := writeTemp(t, "small", make([]byte, 1<<20)), writeTemp(t, "large", make([]byte, minMapBytes))
 	open := func(p string) io.ReadSeeker { return openMapped(t, p) }
 	for _, c := range []struct {
@@ -225,28 +249,33 @@ func TestWayOf(t *testing.T) {
 		env    string
 		procs  int
 		probe  func() (time.Duration, error)
-		pays   func(*os.File, int64) bool
+		pays   func(*os.File, int64, bool) bool
 		want   readWay
 		probes bool
 		asks   bool
+		// askNear: mapPays is told that the cores are near.
+		askNear bool
 	}{
-		{"bytes", func() io.ReadSeeker { return bytes.NewReader(make([]byte, minMapBytes)) }, "", 2, near, cheap, readBuffered, false, false},
-		{"small file", func() io.ReadSeeker { return open(small) }, "", 2, near, cheap, readBuffered, false, false},
-		{"large file, far cores, cheap pages", func() io.ReadSeeker { return open(large) }, "", 2, far, cheap, readMapped, true, true},
-		{"large file, far cores, dear pages", func() io.ReadSeeker { return open(large) }, "", 2, far, dear, readAt, true, true},
-		{"large file, near cores, cheap pages", func() io.ReadSeeker { return open(large) }, "", 2, near, cheap, readMapped, true, true},
-		{"large file, near cores, dear pages", func() io.ReadSeeker { return open(large) }, "", 2, near, dear, readAt, true, true},
-		{"large file, busy core", func() io.ReadSeeker { return open(large) }, "", 2, busy, cheap, readAtUnanswered, true, false},
-		{"large file, one core", func() io.ReadSeeker { return open(large) }, "", 1, near, cheap, readBuffered, false, false},
-		{"small file, split on", func() io.ReadSeeker { return open(small) }, "on", 2, far, dear, readMapped, false, false},
-		{"large file, split off", func() io.ReadSeeker { return open(large) }, "off", 2, near, cheap, readBuffered, false, false},
+		{"bytes", func() io.ReadSeeker { return bytes.NewReader(make([]byte, minMapBytes)) }, "", 2, near, cheap, readBuffered, false, false, false},
+		{"small file", func() io.ReadSeeker { return open(small) }, "", 2, near, cheap, readBuffered, false, false, false},
+		{"large file, far cores, cheap pages", func() io.ReadSeeker { return open(large) }, "", 2, far, cheap, readMapped, true, true, false},
+		{"large file, far cores, dear pages", func() io.ReadSeeker { return open(large) }, "", 2, far, dear, readAt, true, true, false},
+		{"large file, near cores, cheap pages", func() io.ReadSeeker { return open(large) }, "", 2, near, cheap, readMapped, true, true, true},
+		{"large file, near cores, dear pages", func() io.ReadSeeker { return open(large) }, "", 2, near, dear, readAt, true, true, true},
+		{"large file, busy core", func() io.ReadSeeker { return open(large) }, "", 2, busy, cheap, readAtUnanswered, true, false, false},
+		{"large file, one core", func() io.ReadSeeker { return open(large) }, "", 1, near, cheap, readBuffered, false, false, false},
+		{"small file, split on", func() io.ReadSeeker { return open(small) }, "on", 2, far, dear, readMapped, false, false, false},
+		{"large file, split off", func() io.ReadSeeker { return open(large) }, "off", 2, near, cheap, readBuffered, false, false, false},
 	} {
 		t.Setenv(cores.SplitEnv, c.env)
 		runtime.GOMAXPROCS(c.procs)
-		cores.Probe, mapPays, probed, asked = c.probe, c.pays, false, false
+		cores.Probe, mapPays, probed, asked, askedNear = c.probe, c.pays, false, false, false
 		got := defaultWayOf(c.src())
 		if got != c.want || probed != c.probes || asked != c.asks {
 			t.Errorf("%s: way %d, cores probed %v, mapping asked %v; want %d, %v, %v", c.name, got, probed, asked, c.want, c.probes, c.asks)
+		}
+		if asked && askedNear != c.askNear {
+			t.Errorf("%s: mapping asked with the cores near %v, want %v", c.name, askedNear, c.askNear)
 		}
 	}
 }

@@ -52,45 +52,70 @@ func mapRange(rc syscall.RawConn, off int64, n int) []byte {
 }
 
 // mappedPays reports whether reading f, a regular file of size bytes
-// (largeFile), mapped in memory costs not much more than reading it
-// through a buffer (mapCheaper), by reading mapProbeBytes from the middle
-// of the file both ways, in turns: into a buffer (pread) and through a new
-// mapping of them, a byte per cache line each time, the page cache warmed
-// first. It takes about 2 ms (mapProbeBytes). Where page faults cost
-// much, as on the VM of 2026-12-02 (docs/measurements.md, "Mapped or
-// read"), a mapped dump's first touch of each page costs more than the
-// kernel's copy: the same probe in a standalone program, 2 MiB at a
-// time, took 0.7 to 1.3 ms mapped and 0.14 to 0.36 ms read, the least of
-// three each.
-func mappedPays(f *os.File, size int64) bool {
+// (largeFile), mapped in memory pays against reading it through a
+// buffer, where the probe found the cores near (near) or far, by reading
+// some bytes from the middle of the file both ways, in turns, the page
+// cache warmed first: into a buffer (pread), a byte per cache line, and
+// through a new mapping of them. It takes about 2 ms.
+//
+// With the cores far, it reads mapProbeBytes mapped a byte per cache line
+// too (mapCheaper). Where page faults cost much, as on the VM of
+// 2026-12-02 (docs/measurements.md, "Mapped or read"), a mapped dump's
+// first touch of each page costs more than the kernel's copy: the same
+// probe in a standalone program, 2 MiB at a time, took 0.7 to 1.3 ms
+// mapped and 0.14 to 0.36 ms read, the least of three each.
+//
+// With them near, it reads the hugeProbeBytes from a multiple of them,
+// mapped a byte per page: the page faults alone (faultsCheaper). Mapped
+// so, at an address the kernel aligns for it, a folio of 2 MiB in the
+// page cache takes one page fault, and small ones one every 64 KiB.
+func mappedPays(f *os.File, size int64, near bool) bool {
 	rc, err := f.SyscallConn()
 	if err != nil {
 		return false
 	}
-	off := size / 2 &^ int64(pageSize-1)
+	n, touch := int64(mapProbeBytes), touchLines
+	if near {
+		n, touch = hugeProbeBytes, touchPages
+	}
+	off := size / 2 &^ (n - 1) // the 256 KiB at a page boundary, the 2 MiB at one of theirs
 	buf := make([]byte, mapProbeBytes)
-	if _, err := f.ReadAt(buf, off); err != nil { // the page cache and buf warmed
+	readAll := func() (byte, error) {
+		var s byte
+		for o := off; o < off+n; o += int64(len(buf)) {
+			if _, err := f.ReadAt(buf, o); err != nil {
+				return 0, err
+			}
+			s += touchLines(buf)
+		}
+		return s, nil
+	}
+	if _, err := readAll(); err != nil { // the page cache and buf warmed
 		return false
 	}
 	read, mapped := time.Duration(math.MaxInt64), time.Duration(math.MaxInt64)
 	var sum byte
 	for range mapProbeRounds {
 		start := time.Now()
-		if _, err := f.ReadAt(buf, off); err != nil {
+		s, err := readAll()
+		if err != nil {
 			return false
 		}
-		sum += touchLines(buf)
+		sum += s
 		read = min(read, time.Since(start))
 		start = time.Now()
-		m := mapRange(rc, off, mapProbeBytes)
+		m := mapRange(rc, off, int(n))
 		if m == nil {
 			return false
 		}
-		sum += touchLines(m)
+		sum += touch(m)
 		mapped = min(mapped, time.Since(start))
 		syscall.Munmap(m)
 	}
 	probeSink.Store(uint32(sum))
+	if near {
+		return faultsCheaper(read, mapped)
+	}
 	return mapCheaper(read, mapped)
 }
 

@@ -19,4 +19,4 @@ func dropPages([]byte) {}
 
 // mappedPays says no: nothing is mapped on this system (largeFile gives
 // no file to ask it of).
-func mappedPays(*os.File, int64) bool { return false }
+func mappedPays(*os.File, int64, bool) bool { return false }
