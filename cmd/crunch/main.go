@@ -58,19 +58,22 @@ writes their objects ahead (not with --drop-heap): records of up to 4
 MiB, larger ones (the one record of a 1.0.1 dump, as JDK 8 writes a heap
 of up to 2 GB) in pieces; unmapped, the first pass reads those larger
 ones on one core. The file is mapped in memory where the other core
-answers the probe and 256 KiB of the file read mapped take at most half
-as long again as read through a buffer (measured, about 2 ms); otherwise
-each core reads its parts at their offsets into buffers of its own,
-parts of 256 KiB in the second pass, and where the first pass then finds
-that the process had fewer than 1.4 cores on average while both read
-records (another program's work), the second runs on one. Other inputs
-(a smaller dump, a pipe, a compressed dump, one core) are read through a
-buffer, and reading and writing share the work of the second pass in a
-pipeline if a cache line goes to the other core and back in under 150 ns
-(the cores share a cache, and the other one is not busy). The BMD file
-is the same either way. HEAPCRUNCH_SPLIT=on or off forces the split (and
-the mapping) or none, and HEAPCRUNCH_PIPELINE=on or off the pipeline or
-one core.
+answers the probe and reading it mapped pays (measured, about 2 ms):
+with the cores far, 256 KiB of it read mapped take at most half as long
+again as read through a buffer; with them near, the page faults of 2 MiB
+of it mapped take at most a quarter of the time of reading them (the
+page cache holds the file in 2 MiB folios). Otherwise each core reads
+its parts at their offsets into buffers of its own, parts of 256 KiB in
+the second pass, and where the first pass then finds that the process
+had fewer than 1.4 cores on average while both read records (another
+program's work), the second runs on one. Other inputs (a smaller dump, a
+pipe, a compressed dump, one core) are read through a buffer, and
+reading and writing share the work of the second pass in a pipeline if a
+cache line goes to the other core and back in under 150 ns (the cores
+share a cache, and the other one is not busy). The BMD file is the same
+either way. HEAPCRUNCH_SPLIT=on or off forces the split (and the
+mapping) or none, and HEAPCRUNCH_PIPELINE=on or off the pipeline or one
+core.
 
 Exit codes: 0 done; 1 bad input or failed conversion (no output file is
 left behind); 2 usage error; 128+N ended by signal N, after removing temporary
