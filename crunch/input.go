@@ -137,19 +137,19 @@ type readWay int
 const (
 	readBuffered readWay = iota // through a buffer
 	readMapped                  // mapped in memory, in place
-	// readAt: through a buffer on the passes' goroutines, and at offsets
-	// (ReadAt) on the goroutines they split their work with, each part
-	// read into a buffer of its own: where mapped pages cost much
-	// (mappedPays; until the twenty-first session, 2026-12-04, also where
-	// the cores were far apart: wayOf), and since the twenty-second
-	// (2026-12-05) where the cores are near and the file's pages are not
-	// mapped 2 MiB at a time (faultsCheaper). On the VM of 2026-12-02, whose
-	// mapped pages cost three times as much to read as a buffer filled
-	// from the page cache and whose cores were 440 ns apart, crunch of
-	// the 134 MB dump took 0.275 s (median of 10 alternating runs)
-	// against 0.356 s on one goroutine, and of the 1.3 GB JDK 17
-	// dump 1.37 s against 2.03 s: docs/measurements.md, "Read at
-	// offsets".
+	// readAt: through a buffer on the passes' goroutines, and at
+	// offsets (ReadAt) on the goroutines they split their work with,
+	// each part read into a buffer of its own: where mapped pages cost
+	// much (mappedPays; until the twenty-first session, 2026-12-04,
+	// also where the cores were far apart: wayOf), and since the
+	// twenty-second (2026-12-05) where the cores are near and the
+	// file's pages are not mapped 2 MiB at a time (faultsCheaper). On
+	// the VM of 2026-12-02, whose mapped pages cost three times as
+	// much to read as a buffer filled from the page cache and whose
+	// cores were 440 ns apart, crunch of the 134 MB dump took 0.275 s
+	// (median of 10 alternating runs) against 0.356 s on one
+	// goroutine, and of the 1.3 GB JDK 17 dump 1.37 s against 2.03 s:
+	// docs/measurements.md, "Read at offsets".
 	readAt
 	// readAtUnanswered: as readAt, where the probe of the cores got no
 	// answer (cores.Unanswered): pass 2 splits only where pass 1 measured
@@ -161,11 +161,11 @@ const (
 // may split their work with another core (cores.SplitCores: the other
 // core answered the probe, near or far) mapped where reading the file
 // mapped pays (mapPays: with the cores far, mapped pages cost at most
-// half as much again as a buffer's; with them near, their page faults at
-// most a quarter of a buffer's copy), else at offsets, readAtUnanswered where the probe of the cores got no answer;
-// other inputs, and a file whose passes run on one core, through a
-// buffer. HEAPCRUNCH_SPLIT=on maps it without asking mapPays. Tests
-// change it.
+// half as much again as a buffer's; with them near, their page faults
+// at most a quarter of a buffer's copy), else at offsets,
+// readAtUnanswered where the probe of the cores got no answer; other
+// inputs, and a file whose passes run on one core, through a buffer.
+// HEAPCRUNCH_SPLIT=on maps it without asking mapPays. Tests change it.
 //
 // Until the twenty-first session (2026-12-04) a file was mapped only
 // where the cores were near. On the Zen 4 VM of that day, whose probe
@@ -241,15 +241,15 @@ func regularFile(src io.ReadSeeker) (*os.File, int64) {
 // mapProbeBytes is how much of the file mappedPays reads each way with
 // the cores far, and the size of its buffer (with them near it reads
 // hugeProbeBytes through it, a piece at a time), and mapProbeRounds how
-// many times: the least time of each counts, as a read
-// now and then takes ten times the others (3 ms for 2 MiB where the others
-// took 0.15 to 0.35 ms; 2026-12-02). 256 KiB since 2026-12-04: with 1 MiB,
-// mappedPays took about 6 ms of each run whose cores were near (its fresh
-// buffer 0.3 to 4.9 ms, median 4.7, its rounds 1.3 to 1.7 ms; 6 runs of
-// crunch on the 134 MB dump, the probe's answer set to near), with 256
-// KiB 1.7 ms (0.2 to 1.5 and 0.4 to 0.5 ms), and it answered the same:
-// read 8 to 12 µs against 68 to 101 µs mapped, where 1 MiB read in 33 to
-// 45 µs against 269 to 392 µs mapped.
+// many times: the least time of each counts, as a read now and then
+// takes ten times the others (3 ms for 2 MiB where the others took 0.15
+// to 0.35 ms; 2026-12-02). 256 KiB since 2026-12-04: with 1 MiB,
+// mappedPays took about 6 ms of each run whose cores were near (its
+// fresh buffer 0.3 to 4.9 ms, median 4.7, its rounds 1.3 to 1.7 ms; 6
+// runs of crunch on the 134 MB dump, the probe's answer set to near),
+// with 256 KiB 1.7 ms (0.2 to 1.5 and 0.4 to 0.5 ms), and it answered
+// the same: read 8 to 12 µs against 68 to 101 µs mapped, where 1 MiB
+// read in 33 to 45 µs against 269 to 392 µs mapped.
 const (
 	mapProbeBytes  = 256 << 10
 	mapProbeRounds = 3
@@ -261,12 +261,13 @@ const (
 // most half as long again. Where the mapped dump took 0.42 to 0.45 s with
 // one core and the buffer 0.29 to 0.30 s, the same probe (a standalone
 // program, 2 MiB at a time) took 3.7 to 6.5 times as long mapped. Where
-// it took 1.25 to 1.53 times as long (the Zen 4 VM of 2026-12-05), the
-// mapped dump was the faster with the cores far, the page cache in huge
-// folios or in small ones: 952.0 to 1,017.6 ms against 1,094.7 to 1,119.6
-// ms read at offsets on big-1300m.hprof, with 1.83 to 1.95 s of processor
-// time against 2.08 to 2.12 s (medians of pairs of runs;
-// docs/measurements.md, "Mapped or at offsets, near and far").
+// it took 1.00 to 1.53 times as long (the Zen 4 VM of 2026-12-05), the
+// mapped dump was the faster with the cores far, the page cache in small
+// folios or more than half in large ones: 952.0 to 1,017.6 ms against
+// 1,094.7 to 1,119.6 ms read at offsets on big-1300m.hprof and a copy of
+// it, with 1.83 to 1.95 s of processor time against 2.08 to 2.12 s
+// (medians of pairs of runs; docs/measurements.md, "Mapped or at offsets,
+// near and far").
 func mapCheaper(read, mapped time.Duration) bool { return mapped <= read+read/2 }
 
 // faultsCheaper reports whether touching a byte of each page of some
@@ -277,12 +278,12 @@ func mapCheaper(read, mapped time.Duration) bool { return mapped <= read+read/2 
 // where the file lay in the page cache in folios of 2 MiB, each mapped
 // with one page fault: the probe's touch took 0.07 to 0.10 of the read's
 // time there, and 0.58 to 0.86 in small folios (a page fault every 64
-// KiB; 30 probes each). Read at offsets, big-1300m.hprof took 827.8
-// against 903.0 ms mapped in small folios, and 807.9 against 820.0 ms
-// with half of its pages in large folios; mapped, 773.9 against 789.5 ms
-// in 2 MiB ones, and the 134 MB dump 113.8 against 117.6 ms (medians of
-// pairs of runs; docs/measurements.md, "Mapped or at offsets, near and
-// far").
+// KiB; 30 probes each). Read at offsets, a copy of big-1300m.hprof in
+// small folios took 827.8 against 903.0 ms mapped, and big-1300m.hprof
+// with half of its pages in large folios 807.9 against 820.0 ms; mapped,
+// big-1300m.hprof in 2 MiB folios took 773.9 against 789.5 ms, and the
+// 134 MB dump 113.8 against 117.6 ms (medians of pairs of runs;
+// docs/measurements.md, "Mapped or at offsets, near and far").
 func faultsCheaper(read, touched time.Duration) bool { return touched <= read/4 }
 
 // hugeProbeBytes is how much of the file mappedPays maps with the cores

@@ -56,7 +56,8 @@ func mapRange(rc syscall.RawConn, off int64, n int) []byte {
 // buffer, where the probe found the cores near (near) or far, by reading
 // some bytes from the middle of the file both ways, in turns, the page
 // cache warmed first: into a buffer (pread), a byte per cache line, and
-// through a new mapping of them. It takes about 2 ms.
+// through a new mapping of them. It takes under 2 ms (0.1 to 1.8 ms on
+// the Zen 4 VM of 2026-12-05).
 //
 // With the cores far, it reads mapProbeBytes mapped a byte per cache line
 // too (mapCheaper). Where page faults cost much, as on the VM of
@@ -65,10 +66,12 @@ func mapRange(rc syscall.RawConn, off int64, n int) []byte {
 // probe in a standalone program, 2 MiB at a time, took 0.7 to 1.3 ms
 // mapped and 0.14 to 0.36 ms read, the least of three each.
 //
-// With them near, it reads the hugeProbeBytes from a multiple of them,
-// mapped a byte per page: the page faults alone (faultsCheaper). Mapped
-// so, at an address the kernel aligns for it, a folio of 2 MiB in the
-// page cache takes one page fault, and small ones one every 64 KiB.
+// With them near, it reads the hugeProbeBytes that start at a multiple
+// of them in the file's middle, mapped a byte per page: the page faults
+// alone (faultsCheaper). Where the kernel places the mapping on a 2 MiB
+// boundary too, as it did on the Zen 4 VM of 2026-12-05, a folio of 2 MiB
+// in the page cache takes one page fault, and small ones one every 64 KiB
+// (docs/measurements.md, "Mapped or at offsets, near and far").
 func mappedPays(f *os.File, size int64, near bool) bool {
 	rc, err := f.SyscallConn()
 	if err != nil {
@@ -78,7 +81,7 @@ func mappedPays(f *os.File, size int64, near bool) bool {
 	if near {
 		n, touch = hugeProbeBytes, touchPages
 	}
-	off := size / 2 &^ (n - 1) // the 256 KiB at a page boundary, the 2 MiB at one of theirs
+	off := size / 2 &^ (n - 1) // at a multiple of n, a power of two
 	buf := make([]byte, mapProbeBytes)
 	readAll := func() (byte, error) {
 		var s byte
