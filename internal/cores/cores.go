@@ -189,8 +189,9 @@ const (
 // at offsets (2026-12-02, 6 alternating runs): 0.56 s against 0.39 s on
 // one goroutine (docs/measurements.md, "Read at offsets"). Crunch maps
 // its input where the other core answers, Near or Far, and reading the
-// file mapped costs about what reading it through a buffer does, which
-// crunch measures for the file itself. Where mapped pages cost three
+// file mapped pays, which crunch measures for the file itself (with the
+// cores near, since 2026-12-05, only where the page cache maps it 2 MiB
+// at a time: crunch's wayOf). Where mapped pages cost three
 // times as much (the VM of 2026-12-02, its cores 430 ns apart, the 134 MB
 // dump of a 32-bit JVM, three runs each), crunch mapped took 0.42 to 0.45
 // s with one core, 0.31 to 0.37 s with two, 0.48 to 0.51 s with the other
