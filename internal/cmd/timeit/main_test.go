@@ -71,8 +71,11 @@ func TestRunMeasures(t *testing.T) {
 	if s, cpu := num[0][0], num[0][3]; cpu < 0 || cpu > s/2 {
 		t.Errorf("a 50 ms sleep measured %v s of processor time in %v s", cpu, s)
 	}
-	if s, cpu := num[3][0], num[3][3]; cpu < s/2 || cpu > 2*s {
-		t.Errorf("a busy loop measured %v s of processor time in %v s (one core: about the same)", cpu, s)
+	// The loop takes about 0.1 s of processor time, and one core at most
+	// its wall time; other tests may share the core, so the wall time
+	// may be longer.
+	if s, cpu := num[3][0], num[3][3]; cpu < 0.02 || cpu > s+0.01 {
+		t.Errorf("a busy loop measured %v s of processor time in %v s (one core, busy: at most its wall time)", cpu, s)
 	}
 }
 
