@@ -177,7 +177,7 @@ const (
 // docs/measurements.md, "Mapped where the cores are far". Until the
 // twenty-second (2026-12-05) a file was mapped where the cores were near
 // if its mapped pages cost up to half as much again as a buffer's, as
-// where they are far; on that VM, where they cost 1.25 to 1.53 times as
+// where they are far; on that VM, where they cost 1.00 to 1.53 times as
 // much, reading at offsets was as fast or faster with the cores near, but
 // for a page cache of 2 MiB folios (faultsCheaper).
 var wayOf = func(src io.ReadSeeker) readWay {
@@ -186,17 +186,13 @@ var wayOf = func(src io.ReadSeeker) readWay {
 	if f == nil && !forced { // no probe of the cores for a file not split
 		return readBuffered
 	}
-	switch cores.SplitCores() {
+	switch probed := cores.SplitCores(); probed {
 	case cores.NoSplit:
 		return readBuffered
 	case cores.Unanswered:
 		return readAtUnanswered
-	case cores.Near:
-		if forced || mapPays(f, size, true) {
-			return readMapped
-		}
-	case cores.Far:
-		if forced || mapPays(f, size, false) {
+	case cores.Near, cores.Far:
+		if forced || mapPays(f, size, probed == cores.Near) {
 			return readMapped
 		}
 	}

@@ -49,8 +49,9 @@ ms() {
     awk '{ printf "%.3f\n", $4 * 1000 }' "$work/ms" >>"$out.cpu"
 }
 
-# median FILE: the median of FILE's numbers, one a line.
-median() { sort -g "$1" | awk '{ v[NR] = $1 } END { printf "%.1f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# median FILE [FORMAT]: the median of FILE's numbers, one a line, printed
+# with FORMAT (default %.1f).
+median() { sort -g "$1" | awk -v f="${2:-%.1f}" '{ v[NR] = $1 } END { printf f, NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 # busy TWO ONE [INDENT]: prints the medians of the processor time (user
 # and system, all threads: timeit) of the two-core runs, whose times are
@@ -65,8 +66,7 @@ busy() {
     paste "$two" "$two.cpu" | awk '{ printf "%.4f\n", $2 / $1 }' >"$two.busy"
     paste "$one" "$one.cpu" | awk '{ printf "%.4f\n", $2 / $1 }' >"$one.busy"
     awk -v i="$ind" -v t="$(median "$two.cpu")" -v o="$(median "$one.cpu")" \
-        -v bt="$(sort -g "$two.busy" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')" \
-        -v bo="$(sort -g "$one.busy" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')" 'BEGIN {
+        -v bt="$(median "$two.busy" %.4f)" -v bo="$(median "$one.busy" %.4f)" 'BEGIN {
         printf "%s  processor time, medians: crunch %.1f ms (%.2f cores busy), with GOMAXPROCS=1 %.1f ms (%.2f); one core / two %.3f x\n", i, t, bt, o, bo, o / t }'
 }
 
@@ -104,19 +104,15 @@ for f in "$@"; do
     # neither): this VM's cores change state from minute to minute, and
     # crunch reads its dump as the probe finds.
     for state in near far; do
-        paste "$work/$n.probe" "$work/$n.read" "$work/$n.two" "$work/$n.one" |
+        paste "$work/$n.probe" "$work/$n.read" "$work/$n.two" "$work/$n.one" "$work/$n.two.cpu" "$work/$n.one.cpu" |
             awk -v s="$state" -v d="$work/$n.$state" '
-                BEGIN { printf "" > (d ".read"); printf "" > (d ".two"); printf "" > (d ".one") }
-                $1 ~ /^[0-9]+$/ && (s == "near") == ($1 < 150) { print $2 > (d ".read"); print $3 > (d ".two"); print $4 > (d ".one") }'
+                BEGIN { split(".read .two .one .two.cpu .one.cpu", k, " "); for (j = 1; j <= 5; j++) printf "" > (d k[j]) }
+                $1 ~ /^[0-9]+$/ && (s == "near") == ($1 < 150) { for (j = 1; j <= 5; j++) print $(j + 1) > (d k[j]) }'
         k=$(wc -l <"$work/$n.$state.two")
         ((k > 0)) || continue
         read2=$(median "$work/$n.$state.read") two=$(median "$work/$n.$state.two") one=$(median "$work/$n.$state.one")
         awk -v s="$state" -v k="$k" -v r="$read2" -v t="$two" -v o="$one" 'BEGIN {
             printf "  %s (%d rounds): reading twice %s ms, crunch %s ms, with GOMAXPROCS=1 %s ms; %.2f x, %.3f x\n", s, k, r, t, o, t / r, o / t }'
-        paste "$work/$n.probe" "$work/$n.two.cpu" "$work/$n.one.cpu" |
-            awk -v s="$state" -v d="$work/$n.$state" '
-                BEGIN { printf "" > (d ".two.cpu"); printf "" > (d ".one.cpu") }
-                $1 ~ /^[0-9]+$/ && (s == "near") == ($1 < 150) { print $2 > (d ".two.cpu"); print $3 > (d ".one.cpu") }'
         busy "$work/$n.$state.two" "$work/$n.$state.one" "  "
     done
 done
