@@ -545,7 +545,7 @@ func (c *converter) writeAhead(b *aheadBatch) error {
 			if it.tag == hprof.SubObjectArrayDump && it.elem == aheadPiece {
 				id = c.arrayID
 			}
-			return overflowIn(err, itemKind(it), id)
+			return c.overflowIn(err, itemKind(it), id)
 		}
 	}
 	return nil
@@ -586,7 +586,7 @@ func (c *converter) runObjects(b *aheadBatch, lo, hi int) error {
 			err = c.primitiveArray(hprof.SubPrimitiveArrayNoData, o.ID, o.Trace, o.Count, hprof.BasicType(o.Type))
 		}
 		if err != nil {
-			return overflowIn(err, o.Kind, o.ID)
+			return c.overflowIn(err, o.Kind, o.ID)
 		}
 	}
 	return nil
@@ -595,6 +595,7 @@ func (c *converter) runObjects(b *aheadBatch, lo, hi int) error {
 // instance writes an instance, of dense IDs id and class, whose fields
 // have types and the values vals.
 func (c *converter) instance(id, class uint64, trace uint32, types []bmd.Type, vals []uint64) error {
+	c.begun()
 	c.inst = c.instanceData(c.inst[:0], types, vals)
 	c.s.Tag, c.s.ID, c.s.StackTrace, c.s.ClassID, c.s.Data = hprof.SubInstanceDump, c.obj(id), trace, c.obj(class), c.inst
 	return c.object()
@@ -605,6 +606,7 @@ func (c *converter) instance(id, class uint64, trace uint32, types []bmd.Type, v
 // the shape's plan. An ID too large for the dump's IDs leaves the
 // instance unwritten.
 func (c *converter) shapedInstance(id, class uint64, trace uint32, sh *classShape, vals []uint64) error {
+	c.begun()
 	refs, max := sh.refs, c.ids.max
 	for i := range refs {
 		if vals[refs[i].i] > max {
@@ -667,6 +669,7 @@ func putValue(b []byte, size uint8, v uint64) {
 // elements are dense IDs, in the Writer's buffer. An ID too large for
 // the dump's IDs leaves it unwritten.
 func (c *converter) objectArray(id, class uint64, trace uint32, elems []uint64) error {
+	c.begun()
 	max := c.ids.max
 	for _, e := range elems {
 		if e > max {
@@ -708,6 +711,7 @@ func (c *converter) objectArray(id, class uint64, trace uint32, elems []uint64) 
 // without) of dense ID id, after refusing what it asks for beyond the
 // output limit, before writing any of it.
 func (c *converter) primitiveArray(tag hprof.SubTag, id uint64, trace, length uint32, elem hprof.BasicType) error {
+	c.begun()
 	if size := int64(length) * int64(elem.Size(c.meta.IDSize)); c.opt.MaxOutput > 0 && c.w.Written()+size > c.opt.MaxOutput {
 		return &OutputLimitError{Limit: c.opt.MaxOutput}
 	}

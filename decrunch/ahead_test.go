@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 	"unsafe"
@@ -91,6 +92,28 @@ func sameSecondPassWays(t *testing.T, data []byte, opt Options) {
 		}
 		if !reflect.DeepEqual(st, wantSt) {
 			t.Fatalf("salvage %v: the Stats of %v\n%+v\ndiffer from two goroutines'\n%+v", opt.Salvage, w, st, wantSt)
+		}
+	}
+}
+
+// TestOverflowPlacedOnSharedID: where two object records share an ID
+// and the second holds an ID too large for the file's, salvage names
+// the second one's offset in each way of the second pass. Two goroutines
+// found the record again by its kind and ID alone, and named the first
+// (FuzzSecondPassWays found it). The file, version 1: a HEAP DUMP at
+// offset 0; OBJECT ARRAYs of ID 6 at offsets 8 (six elements of ID 48)
+// and 18 (one of ID 621,417,512, past what 4-byte IDs number); then a
+// byte that is no record.
+func TestOverflowPlacedOnSharedID(t *testing.T) {
+	data := []byte("\x01\x06000000\x06\x060\x06000000\x06\x060\x01\xa8\xa8\xa8\xa820")
+	const want = "an object ID too large for 4-byte identifiers in the OBJECT ARRAY record at offset 18 "
+	for _, w := range []way{wayOne, wayTwo, wayTurns} {
+		st, _, err := decrunchWay(data, Options{Salvage: true}, w)
+		if err != nil {
+			t.Fatalf("%v: %v", w, err)
+		}
+		if st.Salvaged == nil || !strings.Contains(st.Salvaged.Error(), want) {
+			t.Errorf("%v: salvaged %v, want it to say %q", w, st.Salvaged, want)
 		}
 	}
 }

@@ -120,6 +120,7 @@ type converter struct {
 	scratch    classShape                  // a shape not remembered
 	arrayLeft  uint32                      // elements still to come of an object array written in pieces (beginArray)
 	arrayID    uint64                      // that array's dense ID
+	objRecords uint64                      // the object records the second pass has begun to write, for locate
 	piecesOf   *bmd.Record                 // the array whose pieces the reader of runAhead reads next (aheadPiece)
 	// The objects the reader of runAhead may still read, and whether it
 	// stopped at that (see fill).
@@ -191,41 +192,62 @@ func placeOverflow(err error, rec *bmd.Record) error {
 }
 
 // overflowIn is placeOverflow for an object record that the second pass
-// met in a batch, without its offset: the object's kind and dense ID,
-// for locate to find it by.
-func overflowIn(err error, kind bmd.Kind, id uint64) error {
+// met in a batch, without its offset: the object's kind and dense ID, and
+// how many object records the pass had begun with it (c.objRecords), for
+// locate to find it by. The ID alone would not do: a damaged or forged
+// file may give two objects one ID, and the first of them need not be
+// the one that failed (FuzzSecondPassWays).
+func (c *converter) overflowIn(err error, kind bmd.Kind, id uint64) error {
 	var oe *IDOverflowError
 	if err != nil && errors.As(err, &oe) && oe.Record == "" {
-		oe.Record, oe.Offset, oe.kind, oe.object = kind.String(), -1, kind, id
+		oe.Record, oe.Offset, oe.kind, oe.object, oe.nth = kind.String(), -1, kind, id, c.objRecords
 	}
 	return err
 }
 
+// begun counts an object record that the second pass begins to write
+// (see overflowIn).
+func (c *converter) begun() { c.objRecords++ }
+
 // locate finds the offset of the object record of an *IDOverflowError in
 // err that overflowIn placed, reading the file again (an error path: the
-// batches of the second pass carry no offsets). Where it cannot, the
-// error says no place.
+// batches of the second pass carry no offsets): the pass's nth object
+// record, if it is of the kind and ID the error names. Where it cannot,
+// the error says no place.
 func (c *converter) locate(err error) error {
 	var oe *IDOverflowError
 	if !errors.As(err, &oe) || oe.Offset >= 0 || oe.Record == "" {
 		return err
 	}
-	kind, id := oe.kind, oe.object
-	oe.Record, oe.kind, oe.object = "", 0, 0 // as the error of one goroutine
+	kind, id, nth := oe.kind, oe.object, oe.nth
+	oe.Record, oe.kind, oe.object, oe.nth = "", 0, 0, 0 // as the error of one goroutine
 	src, oerr := c.open()
 	if oerr != nil {
 		return err
 	}
-	for {
+	for n := uint64(0); n < nth; {
 		rec, rerr := src.Next()
 		if rerr != nil {
 			return err
 		}
-		if rec.Kind == kind && rec.ID == id {
+		if !isObject(rec.Kind) {
+			continue
+		}
+		if n++; n == nth && rec.Kind == kind && rec.ID == id {
 			oe.Record, oe.Offset = rec.Kind.String(), rec.Offset
-			return err
 		}
 	}
+	return err
+}
+
+// isObject reports whether records of kind k are objects of the heap,
+// those the second pass counts (converter.begun).
+func isObject(k bmd.Kind) bool {
+	switch k {
+	case bmd.KindInstance, bmd.KindObjectArray, bmd.KindPrimitiveArray, bmd.KindPrimitiveNoData:
+		return true
+	}
+	return false
 }
 
 // firstPass reads the records of r, giving each to names, until the end or

@@ -141,9 +141,11 @@ type IDOverflowError struct {
 	Record string // the kind of the record that holds it ("INSTANCE", …)
 	Offset int64  // that record's offset in the (uncompressed) file
 	// An object record met ahead of the reading, in a batch, whose
-	// offset converter.locate finds: its kind and dense ID.
+	// offset converter.locate finds: its kind, its dense ID and its
+	// place among the second pass's object records (from 1).
 	kind   bmd.Kind
 	object uint64
+	nth    uint64
 }
 
 // Error returns the message of an IDOverflowError.

@@ -36,6 +36,7 @@ const (
 // beginArray begins an object array of dense IDs id and class whose
 // length elements come in pieces (arrayElements).
 func (c *converter) beginArray(id, class uint64, trace, length uint32) error {
+	c.begun()
 	hid, hclass := c.obj(id), c.obj(class)
 	if err := c.canWrite(hprof.SubObjectArrayDump); err != nil {
 		return err
