@@ -1,0 +1,165 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"slices"
+	"testing"
+
+	"github.com/heapcrunch/heapcrunch/hprof"
+	"github.com/heapcrunch/heapcrunch/internal/heapstat"
+	"github.com/heapcrunch/heapcrunch/internal/testutil"
+)
+
+// TestScaleCopiesTheGraph: three copies of a real dump hold three times
+// each class's instances, their references, array elements and payload,
+// once its classes and their statics, and every root of an object that is
+// not a class three times; each copy's references stay in the copy (the
+// references counted are to objects of the dump, as in the original). On
+// the corpus's Android dump and on JDK fixtures of 4- and 8-byte IDs.
+func TestScaleCopiesTheGraph(t *testing.T) {
+	dumps := testutil.SmallDumps(t, "sample32.hprof.gz", "sample.hprof.gz")
+	names := []string{"sample32.hprof.gz", "sample.hprof.gz", "android-dalvik-kitkat-dialer.android-hprof"}
+	for _, name := range names {
+		in, ok := dumps[name]
+		if !ok {
+			testutil.Skip(t, "%s: not at hand", name)
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			const n = 3
+			var out bytes.Buffer
+			if err := scale(bytes.NewReader(in), &out, n, 0); err != nil {
+				t.Fatal(err)
+			}
+			a, err := heapstat.Summarize(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := heapstat.Summarize(out.Bytes())
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("objects %d -> %d, roots %v -> %v", a.Objects, b.Objects, a.Roots, b.Roots)
+			for c, x := range a.Classes {
+				y := b.Classes[c]
+				if y == nil {
+					t.Errorf("class %s: not in the copies", c)
+					continue
+				}
+				want := heapstat.ClassStat{Instances: n * x.Instances, Refs: n * x.Refs, Elements: n * x.Elements, PayloadBytes: n * x.PayloadBytes,
+					InstanceSize: x.InstanceSize, Fields: x.Fields, Statics: x.Statics, StaticRefs: x.StaticRefs}
+				if *y != want {
+					t.Errorf("class %s: %+v, want %+v", c, *y, want)
+				}
+			}
+		})
+	}
+}
+
+// TestScaleCopiesStayApart: in three copies of the corpus's Android dump
+// and of a JDK fixture, each reference of an instance or array of a copy
+// is null, a class, or an object of the same copy (the new IDs say which:
+// 8 apart, copy after copy); and each copy has a root for each root of
+// the dump that is not a class.
+func TestScaleCopiesStayApart(t *testing.T) {
+	dumps := testutil.SmallDumps(t, "sample32.hprof.gz")
+	for _, name := range []string{"sample32.hprof.gz", "android-dalvik-kitkat-dialer.android-hprof"} {
+		in, ok := dumps[name]
+		if !ok {
+			testutil.Skip(t, "%s: not at hand", name)
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			const n = 3
+			var out bytes.Buffer
+			if err := scale(bytes.NewReader(in), &out, n, 0); err != nil {
+				t.Fatal(err)
+			}
+			d, err := survey(bytes.NewReader(in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			e, err := survey(bytes.NewReader(out.Bytes()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			copyOf := func(id uint64) int { return int((id - d.base) / 8 / d.per) }
+			isObject := func(id uint64) bool {
+				_, ok := slices.BinarySearch(e.ids, id)
+				_, class := e.dumps[id]
+				return ok && !class
+			}
+			rootsIn, rootsOut := map[hprof.SubTag]int{}, map[hprof.SubTag]int{}
+			var refs, apart int
+			check := func(owner, ref uint64) {
+				if isObject(ref) {
+					refs++
+					if copyOf(ref) != copyOf(owner) {
+						apart++
+					}
+				}
+			}
+			walk(t, in, func(s *hprof.SubRecord) {
+				if s.Tag.IsRoot() {
+					if _, class := d.dumps[s.ID]; !class {
+						rootsIn[s.Tag]++
+					}
+				}
+			})
+			walk(t, out.Bytes(), func(s *hprof.SubRecord) {
+				switch {
+				case s.Tag.IsRoot():
+					if isObject(s.ID) {
+						rootsOut[s.Tag]++
+					}
+				case s.Tag == hprof.SubInstanceDump:
+					for _, off := range e.classes[s.ClassID].refs {
+						check(s.ID, e.getID(s.Data[off:]))
+					}
+				case s.Tag == hprof.SubObjectArrayDump:
+					for _, x := range s.Elements {
+						check(s.ID, x)
+					}
+				}
+			})
+			if refs == 0 || apart > 0 {
+				t.Errorf("%d of %d references to objects go to another copy", apart, refs)
+			}
+			for tag, k := range rootsIn {
+				if rootsOut[tag] != n*k {
+					t.Errorf("%v: %d roots of objects, want %d", tag, rootsOut[tag], n*k)
+				}
+			}
+			t.Logf("%d references to objects, roots %v", refs, rootsOut)
+		})
+	}
+}
+
+// walk calls f with each heap sub-record of the dump data.
+func walk(t *testing.T, data []byte, f func(*hprof.SubRecord)) {
+	t.Helper()
+	r, err := hprof.NewReaderBytes(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s hprof.SubRecord
+	for rec, err := range r.Records() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !rec.Tag.IsHeapDump() {
+			continue
+		}
+		for {
+			err := r.NextSub(&s)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			f(&s)
+		}
+	}
+}
