@@ -813,6 +813,18 @@ func TestRoundTripEveryKind(t *testing.T) {
 	}
 	rootRun(0x03, desc[:8192])
 	rootRun(0x03, desc[8192:])
+	// 5,000 roots of 13 objects, mixed: the roots of each object come
+	// back in the order they were given, as with no sort in place but a
+	// stable one (an unstable sort mixes them).
+	var mixed []root
+	for i := range 5000 {
+		mixed = append(mixed, root{object: uint64(i * 7919 % 13), thread: uint32(i)})
+	}
+	s.ok(w.HeapDumpEnd()) // a run of its own
+	s.expect(&bmd.Record{Kind: bmd.KindHeapDumpEnd})
+	s.ok(w.HeapDump(false))
+	s.expect(&bmd.Record{Kind: bmd.KindHeapDump, Segment: false})
+	rootRun(0x03, mixed)
 	s.ok(w.HeapDumpEnd())
 	s.expect(&bmd.Record{Kind: bmd.KindHeapDumpEnd})
 	s.ok(w.Close())
@@ -820,7 +832,7 @@ func TestRoundTripEveryKind(t *testing.T) {
 	if w.Objects() != objRecords {
 		t.Errorf("Writer.Objects() = %d, want %d", w.Objects(), objRecords)
 	}
-	if n := w.Count[bmd.KindRoot]; n != 16*5+10000 {
+	if n := w.Count[bmd.KindRoot]; n != 16*5+10000+5000 {
 		t.Errorf("Count[ROOT] = %d", n)
 	}
 	if n := w.Count[bmd.KindHashedString]; n != 8002 {
@@ -899,7 +911,7 @@ func TestRoundTripEveryKind(t *testing.T) {
 	for range 16 {
 		wantRoots = append(wantRoots, 5)
 	}
-	wantRoots = append(wantRoots, 8192, 1808)
+	wantRoots = append(wantRoots, 8192, 1808, 5000)
 	hashedRuns, rootRuns := rtRuns(t, file)
 	if !slices.Equal(hashedRuns, wantHashed) || len(wantHashed) != 2 {
 		t.Errorf("hashed string runs %v, want %v", hashedRuns, wantHashed)

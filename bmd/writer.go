@@ -49,6 +49,8 @@ type Writer struct {
 	lastName uint64
 	lastCls  [5]uint64
 	roots    []rootEntry // pending run of roots, sorted when written
+	rootKeys []uint64    // their sort keys (encodeRoots), kept for the next run
+	rootTmp  []uint64    // radixSort's other buffer
 	kept     []uint64    // Instance's scratch: the values it keeps
 	placed   uint64      // classes placed by PLACE CLASSES
 	canPlace bool        // the metadata sets ClassesPlaced: PLACE CLASSES may be written
@@ -885,7 +887,7 @@ func (w *Writer) Root(kind uint8, object uint64, thread, frame uint32, jniRef ui
 		return w.fail("invalid root kind 0x%02X", kind)
 	}
 	w.startRun(KindRoot, kind)
-	w.roots = append(w.roots, rootEntry{object, jniRef, thread, frame, trace})
+	w.roots = append(w.roots, rootEntry{object, jniRef, thread, frame, trace, uint32(len(w.roots))})
 	w.runCount++
 	if len(w.roots) >= maxRootRun {
 		w.flushRun()
@@ -899,14 +901,84 @@ const maxRootRun = 1 << 13
 type rootEntry struct {
 	object, jniRef       uint64
 	thread, frame, trace uint32
+	seq                  uint32 // its place among the roots held, which orders roots of one object
 }
 
 // encodeRoots sorts the pending roots by object and appends them to w.run.
+// Roots of one object keep the order they came in (seq), as in a stable
+// sort. slices.SortStableFunc, which sorts in place in O(n log² n) swaps
+// of 32 bytes, took a quarter of crunch's time on a dump of 400,000 roots.
+// The keys, the object above seq, are sorted a byte at a time (radixSort):
+// BenchmarkWriterRoots wrote a root in 251 ns with SortStableFunc, 170 ns
+// with the entries sorted by slices.SortFunc and seq breaking ties, 71 ns
+// with the keys sorted by slices.Sort, and 30 ns with radixSort.
 func (w *Writer) encodeRoots() {
 	rs := w.roots
-	slices.SortStableFunc(rs, func(a, b rootEntry) int { return cmp.Compare(a.object, b.object) })
-	a := func(v uint64) { w.run = protowire.AppendVarint(w.run, v) }
+	keys := w.rootKeys[:0]
 	for _, r := range rs {
+		if r.object >= 1<<(64-rootSeqBits) {
+			keys = nil // an ID too large to share a key with seq
+			break
+		}
+		keys = append(keys, r.object<<rootSeqBits|uint64(r.seq))
+	}
+	if keys != nil {
+		keys, w.rootTmp = radixSort(keys, w.rootTmp)
+		w.rootKeys = keys
+		w.encodeRootsIn(func(i int) *rootEntry { return &rs[keys[i]&(1<<rootSeqBits-1)] })
+	} else {
+		slices.SortFunc(rs, func(a, b rootEntry) int {
+			if c := cmp.Compare(a.object, b.object); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.seq, b.seq)
+		})
+		w.encodeRootsIn(func(i int) *rootEntry { return &rs[i] })
+	}
+	w.roots = rs[:0]
+}
+
+// rootSeqBits is the bits a root's seq takes in its sort key.
+const rootSeqBits = 13
+
+// radixSort sorts keys a byte at a time from the lowest, through tmp,
+// skipping the bytes that all keys share, and returns them sorted and the
+// other buffer for the next call.
+func radixSort(keys, tmp []uint64) (sorted, spare []uint64) {
+	tmp = slices.Grow(tmp[:0], len(keys))[:len(keys)]
+	var or, and uint64 = 0, ^uint64(0)
+	for _, k := range keys {
+		or |= k
+		and &= k
+	}
+	for shift := 0; shift < 64; shift += 8 {
+		if (or^and)>>shift&0xFF == 0 {
+			continue // every key has this byte
+		}
+		var count [256]int
+		for _, k := range keys {
+			count[k>>shift&0xFF]++
+		}
+		at := 0
+		for i, c := range count {
+			count[i] = at
+			at += c
+		}
+		for _, k := range keys {
+			d := k >> shift & 0xFF
+			tmp[count[d]] = k
+			count[d]++
+		}
+		keys, tmp = tmp, keys
+	}
+	return keys, tmp
+}
+
+// encodeRootsIn appends the pending roots to w.run, the ith of them at(i).
+func (w *Writer) encodeRootsIn(at func(i int) *rootEntry) {
+	a := func(v uint64) { w.run = protowire.AppendVarint(w.run, v) }
+	for i := range len(w.roots) {
+		r := at(i)
 		a(protowire.EncodeZigZag(int64(r.object - w.lastRoot)))
 		w.lastRoot = r.object
 		switch w.runRoot {
@@ -923,7 +995,6 @@ func (w *Writer) encodeRoots() {
 			a(uint64(r.trace))
 		}
 	}
-	w.roots = rs[:0]
 }
 
 // PlaceClasses records that the next n classes in index order (the first
@@ -976,3 +1047,6 @@ func (w *Writer) Close() error {
 
 // Objects returns the number of object records written (classes included).
 func (w *Writer) Objects() uint64 { return w.records }
+
+// maxRootRun's roots are numbered by seq in rootSeqBits bits.
+var _ [1<<rootSeqBits - maxRootRun]struct{}
