@@ -128,11 +128,7 @@ func scale(src io.ReadSeeker, out io.Writer, n, segSize int) error {
 	var heapStart int64 = -1
 	var body []byte
 	ended := false
-	for {
-		rec, err := r.Next()
-		if err == io.EOF {
-			break
-		}
+	for rec, err := range r.Records() {
 		if err != nil {
 			return err
 		}
@@ -234,11 +230,7 @@ func (d *dump) copies(src io.ReadSeeker, start int64, w *hprof.Writer, n int) er
 		if err != nil {
 			return err
 		}
-		for {
-			rec, err := r.Next()
-			if err == io.EOF {
-				break
-			}
+		for rec, err := range r.Records() {
 			if err != nil {
 				return err
 			}
@@ -264,13 +256,8 @@ func survey(src io.Reader) (*dump, error) {
 	}
 	r.SkipElements = true
 	d := &dump{classes: map[uint64]*layout{}, dumps: map[uint64]*hprof.ClassDump{}, idSize: r.IDSize()}
-	var s hprof.SubRecord
 	heaps, ended := 0, false
-	for {
-		rec, err := r.Next()
-		if err == io.EOF {
-			break
-		}
+	for rec, err := range r.Records() {
 		if err != nil {
 			return nil, err
 		}
@@ -284,11 +271,7 @@ func survey(src io.Reader) (*dump, error) {
 			return nil, errors.New("more than one heap dump")
 		}
 		heaps++
-		for {
-			err := r.NextSub(&s)
-			if err == io.EOF {
-				break
-			}
+		for s, err := range r.SubRecords() {
 			if err != nil {
 				return nil, err
 			}
@@ -358,12 +341,7 @@ func (d *dump) id(v uint64, k int) uint64 {
 // infos and the roots of objects that are not classes.
 func (d *dump) writeHeap(r *hprof.Reader, w *hprof.Writer, k int) error {
 	r.ArrayData, r.SkipElements, r.MaxElements = true, false, 0
-	var s hprof.SubRecord
-	for {
-		err := r.NextSub(&s)
-		if err == io.EOF {
-			return nil
-		}
+	for s, err := range r.SubRecords() {
 		if err != nil {
 			return err
 		}
@@ -409,10 +387,11 @@ func (d *dump) writeHeap(r *hprof.Reader, w *hprof.Writer, k int) error {
 			}
 			s.ID = d.id(s.ID, k)
 		}
-		if err := w.WriteSub(&s); err != nil {
+		if err := w.WriteSub(s); err != nil {
 			return err
 		}
 	}
+	return nil
 }
 
 // getID reads an ID at the start of b.

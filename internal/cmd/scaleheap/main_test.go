@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"io"
 	"slices"
 	"testing"
 
@@ -18,43 +17,29 @@ import (
 // references counted are to objects of the dump, as in the original). On
 // the corpus's Android dump and on JDK fixtures of 4- and 8-byte IDs.
 func TestScaleCopiesTheGraph(t *testing.T) {
-	dumps := testutil.SmallDumps(t, "sample32.hprof.gz", "sample.hprof.gz")
-	names := []string{"sample32.hprof.gz", "sample.hprof.gz", "android-dalvik-kitkat-dialer.android-hprof"}
-	for _, name := range names {
-		in, ok := dumps[name]
-		if !ok {
-			testutil.Skip(t, "%s: not at hand", name)
-			continue
+	eachScaled(t, []string{"sample32.hprof.gz", "sample.hprof.gz", dialer}, func(t *testing.T, in, out []byte) {
+		a, err := heapstat.Summarize(in)
+		if err != nil {
+			t.Fatal(err)
 		}
-		t.Run(name, func(t *testing.T) {
-			const n = 3
-			var out bytes.Buffer
-			if err := scale(bytes.NewReader(in), &out, n, 0); err != nil {
-				t.Fatal(err)
+		b, err := heapstat.Summarize(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("objects %d -> %d, roots %v -> %v", a.Objects, b.Objects, a.Roots, b.Roots)
+		for c, x := range a.Classes {
+			y := b.Classes[c]
+			if y == nil {
+				t.Errorf("class %s: not in the copies", c)
+				continue
 			}
-			a, err := heapstat.Summarize(in)
-			if err != nil {
-				t.Fatal(err)
+			want := heapstat.ClassStat{Instances: n * x.Instances, Refs: n * x.Refs, Elements: n * x.Elements, PayloadBytes: n * x.PayloadBytes,
+				InstanceSize: x.InstanceSize, Fields: x.Fields, Statics: x.Statics, StaticRefs: x.StaticRefs}
+			if *y != want {
+				t.Errorf("class %s: %+v, want %+v", c, *y, want)
 			}
-			b, err := heapstat.Summarize(out.Bytes())
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Logf("objects %d -> %d, roots %v -> %v", a.Objects, b.Objects, a.Roots, b.Roots)
-			for c, x := range a.Classes {
-				y := b.Classes[c]
-				if y == nil {
-					t.Errorf("class %s: not in the copies", c)
-					continue
-				}
-				want := heapstat.ClassStat{Instances: n * x.Instances, Refs: n * x.Refs, Elements: n * x.Elements, PayloadBytes: n * x.PayloadBytes,
-					InstanceSize: x.InstanceSize, Fields: x.Fields, Statics: x.Statics, StaticRefs: x.StaticRefs}
-				if *y != want {
-					t.Errorf("class %s: %+v, want %+v", c, *y, want)
-				}
-			}
-		})
-	}
+		}
+	})
 }
 
 // TestScaleCopiesStayApart: in three copies of the corpus's Android dump
@@ -63,75 +48,88 @@ func TestScaleCopiesTheGraph(t *testing.T) {
 // 8 apart, copy after copy); and each copy has a root for each root of
 // the dump that is not a class.
 func TestScaleCopiesStayApart(t *testing.T) {
-	dumps := testutil.SmallDumps(t, "sample32.hprof.gz")
-	for _, name := range []string{"sample32.hprof.gz", "android-dalvik-kitkat-dialer.android-hprof"} {
+	eachScaled(t, []string{"sample32.hprof.gz", dialer}, func(t *testing.T, in, out []byte) {
+		d, err := survey(bytes.NewReader(in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := survey(bytes.NewReader(out))
+		if err != nil {
+			t.Fatal(err)
+		}
+		copyOf := func(id uint64) int { return int((id - d.base) / 8 / d.per) }
+		isObject := func(id uint64) bool {
+			_, ok := slices.BinarySearch(e.ids, id)
+			_, class := e.dumps[id]
+			return ok && !class
+		}
+		rootsIn, rootsOut := map[hprof.SubTag]int{}, map[hprof.SubTag]int{}
+		var refs, apart int
+		check := func(owner, ref uint64) {
+			if isObject(ref) {
+				refs++
+				if copyOf(ref) != copyOf(owner) {
+					apart++
+				}
+			}
+		}
+		walk(t, in, func(s *hprof.SubRecord) {
+			if s.Tag.IsRoot() {
+				if _, class := d.dumps[s.ID]; !class {
+					rootsIn[s.Tag]++
+				}
+			}
+		})
+		walk(t, out, func(s *hprof.SubRecord) {
+			switch {
+			case s.Tag.IsRoot():
+				if isObject(s.ID) {
+					rootsOut[s.Tag]++
+				}
+			case s.Tag == hprof.SubInstanceDump:
+				for _, off := range e.classes[s.ClassID].refs {
+					check(s.ID, e.getID(s.Data[off:]))
+				}
+			case s.Tag == hprof.SubObjectArrayDump:
+				for _, x := range s.Elements {
+					check(s.ID, x)
+				}
+			}
+		})
+		if refs == 0 || apart > 0 {
+			t.Errorf("%d of %d references to objects go to another copy", apart, refs)
+		}
+		for tag, k := range rootsIn {
+			if rootsOut[tag] != n*k {
+				t.Errorf("%v: %d roots of objects, want %d", tag, rootsOut[tag], n*k)
+			}
+		}
+		t.Logf("%d references to objects, roots %v", refs, rootsOut)
+	})
+}
+
+// n is the copies the tests make.
+const n = 3
+
+// dialer is the corpus's Android dump.
+const dialer = "android-dalvik-kitkat-dialer.android-hprof"
+
+// eachScaled calls f in a subtest for each named dump (a fixture or a
+// corpus dump) with the dump and its objects n times over.
+func eachScaled(t *testing.T, names []string, f func(t *testing.T, in, out []byte)) {
+	dumps := testutil.SmallDumps(t, "sample32.hprof.gz", "sample.hprof.gz")
+	for _, name := range names {
 		in, ok := dumps[name]
 		if !ok {
 			testutil.Skip(t, "%s: not at hand", name)
 			continue
 		}
 		t.Run(name, func(t *testing.T) {
-			const n = 3
 			var out bytes.Buffer
 			if err := scale(bytes.NewReader(in), &out, n, 0); err != nil {
 				t.Fatal(err)
 			}
-			d, err := survey(bytes.NewReader(in))
-			if err != nil {
-				t.Fatal(err)
-			}
-			e, err := survey(bytes.NewReader(out.Bytes()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			copyOf := func(id uint64) int { return int((id - d.base) / 8 / d.per) }
-			isObject := func(id uint64) bool {
-				_, ok := slices.BinarySearch(e.ids, id)
-				_, class := e.dumps[id]
-				return ok && !class
-			}
-			rootsIn, rootsOut := map[hprof.SubTag]int{}, map[hprof.SubTag]int{}
-			var refs, apart int
-			check := func(owner, ref uint64) {
-				if isObject(ref) {
-					refs++
-					if copyOf(ref) != copyOf(owner) {
-						apart++
-					}
-				}
-			}
-			walk(t, in, func(s *hprof.SubRecord) {
-				if s.Tag.IsRoot() {
-					if _, class := d.dumps[s.ID]; !class {
-						rootsIn[s.Tag]++
-					}
-				}
-			})
-			walk(t, out.Bytes(), func(s *hprof.SubRecord) {
-				switch {
-				case s.Tag.IsRoot():
-					if isObject(s.ID) {
-						rootsOut[s.Tag]++
-					}
-				case s.Tag == hprof.SubInstanceDump:
-					for _, off := range e.classes[s.ClassID].refs {
-						check(s.ID, e.getID(s.Data[off:]))
-					}
-				case s.Tag == hprof.SubObjectArrayDump:
-					for _, x := range s.Elements {
-						check(s.ID, x)
-					}
-				}
-			})
-			if refs == 0 || apart > 0 {
-				t.Errorf("%d of %d references to objects go to another copy", apart, refs)
-			}
-			for tag, k := range rootsIn {
-				if rootsOut[tag] != n*k {
-					t.Errorf("%v: %d roots of objects, want %d", tag, rootsOut[tag], n*k)
-				}
-			}
-			t.Logf("%d references to objects, roots %v", refs, rootsOut)
+			f(t, in, out.Bytes())
 		})
 	}
 }
@@ -143,7 +141,6 @@ func walk(t *testing.T, data []byte, f func(*hprof.SubRecord)) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var s hprof.SubRecord
 	for rec, err := range r.Records() {
 		if err != nil {
 			t.Fatal(err)
@@ -151,15 +148,11 @@ func walk(t *testing.T, data []byte, f func(*hprof.SubRecord)) {
 		if !rec.Tag.IsHeapDump() {
 			continue
 		}
-		for {
-			err := r.NextSub(&s)
-			if err == io.EOF {
-				break
-			}
+		for s, err := range r.SubRecords() {
 			if err != nil {
 				t.Fatal(err)
 			}
-			f(&s)
+			f(s)
 		}
 	}
 }
