@@ -15,8 +15,8 @@
 // to IDs that are not objects of the dump (dangling) are kept as they are.
 // Primitive arrays keep their contents. The heap dump is written in
 // segments of at most BYTES (default: 4 KiB for an Android dump, as ART
-// writes them; 1 MiB for others). IN.hprof holds one heap dump, whose
-// records no other record comes between.
+// writes them; 1 MiB for others). IN.hprof holds one heap dump: HEAP DUMP
+// SEGMENTs that no other record comes between, or one HEAP DUMP record.
 package main
 
 import (
@@ -126,6 +126,7 @@ func scale(src io.ReadSeeker, out io.Writer, n, segSize int) error {
 	}
 	dec, enc := hprof.BodyDecoder{IDSize: h.IDSize}, w.Encoder()
 	var heapStart int64 = -1
+	var heapTag hprof.Tag
 	var body []byte
 	ended := false
 	for rec, err := range r.Records() {
@@ -133,12 +134,18 @@ func scale(src io.ReadSeeker, out io.Writer, n, segSize int) error {
 			return err
 		}
 		if heapStart >= 0 && !ended && !rec.Tag.IsHeapDump() && rec.Tag != hprof.TagHeapDumpEnd {
-			return fmt.Errorf("a %v record at offset %d within the heap dump", rec.Tag, rec.Offset)
+			if heapTag != hprof.TagHeapDump {
+				return fmt.Errorf("a %v record at offset %d between heap dump segments", rec.Tag, rec.Offset)
+			}
+			ended = true // one HEAP DUMP record, and records after it
+			if err := d.endHeap(src, heapStart, w, n); err != nil {
+				return err
+			}
 		}
 		switch {
 		case rec.Tag.IsHeapDump():
 			if heapStart < 0 {
-				heapStart = rec.Offset
+				heapStart, heapTag = rec.Offset, rec.Tag
 				if err := w.BeginHeapDump(rec.Tag, rec.Time); err != nil {
 					return err
 				}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/heapcrunch/heapcrunch/hprof"
 	"github.com/heapcrunch/heapcrunch/internal/heapstat"
+	"github.com/heapcrunch/heapcrunch/internal/onerecord"
 	"github.com/heapcrunch/heapcrunch/internal/testutil"
 )
 
@@ -106,6 +107,37 @@ func TestScaleCopiesStayApart(t *testing.T) {
 		}
 		t.Logf("%d references to objects, roots %v", refs, rootsOut)
 	})
+}
+
+// TestScaleOneRecord: a dump of one HEAP DUMP record, as JDK 8 writes
+// it, followed by a record of another kind, is copied as a segmented one
+// is: three times each class's instances (the JDK fixture of 4-byte IDs,
+// made one record by internal/onerecord with a STACK TRACE after it).
+func TestScaleOneRecord(t *testing.T) {
+	dumps := testutil.SmallDumps(t, "sample32.hprof.gz")
+	var one bytes.Buffer
+	if err := onerecord.Rewrite(bytes.NewReader(dumps["sample32.hprof.gz"]), &one, nil); err != nil {
+		t.Fatal(err)
+	}
+	// A STACK TRACE: serial 9, thread 1, no frames.
+	one.Write([]byte{0x05, 0, 0, 0, 0, 0, 0, 0, 12, 0, 0, 0, 9, 0, 0, 0, 1, 0, 0, 0, 0})
+	var out bytes.Buffer
+	if err := scale(bytes.NewReader(one.Bytes()), &out, n, 0); err != nil {
+		t.Fatal(err)
+	}
+	a, err := heapstat.Summarize(one.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := heapstat.Summarize(out.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for c, x := range a.Classes {
+		if y := b.Classes[c]; y == nil || y.Instances != n*x.Instances || y.Refs != n*x.Refs {
+			t.Errorf("class %s: %+v, want %d instances, %d references", c, y, n*x.Instances, n*x.Refs)
+		}
+	}
 }
 
 // n is the copies the tests make.
