@@ -80,20 +80,20 @@ func scaleFile(in, out string, n, segSize int) error {
 	return err
 }
 
-// dump is what the first reading finds: the dump's object IDs and its
-// classes' instance layouts.
+// dump is what the first reading finds: the dump's object IDs and where
+// the instances of its classes hold references.
 type dump struct {
-	ids     []uint64           // every object ID, classes' too, sorted
-	classes map[uint64]*layout // by class ID
-	dumps   map[uint64]*hprof.ClassDump
-	base    uint64 // the first new ID
-	per     uint64 // objects a copy numbers (len(ids))
-	idSize  int
+	ids    []uint64         // every object ID, classes' too, sorted
+	refs   map[uint64][]int // by class ID: the offsets of the reference fields in an instance's data
+	base   uint64           // the first new ID
+	per    uint64           // objects a copy numbers (len(ids))
+	idSize int
 }
 
-// layout is where an instance of a class holds references.
-type layout struct {
-	refs []int // offsets of the reference fields in the instance data
+// isClass reports whether id is a class of the dump.
+func (d *dump) isClass(id uint64) bool {
+	_, ok := d.refs[id]
+	return ok
 }
 
 // scale reads src twice: for its objects, then to write them n times over.
@@ -262,7 +262,8 @@ func survey(src io.Reader) (*dump, error) {
 		return nil, err
 	}
 	r.SkipElements = true
-	d := &dump{classes: map[uint64]*layout{}, dumps: map[uint64]*hprof.ClassDump{}, idSize: r.IDSize()}
+	d := &dump{refs: map[uint64][]int{}, idSize: r.IDSize()}
+	dumps := map[uint64]*hprof.ClassDump{}
 	heaps, ended := 0, false
 	for rec, err := range r.Records() {
 		if err != nil {
@@ -284,7 +285,7 @@ func survey(src io.Reader) (*dump, error) {
 			}
 			switch s.Tag {
 			case hprof.SubClassDump:
-				d.dumps[s.ID] = s.Class.Clone()
+				dumps[s.ID] = s.Class.Clone()
 				d.ids = append(d.ids, s.ID)
 			case hprof.SubInstanceDump, hprof.SubObjectArrayDump, hprof.SubPrimitiveArrayDump, hprof.SubPrimitiveArrayNoData:
 				d.ids = append(d.ids, s.ID)
@@ -303,31 +304,31 @@ func survey(src io.Reader) (*dump, error) {
 	if len(d.ids) > 0 {
 		d.base = (d.ids[len(d.ids)-1] + 1<<20) &^ (1<<20 - 1)
 	}
-	for id := range d.dumps {
-		d.layoutOf(id)
+	for id := range dumps {
+		d.refs[id] = refsOf(dumps, id, d.idSize)
 	}
 	return d, nil
 }
 
-// layoutOf finds where instances of class id hold references: its own
-// fields first, then its superclass's, up the chain.
-func (d *dump) layoutOf(id uint64) {
-	var l layout
+// refsOf returns where instances of class id hold references: the
+// offsets of its own fields first, then its superclass's, up the chain.
+func refsOf(dumps map[uint64]*hprof.ClassDump, id uint64, idSize int) []int {
+	var refs []int
 	off := 0
 	for c, seen := id, 0; c != 0; seen++ {
-		cd, ok := d.dumps[c]
-		if !ok || seen > len(d.dumps) {
+		cd, ok := dumps[c]
+		if !ok || seen > len(dumps) {
 			break // a superclass not in the dump, or a loop
 		}
 		for _, f := range cd.Fields {
 			if f.Type == hprof.Object {
-				l.refs = append(l.refs, off)
+				refs = append(refs, off)
 			}
-			off += f.Type.Size(d.idSize)
+			off += f.Type.Size(idSize)
 		}
 		c = cd.Super
 	}
-	d.classes[id] = &l
+	return refs
 }
 
 // id returns the new ID of old ID v in copy k: classes are in copy 0
@@ -337,7 +338,7 @@ func (d *dump) id(v uint64, k int) uint64 {
 	if !ok || v == 0 {
 		return v
 	}
-	if _, isClass := d.dumps[v]; isClass {
+	if d.isClass(v) {
 		k = 0
 	}
 	return d.base + 8*(uint64(k)*d.per+uint64(i))
@@ -372,11 +373,9 @@ func (d *dump) writeHeap(r *hprof.Reader, w *hprof.Writer, k int) error {
 			}
 			s.ID = c.ID
 		case hprof.SubInstanceDump:
-			if l := d.classes[s.ClassID]; l != nil {
-				for _, off := range l.refs {
-					if off+d.idSize <= len(s.Data) {
-						d.putID(s.Data[off:], d.id(d.getID(s.Data[off:]), k))
-					}
+			for _, off := range d.refs[s.ClassID] {
+				if off+d.idSize <= len(s.Data) {
+					d.putID(s.Data[off:], d.id(d.getID(s.Data[off:]), k))
 				}
 			}
 			s.ID, s.ClassID = d.id(s.ID, k), d.id(s.ClassID, 0)
@@ -389,7 +388,7 @@ func (d *dump) writeHeap(r *hprof.Reader, w *hprof.Writer, k int) error {
 			s.ID = d.id(s.ID, k)
 		case hprof.SubHeapDumpInfo:
 		default: // a root
-			if _, isClass := d.dumps[s.ID]; k > 0 && isClass {
+			if k > 0 && d.isClass(s.ID) {
 				continue
 			}
 			s.ID = d.id(s.ID, k)

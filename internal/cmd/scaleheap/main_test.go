@@ -46,8 +46,9 @@ func TestScaleCopiesTheGraph(t *testing.T) {
 // TestScaleCopiesStayApart: in three copies of the corpus's Android dump
 // and of a JDK fixture, each reference of an instance or array of a copy
 // is null, a class, or an object of the same copy (the new IDs say which:
-// 8 apart, copy after copy); and each copy has a root for each root of
-// the dump that is not a class.
+// 8 apart, copy after copy); each copy has a root for each root of the
+// dump that is not a class; and each copy has the dump's objects of each
+// Android heap in that heap.
 func TestScaleCopiesStayApart(t *testing.T) {
 	eachScaled(t, []string{"sample32.hprof.gz", dialer}, func(t *testing.T, in, out []byte) {
 		d, err := survey(bytes.NewReader(in))
@@ -61,8 +62,7 @@ func TestScaleCopiesStayApart(t *testing.T) {
 		copyOf := func(id uint64) int { return int((id - d.base) / 8 / d.per) }
 		isObject := func(id uint64) bool {
 			_, ok := slices.BinarySearch(e.ids, id)
-			_, class := e.dumps[id]
-			return ok && !class
+			return ok && !e.isClass(id)
 		}
 		rootsIn, rootsOut := map[hprof.SubTag]int{}, map[hprof.SubTag]int{}
 		var refs, apart int
@@ -74,21 +74,42 @@ func TestScaleCopiesStayApart(t *testing.T) {
 				}
 			}
 		}
+		// The objects of each Android heap (HEAP DUMP INFO; 0 for a dump
+		// without them), in the dump and in each copy.
+		type heapCopy struct {
+			heap uint32
+			copy int
+		}
+		heapsIn, heapsOut := map[uint32]int{}, map[heapCopy]int{}
+		var heap uint32
+		isObjectTag := func(t hprof.SubTag) bool {
+			return t == hprof.SubInstanceDump || t == hprof.SubObjectArrayDump || t == hprof.SubPrimitiveArrayDump || t == hprof.SubPrimitiveArrayNoData
+		}
 		walk(t, in, func(s *hprof.SubRecord) {
-			if s.Tag.IsRoot() {
-				if _, class := d.dumps[s.ID]; !class {
-					rootsIn[s.Tag]++
-				}
+			switch {
+			case s.Tag == hprof.SubHeapDumpInfo:
+				heap = s.HeapType
+			case isObjectTag(s.Tag):
+				heapsIn[heap]++
+			case s.Tag.IsRoot() && !d.isClass(s.ID):
+				rootsIn[s.Tag]++
 			}
 		})
+		heap = 0
 		walk(t, out, func(s *hprof.SubRecord) {
+			if s.Tag == hprof.SubHeapDumpInfo {
+				heap = s.HeapType
+			}
+			if isObjectTag(s.Tag) {
+				heapsOut[heapCopy{heap, copyOf(s.ID)}]++
+			}
 			switch {
 			case s.Tag.IsRoot():
 				if isObject(s.ID) {
 					rootsOut[s.Tag]++
 				}
 			case s.Tag == hprof.SubInstanceDump:
-				for _, off := range e.classes[s.ClassID].refs {
+				for _, off := range e.refs[s.ClassID] {
 					check(s.ID, e.getID(s.Data[off:]))
 				}
 			case s.Tag == hprof.SubObjectArrayDump:
@@ -105,7 +126,14 @@ func TestScaleCopiesStayApart(t *testing.T) {
 				t.Errorf("%v: %d roots of objects, want %d", tag, rootsOut[tag], n*k)
 			}
 		}
-		t.Logf("%d references to objects, roots %v", refs, rootsOut)
+		for h, k := range heapsIn {
+			for c := range n {
+				if got := heapsOut[heapCopy{h, c}]; got != k {
+					t.Errorf("heap %d, copy %d: %d objects, want %d", h, c, got, k)
+				}
+			}
+		}
+		t.Logf("%d references to objects, roots %v, objects by heap %v", refs, rootsOut, heapsIn)
 	})
 }
 
