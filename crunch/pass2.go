@@ -450,11 +450,15 @@ func (p *pass2) defineChain(k int) error {
 // thread up by that serial (Android Studio's perflib fails to load a dump
 // where a frame's thread has none).
 func (p *pass2) root(it *ahead) error {
-	o := p.dense(it.id)
-	if o > p.nObj && o <= p.nObj+uint64(p.dropped.len()) && hprof.SubTag(it.tag) != hprof.SubRootThreadObject {
+	return p.writeRoot(hprof.SubTag(it.tag), p.dense(it.id), it.lo, it.n, it.aux, it.trace)
+}
+
+// writeRoot writes a GC root of dense object o, as root says.
+func (p *pass2) writeRoot(tag hprof.SubTag, o uint64, thread, frame uint32, jniRef uint64, trace uint32) error {
+	if o > p.nObj && o <= p.nObj+uint64(p.dropped.len()) && tag != hprof.SubRootThreadObject {
 		return nil // a root of an object left out with its heap
 	}
-	return p.w.Root(it.tag, o, it.lo, it.n, it.aux, it.trace)
+	return p.w.Root(uint8(tag), o, thread, frame, jniRef, trace)
 }
 
 // objectStart writes what precedes an object record: its stack trace
