@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heapcrunch/heapcrunch/hprof"
 	"github.com/heapcrunch/heapcrunch/internal/cores"
 	"github.com/heapcrunch/heapcrunch/internal/testutil"
 )
@@ -228,10 +229,19 @@ func TestMappedPays(t *testing.T) {
 // mapped where mapped pages are cheap (mapPays, asked only then, and told
 // whether the cores are near) and at offsets where they are not
 // (mappedPays says so on a system that maps no files, and openInput reads
-// at offsets a file it fails to map).
+// at offsets a file it fails to map), but for an Android dump with the
+// cores near, mapped where the system maps files (androidDump).
 // HEAPCRUNCH_SPLIT=on maps it whatever its size or the probe, and "off"
 // reads it through a buffer.
 func TestWayOf(t *testing.T) {
+	// mapWay: an Android dump is mapped with the cores near, its pages
+	// dear or not, where the system maps files (androidDump).
+	mapWay := func(w readWay) readWay {
+		if !canMap {
+			return readAt
+		}
+		return w
+	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
 	defer func(p func() (time.Duration, error)) { cores.Probe = p }(cores.Probe)
 	defer func(m func(*os.File, int64, bool) bool) { mapPays = m }(mapPays)
@@ -242,6 +252,7 @@ func TestWayOf(t *testing.T) {
 	cheap := func(_ *os.File, _ int64, n bool) bool { asked, askedNear = true, n; return true }
 	dear := func(_ *os.File, _ int64, n bool) bool { asked, askedNear = true, n; return false }
 	small, large := writeTemp(t, "small", make([]byte, 1<<20)), writeTemp(t, "large", make([]byte, minMapBytes))
+	android := writeTemp(t, "android", append([]byte(hprof.Version103+"\x00"), make([]byte, minMapBytes)...))
 	open := func(p string) io.ReadSeeker { return openMapped(t, p) }
 	for _, c := range []struct {
 		name   string
@@ -262,6 +273,9 @@ func TestWayOf(t *testing.T) {
 		{"large file, far cores, dear pages", func() io.ReadSeeker { return open(large) }, "", 2, far, dear, readAt, true, true, false},
 		{"large file, near cores, cheap pages", func() io.ReadSeeker { return open(large) }, "", 2, near, cheap, readMapped, true, true, true},
 		{"large file, near cores, dear pages", func() io.ReadSeeker { return open(large) }, "", 2, near, dear, readAt, true, true, true},
+		{"large Android dump, near cores, dear pages", func() io.ReadSeeker { return open(android) }, "", 2, near, dear, mapWay(readMapped), true, true, true},
+		{"large Android dump, near cores, cheap pages", func() io.ReadSeeker { return open(android) }, "", 2, near, cheap, readMapped, true, true, true},
+		{"large Android dump, far cores, dear pages", func() io.ReadSeeker { return open(android) }, "", 2, far, dear, readAt, true, true, false},
 		{"large file, busy core", func() io.ReadSeeker { return open(large) }, "", 2, busy, cheap, readAtUnanswered, true, false, false},
 		{"large file, one core", func() io.ReadSeeker { return open(large) }, "", 1, near, cheap, readBuffered, false, false, false},
 		{"small file, split on", func() io.ReadSeeker { return open(small) }, "on", 2, far, dear, readMapped, false, false, false},
