@@ -274,8 +274,11 @@ func (st *state) optionWarnings() {
 }
 
 // bmdClass converts a class dump of class k (its first dump, or another
-// one) to a BMD class definition, writing the names it uses first.
-func (p *pass2) bmdClass(k int, d *hprof.ClassDump) (*bmd.Class, error) {
+// one) to a BMD class definition, writing the names it uses first, or,
+// where names is not nil, taking their BMD IDs from it: those of d's
+// statics then of its fields, in order (defineGroup, which has written
+// them).
+func (p *pass2) bmdClass(k int, d *hprof.ClassDump, names []uint64) (*bmd.Class, error) {
 	ci := p.classes[k]
 	c := &p.class
 	*c = bmd.Class{Index: uint64(k) + 1, StackTrace: d.StackTrace, Super: p.obj(d.Super), Loader: p.obj(d.Loader),
@@ -289,8 +292,14 @@ func (p *pass2) bmdClass(k int, d *hprof.ClassDump) (*bmd.Class, error) {
 		}
 		c.Constants = append(c.Constants, bmd.Constant{Index: k.Index, Type: bmd.Type(k.Type), Kept: ci.keepAll, Value: v})
 	}
-	for _, f := range d.Statics {
-		name, err := p.sid(f.Name)
+	nameOf := func(i int, hid uint64) (uint64, error) {
+		if names != nil {
+			return names[i], nil
+		}
+		return p.sid(hid)
+	}
+	for i, f := range d.Statics {
+		name, err := nameOf(i, f.Name)
 		if err != nil {
 			return nil, err
 		}
@@ -304,8 +313,8 @@ func (p *pass2) bmdClass(k int, d *hprof.ClassDump) (*bmd.Class, error) {
 		}
 		c.Statics = append(c.Statics, bmd.Static{Name: name, Type: bmd.Type(f.Type), Kept: kept, Value: v})
 	}
-	for _, f := range d.Fields {
-		name, err := p.sid(f.Name)
+	for i, f := range d.Fields {
+		name, err := nameOf(len(d.Statics)+i, f.Name)
 		if err != nil {
 			return nil, err
 		}
@@ -342,19 +351,25 @@ func (p *pass2) defineGroup(ks []int) error {
 			}
 		}
 	}
+	names := p.groupNames[:0] // their BMD IDs, for bmdClass
 	for _, k := range todo {
 		d := p.classes[k].dump
 		for _, f := range d.Statics {
-			if _, err := p.sid(f.Name); err != nil {
+			id, err := p.sid(f.Name)
+			if err != nil {
 				return err
 			}
+			names = append(names, id)
 		}
 		for _, f := range d.Fields {
-			if _, err := p.sid(f.Name); err != nil {
+			id, err := p.sid(f.Name)
+			if err != nil {
 				return err
 			}
+			names = append(names, id)
 		}
 	}
+	p.groupNames = names
 	for _, k := range todo {
 		for _, i := range p.classes[k].loads {
 			if err := p.writeLoad(&p.loads[i]); err != nil {
@@ -363,7 +378,10 @@ func (p *pass2) defineGroup(ks []int) error {
 		}
 	}
 	for _, k := range todo {
-		c, err := p.bmdClass(k, p.classes[k].dump)
+		d := p.classes[k].dump
+		n := len(d.Statics) + len(d.Fields)
+		c, err := p.bmdClass(k, d, names[:n:n])
+		names = names[n:]
 		if err != nil {
 			return err
 		}

@@ -29,10 +29,11 @@ type pass2 struct {
 	heapName    uint64 // HPROF string ID of the current heap's name
 	heapInfoOut bool   // the current heap's HEAP INFO is written
 	clock       chunkClock
-	nextDef     int    // classes of defOrder defined so far
-	group       []int  // scratch for defineGroup
-	place       uint64 // class dumps met since the last other heap record
-	loadsSeen   int    // LOAD CLASS records met
+	nextDef     int      // classes of defOrder defined so far
+	group       []int    // scratch for defineGroup
+	groupNames  []uint64 // scratch for defineGroup: the BMD IDs of its fields' names
+	place       uint64   // class dumps met since the last other heap record
+	loadsSeen   int      // LOAD CLASS records met
 
 	frames []uint64
 	split  *splitter  // spans written on other goroutines, or nil
@@ -406,7 +407,7 @@ func (p *pass2) classDump(it *ahead) error {
 		if err := p.placeRun(); err != nil {
 			return err
 		}
-		c, err := p.bmdClass(k, p.b.dumps[it.lo])
+		c, err := p.bmdClass(k, p.b.dumps[it.lo], nil)
 		if err != nil {
 			return err
 		}
