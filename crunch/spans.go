@@ -206,14 +206,18 @@ func (p *pass1) endSpan() {
 var pass2Split = cores.Split
 
 // spanPart is a part of a span: a run of object records that another
-// goroutine wrote, or a gap, sub-records that pass 2's goroutine writes.
+// goroutine wrote, a run of GC roots it read, or a gap, sub-records that
+// pass 2's goroutine writes.
 type spanPart struct {
 	from, to int64          // its sub-records' file offsets
-	run      *bmd.ObjectRun // nil for a gap
+	run      *bmd.ObjectRun // nil for a gap or roots
 	tag      hprof.SubTag   // the run's first record's
 	trace    uint32         // the stack trace serial of its records
 	chunk    uint32         // the chunk of its records
 	starts   bool           // its first record starts the chunk
+	// Roots: its records are GC roots, spanOut.roots[rootsFrom:rootsTo].
+	roots              bool
+	rootsFrom, rootsTo int
 }
 
 // spanOut is what a goroutine made of a span: its parts, in order.
@@ -222,12 +226,24 @@ type spanOut struct {
 	recFirst int              // the first part of the record being cut
 	runs     []*bmd.ObjectRun // the runs of parts, reused
 	used     int              // runs in use
+	roots    []spanRoot       // the roots of the parts of roots
 	failed   bool             // the mapped file failed: all a gap
+}
+
+// spanRoot is a GC root read ahead: its sub-record's tag and fields, its
+// object resolved to its dense ID, or, where the indexes do not hold it
+// (miss), the object ID of the dump, which pass 2's goroutine numbers in
+// its order.
+type spanRoot struct {
+	object, jniRef       uint64
+	thread, frame, trace uint32
+	tag                  hprof.SubTag
+	miss                 bool
 }
 
 // reset empties o for another span.
 func (o *spanOut) reset() {
-	o.parts, o.recFirst, o.used, o.failed = o.parts[:0], 0, 0, false
+	o.parts, o.recFirst, o.used, o.roots, o.failed = o.parts[:0], 0, 0, o.roots[:0], false
 }
 
 // newRun returns an empty run of objects from ID first. The runs of o,
@@ -385,7 +401,11 @@ func (wk *spanWorker) recordParts(rec hprof.Record, c *spanCursor) bool {
 			}
 		default:
 			c.clk.next()
-			c.cur = o.gap(off)
+			if s.Tag.IsRoot() {
+				c.cur = o.root(off, wk.st, s)
+			} else {
+				c.cur = o.gap(off)
+			}
 		}
 		for s.Pending > 0 { // an array read in pieces: its elements are the gap's
 			if err := r.NextElements(s, arrayPiece); err != nil {
@@ -490,11 +510,39 @@ func (wk *spanWorker) object(c *spanCursor, h *hprof.ObjectHead, data []byte, el
 // offset off.
 func (o *spanOut) gap(off int64) *spanPart {
 	o.settle()
-	if n := len(o.parts); n > o.recFirst && o.parts[n-1].run == nil {
+	if n := len(o.parts); n > o.recFirst && o.parts[n-1].run == nil && !o.parts[n-1].roots {
 		return &o.parts[n-1]
 	}
 	o.parts = append(o.parts, spanPart{from: off, to: off})
 	return &o.parts[len(o.parts)-1]
+}
+
+// root adds GC root s, its sub-record at offset off, to the part of roots
+// that goes on from the last part, or to a new one, which it returns.
+// Its object is resolved here, with the indexes of st, which only read
+// them. An Android dump has a root for each interned string (400,730 of
+// the 410,199 roots of the Android-shaped dump of docs/measurements.md),
+// which pass 2's goroutine, whose work there held the other goroutine
+// back, then writes without reading or resolving them (addRoots).
+func (o *spanOut) root(off int64, st *state, s *hprof.SubRecord) *spanPart {
+	o.settle()
+	n := len(o.parts)
+	if n == o.recFirst || !o.parts[n-1].roots {
+		o.parts = append(o.parts, spanPart{from: off, to: off, roots: true, rootsFrom: len(o.roots), rootsTo: len(o.roots)})
+		n++
+	}
+	r := spanRoot{object: s.ID, jniRef: s.JNIRef, thread: s.Thread, frame: s.Frame, trace: s.StackTrace, tag: s.Tag}
+	if x, ok := st.rank.lookup(s.ID); ok {
+		r.object = st.objBase + uint64(x)
+	} else if d, ok := st.known(s.ID); ok {
+		r.object = d
+	} else {
+		r.miss = true
+	}
+	o.roots = append(o.roots, r)
+	pt := &o.parts[n-1]
+	pt.rootsTo = len(o.roots)
+	return pt
 }
 
 // minRunRecords is the fewest records a run holds: a shorter one is
@@ -513,7 +561,7 @@ func (o *spanOut) settle() {
 		return
 	}
 	o.used-- // its run is the last one used
-	if n-2 >= o.recFirst && o.parts[n-2].run == nil {
+	if n-2 >= o.recFirst && o.parts[n-2].run == nil && !o.parts[n-2].roots {
 		o.parts[n-2].to = o.parts[n-1].to
 		o.parts = o.parts[:n-1]
 		return
@@ -703,6 +751,7 @@ type splitter struct {
 	part    int
 
 	added, refused int // runs added, and runs written one by one instead (fits)
+	rootsAdded     int // roots written from parts of roots (addRoots)
 }
 
 // Tests set these: newSpanWorker changes each spanWorker made, and
@@ -895,6 +944,9 @@ func (p *pass2) writeSpanRecord(rd *reader, s *span, end int64) error {
 		}
 		var err error
 		switch {
+		case pt.roots:
+			sp.rootsAdded += pt.rootsTo - pt.rootsFrom
+			err = p.addRoots(rd, o.roots[pt.rootsFrom:pt.rootsTo], pt.to)
 		case pt.run == nil:
 			err = p.gap(rd, pt.to)
 		case p.fits(pt):
@@ -958,6 +1010,29 @@ func (p *pass2) addRun(rd *reader, pt *spanPart) error {
 		return err
 	}
 	rd.readTo(pt.to)
+	return nil
+}
+
+// addRoots writes the GC roots of a part of roots, read ahead, as
+// directRoot would, and skips their sub-records, to offset to.
+func (p *pass2) addRoots(rd *reader, roots []spanRoot, to int64) error {
+	for i := range roots {
+		r := &roots[i]
+		if err := p.beforeObject(r.tag); err != nil {
+			return err
+		}
+		o := r.object
+		if r.miss {
+			o = p.obj(o)
+		}
+		if err := p.writeRoot(r.tag, o, r.thread, r.frame, r.jniRef, r.trace); err != nil {
+			return err
+		}
+	}
+	if err := rd.r.SkipSubs(to); err != nil {
+		return err
+	}
+	rd.readTo(to)
 	return nil
 }
 

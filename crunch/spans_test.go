@@ -31,6 +31,10 @@ var spanRecords, spanCount, spansUnused int
 // held.
 var spanBytes int64
 
+// spanRoots is, after crunchFile with the split, the roots written from
+// parts of roots read ahead (addRoots).
+var spanRoots int
+
 // testSpansHere is spansHere for crunchFile: false, every span through a
 // run, the runs' way tested whatever the timing.
 var testSpansHere = false
@@ -50,7 +54,7 @@ func crunchFile(t *testing.T, path string, opt Options, split bool, minSpan int6
 	spansHere = testSpansHere
 	defer func(f func(*splitter)) { splitStopped = f }(splitStopped)
 	splitStopped = func(sp *splitter) {
-		added, refused = sp.added, sp.refused
+		added, refused, spanRoots = sp.added, sp.refused, sp.rootsAdded
 		spanRecords, spanCount, spansUnused, spanBytes = 0, len(sp.spans), 0, 0
 		for _, o := range sp.outs {
 			if o != nil {
@@ -419,6 +423,86 @@ func manyRunsDump(classes, objects, perTrace, segSize int) []byte {
 	w.WriteRecord(hprof.TagHeapDumpEnd, 0, nil)
 	w.Flush()
 	return buf.Bytes()
+}
+
+// rootsDump writes an Android dump (JAVA PROFILE 1.0.3) whose heap dump
+// records of segSize bytes start with roots, as ART writes them: roots
+// of every kind that has an object, among them roots of classes, of IDs
+// not in the dump (some of one ID twice, numbered where first met) and
+// of 0, a heap info among them, and more than a chunk of them in a row
+// (chunkSubRecords), so that chunks start among them; then the objects.
+func rootsDump(segSize int) (dump []byte, roots int) {
+	var buf bytes.Buffer
+	w, _ := hprof.NewWriter(&buf, hprof.Header{Version: hprof.Version103, IDSize: 4})
+	w.SegmentSize = segSize
+	enc := w.Encoder()
+	for i, s := range []string{"Node", "next", "app", "java.lang.Object"} {
+		w.WriteRecord(hprof.TagString, 0, enc.AppendString(nil, uint64(i+1), []byte(s)))
+	}
+	const object, node = 0x10, 0x20
+	w.WriteRecord(hprof.TagLoadClass, 0, enc.AppendLoadClass(nil, hprof.LoadClass{Serial: 1, ClassID: object, Name: 4}))
+	w.WriteRecord(hprof.TagLoadClass, 0, enc.AppendLoadClass(nil, hprof.LoadClass{Serial: 2, ClassID: node, Name: 1}))
+	const n = 30000
+	nodeID := func(i int) uint64 { return 0x100000 + 8*uint64(i) }
+	kinds := []hprof.SubTag{hprof.SubRootInternedString, hprof.SubRootJNIGlobal, hprof.SubRootJNILocal, hprof.SubRootJavaFrame,
+		hprof.SubRootNativeStack, hprof.SubRootStickyClass, hprof.SubRootThreadBlock, hprof.SubRootMonitorUsed,
+		hprof.SubRootThreadObject, hprof.SubRootFinalizing, hprof.SubRootDebugger, hprof.SubRootReferenceCleanup,
+		hprof.SubRootVMInternal, hprof.SubRootJNIMonitor, hprof.SubRootUnknown}
+	w.BeginHeapDump(hprof.TagHeapDumpSegment, 0)
+	for i := range 3 * chunkSubRecords {
+		id := nodeID(i * 7 % n)
+		switch {
+		case i%101 == 0:
+			id = 0xdead0000 + uint64(i%3) // not in the dump
+		case i%103 == 0:
+			id = node // a class
+		case i%1009 == 0:
+			id = 0
+		}
+		if i == 5000 {
+			w.WriteSub(&hprof.SubRecord{Tag: hprof.SubHeapDumpInfo, HeapType: 'A', HeapName: 3})
+		}
+		w.WriteSub(&hprof.SubRecord{Tag: kinds[i%len(kinds)], ID: id, Thread: uint32(i % 5), Frame: uint32(i % 11), JNIRef: uint64(i), StackTrace: 0})
+		roots++
+	}
+	w.WriteSub(&hprof.SubRecord{Tag: hprof.SubClassDump, ID: object, Class: hprof.ClassDump{ID: object}})
+	w.WriteSub(&hprof.SubRecord{Tag: hprof.SubClassDump, ID: node, Class: hprof.ClassDump{ID: node, Super: object, InstanceSize: 4, Fields: []hprof.Field{{Name: 2, Type: hprof.Object}}}})
+	for i := range n {
+		w.WriteSub(&hprof.SubRecord{Tag: hprof.SubInstanceDump, ID: nodeID(i), ClassID: node, Data: binary.BigEndian.AppendUint32(nil, uint32(nodeID((i+1)%n)))})
+	}
+	w.EndHeapDump()
+	w.WriteRecord(hprof.TagHeapDumpEnd, 0, nil)
+	w.Flush()
+	return buf.Bytes(), roots
+}
+
+// TestSplitRoots: the roots of a span are read, and their objects
+// resolved, on the goroutine that writes the span ahead (spanOut.root),
+// and pass 2's goroutine writes them from there (addRoots): the file is
+// the one goroutine's, byte for byte, the roots of IDs not in the dump
+// numbered in the same order, chunks that start among the roots defining
+// the same classes there, with records of 4 KiB in spans of 64 KiB (an
+// Android dump's) and each record a span; whole, a byte changed and cut
+// short. Most roots go through parts of roots.
+func TestSplitRoots(t *testing.T) { bothSplitReads(t, testSplitRoots) }
+
+func testSplitRoots(t *testing.T) {
+	data, roots := rootsDump(4 << 10)
+	path := writeTemp(t, "roots.hprof", data)
+	for _, minSpan := range []int64{1, 64 << 10} {
+		for _, opt := range []Options{{}, {Profile: "leak"}} {
+			added, refused := sameSplit(t, path, opt, minSpan)
+			if added == 0 || refused != 0 || spanRoots < roots*9/10 {
+				t.Errorf("spans of %d bytes or more, %+v: %d runs added, %d refused, %d of %d roots from parts of roots; want some, none, and 90 %% of them", minSpan, opt, added, refused, spanRoots, roots)
+			}
+		}
+		for _, at := range []int{len(data) / 5, len(data) / 3, len(data) - 100} {
+			bad := bytes.Clone(data)
+			bad[at] ^= 0x5a
+			sameSplit(t, writeTemp(t, "bad.hprof", bad), Options{}, minSpan)
+			sameSplit(t, writeTemp(t, "cut.hprof", data[:at]), Options{}, minSpan)
+		}
+	}
 }
 
 // TestSplitManyRuns: a span cut into many runs gives the same file, in a
