@@ -517,6 +517,13 @@ func (o *spanOut) gap(off int64) *spanPart {
 	return &o.parts[len(o.parts)-1]
 }
 
+// maxSpanRoots bounds the roots a span's output holds (32 bytes each):
+// those after them are its gaps'. A span of 64 KiB (an Android dump's) has
+// at most 13,107 roots (5 bytes each with 4-byte IDs); a JDK's record of 4
+// MiB could have 838,860, 27 MB in each of the outputs written ahead.
+// Tests change it.
+var maxSpanRoots = 1 << 14
+
 // root adds GC root s, its sub-record at offset off, to the part of roots
 // that goes on from the last part, or to a new one, which it returns.
 // Its object is resolved here, with the indexes of st, which only read
@@ -525,6 +532,9 @@ func (o *spanOut) gap(off int64) *spanPart {
 // which pass 2's goroutine, whose work there held the other goroutine
 // back, then writes without reading or resolving them (addRoots).
 func (o *spanOut) root(off int64, st *state, s *hprof.SubRecord) *spanPart {
+	if len(o.roots) >= maxSpanRoots {
+		return o.gap(off)
+	}
 	o.settle()
 	n := len(o.parts)
 	if n == o.recFirst || !o.parts[n-1].roots {

@@ -483,7 +483,8 @@ func rootsDump(segSize int) (dump []byte, roots int) {
 // numbered in the same order, chunks that start among the roots defining
 // the same classes there, with records of 4 KiB in spans of 64 KiB (an
 // Android dump's) and each record a span; whole, a byte changed and cut
-// short. Most roots go through parts of roots.
+// short. Most roots go through parts of roots; with fewer allowed a span
+// (maxSpanRoots), the others through gaps.
 func TestSplitRoots(t *testing.T) { bothSplitReads(t, testSplitRoots) }
 
 func testSplitRoots(t *testing.T) {
@@ -502,6 +503,13 @@ func testSplitRoots(t *testing.T) {
 			sameSplit(t, writeTemp(t, "bad.hprof", bad), Options{}, minSpan)
 			sameSplit(t, writeTemp(t, "cut.hprof", data[:at]), Options{}, minSpan)
 		}
+	}
+	// A span's roots beyond maxSpanRoots are its gaps'.
+	defer func(n int) { maxSpanRoots = n }(maxSpanRoots)
+	maxSpanRoots = 100
+	sameSplit(t, path, Options{}, 64<<10)
+	if spanRoots == 0 || spanRoots > 100*spanCount {
+		t.Errorf("at most 100 roots a span, %d spans: %d roots from parts of roots, want some and at most %d", spanCount, spanRoots, 100*spanCount)
 	}
 }
 

@@ -62,7 +62,9 @@ answers the probe and reading it mapped pays (measured, about 2 ms):
 with the cores far, 256 KiB of it read mapped take at most half as long
 again as read through a buffer; with them near, the page faults of 2 MiB
 of it mapped take at most a quarter of the time of reading them (the
-page cache holds the file in 2 MiB folios). Otherwise each core reads
+page cache holds the file in 2 MiB folios), or the dump is Android's
+(JAVA PROFILE 1.0.3: records of 4 KiB, which the first pass hands to the
+other core in batches only where the file is mapped). Otherwise each core reads
 its parts at their offsets into buffers of its own, parts of 256 KiB in
 the second pass, and where the first pass then finds that the process
 had fewer than 1.4 cores on average while both read records (another
