@@ -54,6 +54,7 @@ type Writer struct {
 	seg        []byte
 	zero       []byte
 	wroteBytes int64
+	hdr        [RecordHeaderSize]byte // recordHeader's
 
 	// limit is the length the segment may reach with the sub-records
 	// that Instance, ObjectArray and ZeroArray put in place: the segment
@@ -108,8 +109,12 @@ func (w *Writer) setLimit() {
 	}
 }
 
+// recordHeader writes a record's header. It is put together in the
+// Writer's hdr: a local array escaped to the heap through bufio.Writer's
+// Write, an allocation a record (27,000 a decrunch of the corpus's
+// Android dialer dump, a third of its allocations).
 func (w *Writer) recordHeader(tag Tag, time uint32, n uint64) {
-	var h [9]byte
+	h := &w.hdr
 	h[0] = byte(tag)
 	binary.BigEndian.PutUint32(h[1:], time)
 	binary.BigEndian.PutUint32(h[5:], uint32(n))
