@@ -203,9 +203,9 @@ func (p *pass2) subItem(rd *reader, s *hprof.SubRecord) error {
 
 // beforeObject does for an object record (or a root) what sub does
 // before it writes one: counts it, writes the definitions of its chunk if
-// it starts one, and the place of the class dumps before it. Its usual case, neither,
-// is written out: beginSub and placeRun were calls of their own, not
-// inlined in the large functions that call this.
+// it starts one, and the place of the class dumps before it. Its usual
+// case, neither, is written out: beginSub and placeRun were calls of
+// their own, not inlined in the large functions that call this.
 func (p *pass2) beforeObject(tag hprof.SubTag) error {
 	if p.clock.subs >= chunkSubRecords || p.place != 0 {
 		return p.beforeObjectSlow(tag)

@@ -21,10 +21,12 @@ import (
 // the objects of a span ahead, into runs of object records
 // (bmd.ObjectRun), while pass 2's goroutine writes the records before it.
 // When pass 2's goroutine comes to the span, it adds the runs to the
-// file (bmd.Writer.AddObjects), skips the sub-records they hold, and
-// writes the others itself, one by one, as it writes any sub-record: the
-// sub-records that change pass 2's state (roots, class dumps, heap
-// infos), and objects the other goroutine could not write (a reference
+// file (bmd.Writer.AddObjects), skips the sub-records they hold, writes
+// the roots the other goroutine read and resolved (addRoots: a root
+// changes pass 2's state, its chunk clock and the numbering of IDs not in
+// the dump), and writes the others itself, one by one, as it writes any
+// sub-record: the other sub-records that change pass 2's state (class
+// dumps, heap infos), and objects the other goroutine could not write (a reference
 // to an ID not in the dump, which pass 2 numbers in the order it meets
 // them, an instance of a class not defined yet, an array read in
 // pieces). The file is the same, byte for byte, as written on one
