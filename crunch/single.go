@@ -137,8 +137,8 @@ func (p *pass2) directObjects(rd *reader, heads []hprof.ObjectHead, data []byte,
 	return nil
 }
 
-// directSub writes sub-record s: an object or a root directly, anything
-// else through its item.
+// directSub writes sub-record s: an object, a root or a heap info
+// directly, anything else through its item.
 func (p *pass2) directSub(rd *reader, s *hprof.SubRecord) error {
 	switch s.Tag {
 	case hprof.SubInstanceDump:
@@ -151,8 +151,16 @@ func (p *pass2) directSub(rd *reader, s *hprof.SubRecord) error {
 	case hprof.SubPrimitiveArrayDump, hprof.SubPrimitiveArrayNoData:
 		return p.directPrimitiveArray(s.Tag, s.ElemType, s.Length, s.StackTrace)
 	}
-	if s.Tag.IsRoot() {
+	switch {
+	case s.Tag.IsRoot():
 		return p.directRoot(s)
+	case s.Tag == hprof.SubHeapDumpInfo:
+		// An Android dump has one where the heap changes: 30,195 in
+		// the Android-shaped dump, most between spans.
+		if err := p.beforeObject(s.Tag); err != nil {
+			return err
+		}
+		return p.heapInfo(&ahead{n: s.HeapType, id: s.HeapName})
 	}
 	return p.subItem(rd, s)
 }
