@@ -24,6 +24,7 @@ import (
 	"github.com/heapcrunch/heapcrunch/internal/bigmem"
 	"github.com/heapcrunch/heapcrunch/internal/cliutil"
 	"github.com/heapcrunch/heapcrunch/internal/compress"
+	"github.com/heapcrunch/heapcrunch/internal/cores"
 	"github.com/heapcrunch/heapcrunch/internal/version"
 )
 
@@ -78,8 +79,25 @@ func main() {
 	// Go's pace of the collector (GOGC=100), unlike crunch's: at 800 the
 	// BMD of the original tools (version 1) took 92 to 95 MB to decrunch
 	// where it takes 30 (docs/measurements.md, "GOGC 800").
-	bigmem.HugeHeap(bigmem.HeapAdvice)
+	heapAdvised = adviseHeap()
 	os.Exit(cliutil.Run(app(), os.Args))
+}
+
+// heapAdvised waits for the advice of the Go heap for huge pages
+// (bigmem.HugeHeap, 2.0 to 2.5 ms), which main starts beside the reading
+// and checking of the command line, as crunch's does; run waits for it
+// before it loads names and converts, which allocate.
+var heapAdvised = func() {}
+
+// adviseHeap starts bigmem.HugeHeap beside what main does next, where Go
+// has two cores (cores.Alongside), and returns a function that waits for
+// it.
+func adviseHeap() (wait func()) {
+	advised := cores.Alongside(func() error {
+		bigmem.HugeHeap(bigmem.HeapAdvice)
+		return nil
+	})
+	return func() { _ = advised() }
 }
 
 func app() *cli.App {
@@ -309,6 +327,7 @@ func run(c *cli.Context) error {
 	if err := checkOutput(c, inName, outName); err != nil {
 		return err
 	}
+	heapAdvised()
 	names, err := loadNames(c)
 	if err != nil {
 		return err

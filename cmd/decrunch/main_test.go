@@ -132,6 +132,51 @@ func zipBytes(t *testing.T, name string, data []byte) []byte {
 	return b.Bytes()
 }
 
+// TestHeapAdvisedFirst: run waits for main's advice of the Go heap for
+// huge pages (heapAdvised) once, before it makes the output (and, in its
+// code, before it loads names and converts), so that their allocations
+// land in the advised range; a command line that run refuses, or --info,
+// which writes no file, does not wait.
+func TestHeapAdvisedFirst(t *testing.T) {
+	fixtures(t)
+	dir := t.TempDir()
+	in, out, names := filepath.Join(dir, "in.bmd"), filepath.Join(dir, "out.hprof"), filepath.Join(dir, "names.txt")
+	if err := os.WriteFile(in, good, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(names, []byte("com.example.Thing\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	defer func(f func()) { heapAdvised = f }(heapAdvised)
+	waits := 0
+	heapAdvised = func() {
+		waits++
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Errorf("the output exists (or cannot be looked at: %v) when run waits for the heap's advice", err)
+		}
+	}
+	if err := app().Run([]string{"decrunch", "-q", "--strings", names, "-o", out, in}); err != nil {
+		t.Fatalf("decrunch in the test's process: %v", err)
+	}
+	if waits != 1 {
+		t.Errorf("run waited for the heap's advice %d times, want 1", waits)
+	}
+	if _, err := os.Stat(out); err != nil {
+		t.Errorf("no output after the run: %v", err)
+	}
+	for _, args := range [][]string{{"decrunch", "-q", in, out}, {"decrunch", "--info", in}} {
+		waits = 0
+		stdout := os.Stdout
+		os.Stdout, _ = os.Open(os.DevNull)
+		app().Run(args)
+		os.Stdout.Close()
+		os.Stdout = stdout
+		if waits != 0 {
+			t.Errorf("%q waited for the heap's advice %d times, want 0", args, waits)
+		}
+	}
+}
+
 // TestBadInput: every kind of bad BMD input fails with exit code 1, a
 // message that names the file and says what and where, no Go trace, and no
 // output or temporary file left behind.
