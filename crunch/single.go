@@ -156,7 +156,8 @@ func (p *pass2) directSub(rd *reader, s *hprof.SubRecord) error {
 		return p.directRoot(s)
 	case s.Tag == hprof.SubHeapDumpInfo:
 		// An Android dump has one where the heap changes: 30,195 in
-		// the Android-shaped dump, most between spans.
+		// the Android-shaped dump, 27,277 of them in the gaps of its
+		// spans.
 		if err := p.beforeObject(s.Tag); err != nil {
 			return err
 		}

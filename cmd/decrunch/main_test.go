@@ -164,15 +164,25 @@ func TestHeapAdvisedFirst(t *testing.T) {
 	if _, err := os.Stat(out); err != nil {
 		t.Errorf("no output after the run: %v", err)
 	}
-	for _, args := range [][]string{{"decrunch", "-q", in, out}, {"decrunch", "--info", in}} {
+	for _, c := range []struct {
+		args []string
+		ok   bool
+	}{{[]string{"decrunch", "-q", in, out}, false}, {[]string{"decrunch", "--info", in}, true}} {
 		waits = 0
+		devNull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
 		stdout := os.Stdout
-		os.Stdout, _ = os.Open(os.DevNull)
-		app().Run(args)
-		os.Stdout.Close()
+		os.Stdout = devNull // --info's report
+		err = app().Run(c.args)
 		os.Stdout = stdout
+		devNull.Close()
+		if (err == nil) != c.ok {
+			t.Errorf("%q: error %v, want one: %v", c.args, err, !c.ok)
+		}
 		if waits != 0 {
-			t.Errorf("%q waited for the heap's advice %d times, want 0", args, waits)
+			t.Errorf("%q waited for the heap's advice %d times, want 0", c.args, waits)
 		}
 	}
 }
