@@ -1062,28 +1062,21 @@ func TestHeapAdvisedFirst(t *testing.T) {
 	if err := os.WriteFile(in, small, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	defer func(f func()) { heapAdvised = f }(heapAdvised)
-	waits := 0
-	heapAdvised = func() {
-		waits++
-		if _, err := os.Stat(out); !os.IsNotExist(err) {
-			t.Errorf("the output exists (or cannot be looked at: %v) when run waits for the heap's advice", err)
-		}
-	}
+	waits := clitest.CountWaits(t, &heapAdvised, out)
 	if err := app().Run([]string{"crunch", "-q", in, out}); err != nil {
 		t.Fatalf("crunch in the test's process: %v", err)
 	}
-	if waits != 1 {
-		t.Errorf("run waited for the heap's advice %d times, want 1", waits)
+	if *waits != 1 {
+		t.Errorf("run waited for the heap's advice %d times, want 1", *waits)
 	}
 	if _, err := os.Stat(out); err != nil {
 		t.Errorf("no output after the run: %v", err)
 	}
-	waits = 0
+	*waits = 0
 	if err := app().Run([]string{"crunch", "-q", in}); err == nil {
 		t.Error("crunch with one argument succeeded")
 	}
-	if waits != 0 {
-		t.Errorf("run refused its command line and waited for the heap's advice %d times, want 0", waits)
+	if *waits != 0 {
+		t.Errorf("run refused its command line and waited for the heap's advice %d times, want 0", *waits)
 	}
 }

@@ -147,19 +147,12 @@ func TestHeapAdvisedFirst(t *testing.T) {
 	if err := os.WriteFile(names, []byte("com.example.Thing\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	defer func(f func()) { heapAdvised = f }(heapAdvised)
-	waits := 0
-	heapAdvised = func() {
-		waits++
-		if _, err := os.Stat(out); !os.IsNotExist(err) {
-			t.Errorf("the output exists (or cannot be looked at: %v) when run waits for the heap's advice", err)
-		}
-	}
+	waits := clitest.CountWaits(t, &heapAdvised, out)
 	if err := app().Run([]string{"decrunch", "-q", "--strings", names, "-o", out, in}); err != nil {
 		t.Fatalf("decrunch in the test's process: %v", err)
 	}
-	if waits != 1 {
-		t.Errorf("run waited for the heap's advice %d times, want 1", waits)
+	if *waits != 1 {
+		t.Errorf("run waited for the heap's advice %d times, want 1", *waits)
 	}
 	if _, err := os.Stat(out); err != nil {
 		t.Errorf("no output after the run: %v", err)
@@ -168,7 +161,7 @@ func TestHeapAdvisedFirst(t *testing.T) {
 		args []string
 		ok   bool
 	}{{[]string{"decrunch", "-q", in, out}, false}, {[]string{"decrunch", "--info", in}, true}} {
-		waits = 0
+		*waits = 0
 		devNull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 		if err != nil {
 			t.Fatal(err)
@@ -181,8 +174,8 @@ func TestHeapAdvisedFirst(t *testing.T) {
 		if (err == nil) != c.ok {
 			t.Errorf("%q: error %v, want one: %v", c.args, err, !c.ok)
 		}
-		if waits != 0 {
-			t.Errorf("%q waited for the heap's advice %d times, want 0", c.args, waits)
+		if *waits != 0 {
+			t.Errorf("%q waited for the heap's advice %d times, want 0", c.args, *waits)
 		}
 	}
 }

@@ -466,3 +466,22 @@ func ExpectFiles(t testing.TB, d *Dir, before []string, added ...string) {
 		t.Errorf("files: %v\nwant:  %v", after, want)
 	}
 }
+
+// CountWaits replaces *wait, a command's wait for the advice of the Go heap
+// for huge pages (its heapAdvised), with a function that counts its calls
+// and fails t where the file out exists when it is called: the advice
+// must come before the command makes its output. It returns the count;
+// the test's end puts *wait back.
+func CountWaits(t testing.TB, wait *func(), out string) *int {
+	t.Helper()
+	old := *wait
+	t.Cleanup(func() { *wait = old })
+	waits := new(int)
+	*wait = func() {
+		*waits++
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Errorf("the output exists (or cannot be looked at: %v) when the command waits for the heap's advice", err)
+		}
+	}
+	return waits
+}
