@@ -53,11 +53,12 @@ type aheadBatch struct {
 	// where its types start in types).
 	objs   []bmd.ObjectRecord
 	shapes []*classShape
-	vals   []uint64      // instance field values and array elements, as the BMD reader gives them
-	types  []bmd.Type    // the field types of instances whose shapes are not remembered
-	recs   []*bmd.Record // copies of the records other than objects
-	held   int           // bytes held by the copied records
-	err    error         // the reading error after the items, if any
+	vals   []uint64       // instance field values and array elements, as the BMD reader gives them
+	types  []bmd.Type     // the field types of instances whose shapes are not remembered
+	roots  []aheadRootRec // the roots of the items of aheadRoot (lo)
+	recs   []*bmd.Record  // copies of the other records
+	held   int            // bytes held by the copied records
+	err    error          // the reading error after the items, if any
 }
 
 // Batches are small and many are in flight: how long a batch takes to
@@ -137,9 +138,22 @@ func (c *converter) fill(src Source, b *aheadBatch) (more bool) {
 	}
 }
 
+// aheadRootRec is a GC root read ahead: its record's fields, and its
+// offset, which an ID too large for the file names (placeOverflow). An
+// Android dump has a root for each interned string (410,199 in the
+// Android-shaped dump of docs/measurements.md): copied as records
+// (copyRecord), they made half of decrunch's allocations there, 36 MB.
+type aheadRootRec struct {
+	object, jniRef       uint64
+	offset               int64
+	thread, frame, trace uint32
+	kind                 uint8
+}
+
 // reset empties the batch for reuse.
 func (b *aheadBatch) reset() {
 	b.items, b.vals, b.types, b.recs, b.held, b.err = b.items[:0], b.vals[:0], b.types[:0], b.recs[:0], 0, nil
+	b.roots = b.roots[:0]
 	b.objs, b.shapes = b.objs[:0], b.shapes[:0]
 }
 
@@ -215,6 +229,10 @@ func (c *converter) ahead(b *aheadBatch, rec *bmd.Record) {
 	case bmd.KindString, bmd.KindHashedString, bmd.KindArrayName, bmd.KindLoadClass,
 		bmd.KindTrace, bmd.KindEnd, bmd.KindObjectID:
 		return // nothing for the second pass to write (see rest)
+	case bmd.KindRoot:
+		it = aheadItem{elem: aheadRoot, lo: uint32(len(b.roots))}
+		b.roots = append(b.roots, aheadRootRec{object: rec.Object, jniRef: rec.JNIRef, offset: rec.Offset,
+			thread: rec.Thread, frame: rec.Frame, trace: rec.Trace, kind: rec.Tag})
 	default:
 		cp := copyRecord(rec)
 		it = aheadItem{lo: uint32(len(b.recs))}
@@ -222,7 +240,7 @@ func (c *converter) ahead(b *aheadBatch, rec *bmd.Record) {
 		b.held += recordSize(cp)
 	}
 	b.items = append(b.items, it)
-	if it.tag != 0 || b.recs[it.lo].Kind == bmd.KindClass {
+	if it.tag != 0 || it.elem == 0 && b.recs[it.lo].Kind == bmd.KindClass {
 		c.aheadLeft -= min(c.aheadLeft, 1)
 	}
 }
@@ -506,6 +524,13 @@ func (c *converter) writeAhead(b *aheadBatch) error {
 		if it.tag == 0 && it.elem == aheadRun {
 			if err := c.runObjects(b, int(it.lo), int(it.hi)); err != nil {
 				return err
+			}
+			continue
+		}
+		if it.tag == 0 && it.elem == aheadRoot {
+			r := &b.roots[it.lo]
+			if err := c.writeRoot(r.kind, r.object, r.thread, r.frame, r.jniRef, r.trace); err != nil {
+				return placeOverflowAt(err, bmd.KindRoot, r.offset)
 			}
 			continue
 		}

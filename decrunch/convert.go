@@ -184,9 +184,15 @@ func (c *converter) overflowed() error {
 // placeOverflow gives an *IDOverflowError that err holds, and that has
 // no place yet, the place of the record rec that held it; it returns err.
 func placeOverflow(err error, rec *bmd.Record) error {
+	return placeOverflowAt(err, rec.Kind, rec.Offset)
+}
+
+// placeOverflowAt is placeOverflow for a record of kind kind at offset
+// off.
+func placeOverflowAt(err error, kind bmd.Kind, off int64) error {
 	var oe *IDOverflowError
 	if err != nil && errors.As(err, &oe) && oe.Record == "" {
-		oe.Record, oe.Offset = rec.Kind.String(), rec.Offset
+		oe.Record, oe.Offset = kind.String(), off
 	}
 	return err
 }
@@ -683,8 +689,14 @@ func (c *converter) heapDump(rec *bmd.Record) error {
 }
 
 func (c *converter) root(rec *bmd.Record) error {
-	c.s = hprof.SubRecord{Tag: hprof.SubTag(rec.Tag), ID: c.obj(rec.Object), Thread: rec.Thread, Frame: rec.Frame,
-		JNIRef: rec.JNIRef, StackTrace: rec.Trace, Elements: c.s.Elements, Data: c.s.Data[:0], Class: c.s.Class}
+	return c.writeRoot(rec.Tag, rec.Object, rec.Thread, rec.Frame, rec.JNIRef, rec.Trace)
+}
+
+// writeRoot converts a GC root of HPROF kind kind and dense object ID
+// object.
+func (c *converter) writeRoot(kind uint8, object uint64, thread, frame uint32, jniRef uint64, trace uint32) error {
+	c.s = hprof.SubRecord{Tag: hprof.SubTag(kind), ID: c.obj(object), Thread: thread, Frame: frame,
+		JNIRef: jniRef, StackTrace: trace, Elements: c.s.Elements, Data: c.s.Data[:0], Class: c.s.Class}
 	if err := c.sub(&c.s); err != nil {
 		return err
 	}

@@ -25,12 +25,14 @@ type elementSource interface {
 // The kinds of object array items, in aheadItem.elem (an object array
 // has no element type): one whose elements come in the items after it,
 // and such an item. aheadRun, with tag 0, marks an item of objects
-// that the reader decoded a run at a time (bmd.Reader.NextObjects).
+// that the reader decoded a run at a time (bmd.Reader.NextObjects), and
+// aheadRoot, with tag 0, a GC root (aheadBatch.roots).
 const (
 	aheadWhole hprof.BasicType = iota
 	aheadPieces
 	aheadPiece
 	aheadRun
+	aheadRoot
 )
 
 // beginArray begins an object array of dense IDs id and class whose
