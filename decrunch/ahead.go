@@ -19,13 +19,15 @@ import (
 // the other converts and writes them in order. Reading (decoding the
 // varints and references of the BMD) takes about half of the work and
 // cannot be split, so the reader does no more than decode the objects
-// into a batch, a run at a time where it can (aheadRun), and copy the
-// other records; the writer makes the HPROF IDs, encodes the fields, and
-// handles every other record as the first pass's reading does. Batches
-// go from the reader to the writer and back for reuse.
+// into a batch, a run at a time where it can (aheadRun), keep the roots'
+// fields, and copy the other records; the writer makes the HPROF IDs,
+// encodes the fields, and handles every other record as the first pass's
+// reading does. Batches go from the reader to the writer and back for
+// reuse.
 
 // aheadItem is a record read ahead: an object, as its dense IDs and
-// values, or any other record, as a copy. Items are small (48 bytes):
+// values, a GC root, as its fields (aheadBatch.roots), or any other
+// record, as a copy. Items are small (48 bytes):
 // writing them is much of the reader's work.
 type aheadItem struct {
 	tag   hprof.SubTag // 0: batch.recs[lo]
@@ -195,7 +197,7 @@ func (c *converter) aheadRun(r *bmd.Reader, b *aheadBatch) bool {
 }
 
 // ahead adds a record to the batch: an object as its dense IDs and
-// values, any other record as a copy.
+// values, a root as its fields, any other record as a copy.
 func (c *converter) ahead(b *aheadBatch, rec *bmd.Record) {
 	it := aheadItem{trace: rec.Trace, id: rec.ID, class: rec.Class}
 	switch rec.Kind {
