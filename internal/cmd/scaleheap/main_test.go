@@ -194,25 +194,17 @@ func eachScaled(t *testing.T, names []string, f func(t *testing.T, in, out []byt
 	}
 }
 
-// walk calls f with each heap sub-record of the dump data.
+// walk calls f with each heap sub-record of the dump data
+// (heapstat.Walk).
 func walk(t *testing.T, data []byte, f func(*hprof.SubRecord)) {
 	t.Helper()
-	r, err := hprof.NewReaderBytes(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rec, err := range r.Records() {
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !rec.Tag.IsHeapDump() {
-			continue
-		}
-		for s, err := range r.SubRecords() {
-			if err != nil {
-				t.Fatal(err)
-			}
+	err := heapstat.Walk(data, func(_ hprof.Record, _ *hprof.Reader, s *hprof.SubRecord) error {
+		if s != nil {
 			f(s)
 		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
