@@ -355,7 +355,7 @@ func (p *pass2) sub(it *ahead) error {
 	dropped := p.heap.dropped(p.drop)
 	switch {
 	case tag == hprof.SubHeapDumpInfo:
-		return p.heapInfo(it)
+		return p.heapInfo(it.n, it.id)
 	case tag.IsRoot():
 		if dropped && tag != hprof.SubRootThreadObject {
 			return nil
@@ -383,18 +383,19 @@ func (p *pass2) beginSub(tag hprof.SubTag) error {
 	return nil
 }
 
-func (p *pass2) heapInfo(it *ahead) error {
-	heapType := it.n
-	p.heap.cur, p.heap.set, p.heapName = heapType, true, it.id
+// heapInfo writes a HEAP DUMP INFO of heap heapType, named by the HPROF
+// string ID name.
+func (p *pass2) heapInfo(heapType uint32, name uint64) error {
+	p.heap.cur, p.heap.set, p.heapName = heapType, true, name
 	p.heapInfoOut = !p.drop[heapType]
 	if !p.heapInfoOut {
 		return nil
 	}
-	name, err := p.sid(it.id)
+	id, err := p.sid(name)
 	if err != nil {
 		return err
 	}
-	return p.w.HeapInfo(heapType, name)
+	return p.w.HeapInfo(heapType, id)
 }
 
 // classDump places a class's first dump (its definition was written

@@ -161,7 +161,7 @@ func (p *pass2) directSub(rd *reader, s *hprof.SubRecord) error {
 		if err := p.beforeObject(s.Tag); err != nil {
 			return err
 		}
-		return p.heapInfo(&ahead{n: s.HeapType, id: s.HeapName})
+		return p.heapInfo(s.HeapType, s.HeapName)
 	}
 	return p.subItem(rd, s)
 }

@@ -544,9 +544,7 @@ func (o *spanOut) root(off int64, st *state, s *hprof.SubRecord) *spanPart {
 		n++
 	}
 	r := spanRoot{object: s.ID, jniRef: s.JNIRef, thread: s.Thread, frame: s.Frame, trace: s.StackTrace, tag: s.Tag}
-	if x, ok := st.rank.lookup(s.ID); ok {
-		r.object = st.objBase + uint64(x)
-	} else if d, ok := st.known(s.ID); ok {
+	if d, ok := st.known(s.ID); ok {
 		r.object = d
 	} else {
 		r.miss = true
