@@ -778,6 +778,37 @@ var (
 // splitWorkers is how many goroutines write spans ahead, beside pass 2's.
 const splitWorkers = 1
 
+// The outputs of spans (spanOut) the goroutines share, spanOuts of them:
+// about aheadBytes of the dump's spans, from minOuts to maxOuts. A JDK's
+// spans of 1 MB get minOuts. With minOuts for an Android dump's spans of
+// 64 KiB, the goroutine writing ahead waited for an output to fill for 27
+// to 65 ms of pass 2's 106 to 144 ms on the Android-shaped dump of 134 MB
+// (a throwaway timer, 2026-12-05): pass 2's goroutine, at a span not
+// written yet, writes the next one ahead itself (splitter.take) and holds
+// an output, while those written wait for it. With 8, crunch took 142.8
+// against 168.5 ms there (medians of 30 alternating runs; 149.3 against
+// 154.9 and 147.5 against 162.9 ms in series of 24 and 20), 44.6 against
+// 40.8 MB; 16 and 32 were no faster, and took 49.8 and 55.6 MB.
+const (
+	aheadBytes = 4 << 20
+	minOuts    = 2*splitWorkers + 2
+	maxOuts    = 2 * minOuts
+)
+
+// spanOuts returns how many outputs the goroutines writing spans ahead
+// share: aheadBytes over the spans' mean size, from minOuts to maxOuts.
+func spanOuts(spans []span) int {
+	if len(spans) == 0 {
+		return minOuts
+	}
+	var bytes int64
+	for i := range spans {
+		bytes += spans[i].end - spans[i].start()
+	}
+	mean := max(bytes/int64(len(spans)), 1)
+	return int(min(max(aheadBytes/mean, minOuts), maxOuts))
+}
+
 // startSplit starts the goroutines that write spans ahead, if pass 2 has
 // spans and the cores for them.
 func (p *pass2) startSplit(in *input, h hprof.Header) {
@@ -785,7 +816,7 @@ func (p *pass2) startSplit(in *input, h hprof.Header) {
 		return
 	}
 	sp := &splitter{spans: p.spans, states: make([]atomic.Int32, len(p.spans)), outs: make([]*spanOut, len(p.spans)),
-		done: make([]chan struct{}, len(p.spans)), free: make(chan *spanOut, 2*splitWorkers+2), stop: make(chan struct{})}
+		done: make([]chan struct{}, len(p.spans)), free: make(chan *spanOut, spanOuts(p.spans)), stop: make(chan struct{})}
 	for i := range sp.done {
 		sp.done[i] = make(chan struct{})
 	}

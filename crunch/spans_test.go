@@ -31,6 +31,10 @@ var spanRecords, spanCount, spansUnused int
 // held.
 var spanBytes int64
 
+// spanOutputs is, after crunchFile with the split, how many outputs of
+// spans the goroutines shared (spanOuts).
+var spanOutputs int
+
 // spanRoots is, after crunchFile with the split, the roots written from
 // parts of roots read ahead (addRoots).
 var spanRoots int
@@ -55,7 +59,7 @@ func crunchFile(t *testing.T, path string, opt Options, split bool, minSpan int6
 	defer func(f func(*splitter)) { splitStopped = f }(splitStopped)
 	splitStopped = func(sp *splitter) {
 		added, refused, spanRoots = sp.added, sp.refused, sp.rootsAdded
-		spanRecords, spanCount, spansUnused, spanBytes = 0, len(sp.spans), 0, 0
+		spanRecords, spanCount, spansUnused, spanBytes, spanOutputs = 0, len(sp.spans), 0, 0, cap(sp.free)
 		for _, o := range sp.outs {
 			if o != nil {
 				spansUnused++
@@ -557,7 +561,9 @@ func testSplitManyRuns(t *testing.T) {
 // record. A first version made a Reader for each record of a span and
 // kept 64 bytes for each: 180 MB more on a 454 MB dump, which the
 // collector let pile up (104 MB of peak RSS against 39); here, 1,011
-// bytes a record more (checked to fail so).
+// bytes a record more (checked to fail so). The outputs of spans are
+// allocated once each: 1.4 to 2.4 MB more than on one goroutine with 4,
+// 2.5 to 3.4 MB with 8.
 func TestSplitSmallRecords(t *testing.T) { bothSplitReads(t, testSplitSmallRecords) }
 
 func testSplitSmallRecords(t *testing.T) {
@@ -575,12 +581,56 @@ func testSplitSmallRecords(t *testing.T) {
 	if added < 3000 || refused != 0 || spanRecords < 10 {
 		t.Errorf("%d runs added, %d refused, spans of %d records at most; want 3,000 or more, none, and 10 or more", added, refused, spanRecords)
 	}
+	if spanOutputs != maxOuts {
+		t.Errorf("spans of 64 KiB shared %d outputs, want %d", spanOutputs, maxOuts)
+	}
 	one, split := allocated(false), allocated(true)
 	const records = objects * 33 / 4096
-	if split > one+2<<20+256*records {
+	if split > one+uint64(spanOutputs)<<19+256*records { // 512 KiB an output of spans
 		t.Errorf("split by spans, crunch allocated %d bytes, %d more than on one goroutine, %d a record", split, split-one, (split-one)/records)
 	}
 	t.Logf("split by spans, %d bytes allocated, %d on one goroutine", split, one)
+}
+
+// TestSpanOuts: the outputs of spans cover about aheadBytes of the
+// dump, from minOuts to maxOuts of them.
+func TestSpanOuts(t *testing.T) {
+	spans := func(sizes ...int64) []span {
+		var ss []span
+		var at int64
+		for _, n := range sizes {
+			rec := hprof.Record{Tag: hprof.TagHeapDumpSegment, Offset: at, Length: uint32(n)}
+			ss = append(ss, span{rec: rec, end: rec.End(), records: 1})
+			at = rec.End()
+		}
+		return ss
+	}
+	for _, c := range []struct {
+		spans []span
+		want  int
+	}{
+		{nil, minOuts},
+		{spans(1 << 20), minOuts},             // a JDK's segments
+		{spans(1<<20, 1<<20, 1<<20), minOuts}, // as many as before: 4
+		{spans(4 << 20), minOuts},
+		{spans(512 << 10), 8},
+		{spans(64<<10, 64<<10), maxOuts}, // an Android dump's spans
+		{spans(4<<10, 1), maxOuts},
+		{spans(0), maxOuts},
+		{spans(800<<10, 800<<10), 5},
+	} {
+		if got := spanOuts(c.spans); got != c.want {
+			t.Errorf("%d spans of %d bytes each or so: %d outputs, want %d", len(c.spans), func() int64 {
+				if len(c.spans) == 0 {
+					return 0
+				}
+				return c.spans[0].end - c.spans[0].start()
+			}(), got, c.want)
+		}
+	}
+	if minOuts != 4 || maxOuts != 8 {
+		t.Errorf("minOuts %d, maxOuts %d: the comments and measures are for 4 and 8", minOuts, maxOuts)
+	}
 }
 
 // TestSplitMaxSpan: a heap dump record larger than maxSpanBytes is not a
