@@ -785,10 +785,11 @@ const splitWorkers = 1
 // to 65 ms of pass 2's 106 to 144 ms on the Android-shaped dump of 134 MB
 // (a throwaway timer, 2026-12-05): pass 2's goroutine, at a span not
 // written yet, writes the next one ahead itself (splitter.take) and holds
-// an output, while those written wait for it. With 8, crunch took 142.8
-// against 168.5 ms there (medians of 30 alternating runs; 149.3 against
-// 154.9 and 147.5 against 162.9 ms in series of 24 and 20), 44.6 against
-// 40.8 MB; 16 and 32 were no faster, and took 49.8 and 55.6 MB.
+// an output, while those written wait for it. With 8, the medians of
+// crunch there were 5 to 25 ms lower in four series of alternating runs of
+// five (142.8 against 168.5 ms in one of 30), the same in the fifth, the
+// slowest; 44 against 40 MB. 16 and 32 were no faster, and took 49.8 and
+// 55.6 MB (docs/measurements.md, "The split's outputs").
 const (
 	aheadBytes = 4 << 20
 	minOuts    = 2*splitWorkers + 2
