@@ -7,10 +7,21 @@
 #   scripts/pgo.sh DUMP.hprof...
 #   TOOLS=crunch scripts/pgo.sh DUMP.hprof...   (one tool's profile only)
 #
-# The committed profiles were made from two dumps, a 4-byte-ID one and a JDK
-# 17 one with 8-byte IDs, the README's "134 MB dump" and big-200m.hprof:
+# The committed profiles were made from three dumps, a 4-byte-ID one and a
+# JDK 17 one with 8-byte IDs, the README's "134 MB dump" and big-200m.hprof,
+# and, since 2026-12-05 (the twenty-fifth session), the Android-shaped dump
+# of 134 MB, whose roots, heap infos and 4 KiB records take paths the
+# others do not:
 #   scripts/install-jdk32.sh && ID32=1 scripts/gendump.sh Big big134.hprof 134
 #   scripts/genbig.sh
+#   go run ./internal/cmd/scaleheap -n 55 ../shared/corpus/android-dalvik-kitkat-dialer.android-hprof dialer55.hprof
+# Made so (the best of four makings for crunch, of three for decrunch)
+# against the profiles of 2026-12-04, crunch with GOMAXPROCS=1 ran 1.50 %
+# fewer instructions on big134, 1.34 % on big-200m.hprof and 2.29 % on the
+# Android-shaped dump, split by spans 0.08 % and 1.76 % (big134, Android);
+# decrunch with one goroutine 6.0 %, 6.2 % and 6.4 % fewer, with two
+# (HEAPCRUNCH_PIPELINE=on, least of three runs) 1.8 % on big134. The
+# outputs were the same byte for byte.
 # Each dump is crunched (BenchmarkCrunch) and its BMD decrunched
 # (BenchmarkDecrunch) with two cores and with GOMAXPROCS=1, and each tool's
 # profiles merged. Regenerate them when the hot code changes much; a stale
