@@ -19,7 +19,7 @@
 # against the profiles of 2026-12-04, crunch with GOMAXPROCS=1 ran 1.50 %
 # fewer instructions on big134, 1.34 % on big-200m.hprof and 2.29 % on the
 # Android-shaped dump, split by spans 0.08 % and 1.76 % (big134, Android);
-# decrunch with one goroutine 6.0 %, 6.2 % and 6.4 % fewer, with two
+# decrunch with one goroutine 5.9 %, 6.2 % and 6.2 % fewer, with two
 # (HEAPCRUNCH_PIPELINE=on, least of three runs) 1.8 % on big134. The
 # outputs were the same byte for byte.
 # Each dump is crunched (BenchmarkCrunch) and its BMD decrunched
