@@ -11,11 +11,15 @@ import (
 	"github.com/heapcrunch/heapcrunch/hprof"
 )
 
-// TestAheadSize: the items pass 2's goroutines exchange stay as small as
-// their comment says.
+// TestAheadSize: the items pass 2's goroutines exchange, and the roots
+// a span's output holds, stay as small as their comments say.
 func TestAheadSize(t *testing.T) {
 	if unsafe.Sizeof(uintptr(0)) == 8 && unsafe.Sizeof(ahead{}) != 32 {
 		t.Errorf("ahead is %d bytes, want 32", unsafe.Sizeof(ahead{}))
+	}
+	// maxSpanRoots of them a span's output: 512 KiB (spanOut.root).
+	if n := unsafe.Sizeof(spanRoot{}); n != 32 {
+		t.Errorf("spanRoot is %d bytes, want 32", n)
 	}
 }
 
