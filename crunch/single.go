@@ -155,9 +155,10 @@ func (p *pass2) directSub(rd *reader, s *hprof.SubRecord) error {
 	case s.Tag.IsRoot():
 		return p.directRoot(s)
 	case s.Tag == hprof.SubHeapDumpInfo:
-		// An Android dump has one where the heap changes: 30,195 in
-		// the Android-shaped dump, 27,277 of them in the gaps of its
-		// spans.
+		// Android's hprof sets the heap back to default at each
+		// segment it starts (ART's StartNewHeapDumpSegment), so a
+		// segment of about 4 KiB starts with one: 30,195 in the
+		// Android-shaped dump, most of them in the gaps of its spans.
 		if err := p.beforeObject(s.Tag); err != nil {
 			return err
 		}

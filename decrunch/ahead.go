@@ -30,7 +30,7 @@ import (
 // record, as a copy. Items are small (48 bytes):
 // writing them is much of the reader's work.
 type aheadItem struct {
-	tag   hprof.SubTag // 0: batch.recs[lo], or for elem aheadRun or aheadRoot objects or a root
+	tag   hprof.SubTag // 0: a copied record (batch.recs[lo]), a run of objects (elem aheadRun) or a root (elem aheadRoot, batch.roots[lo])
 	elem  hprof.BasicType
 	trace uint32
 	// length is a primitive array's length, or an object array's whose
