@@ -271,10 +271,10 @@ type spanWorker struct {
 	st     *state
 	h      hprof.Header
 	in     *input
-	data   []byte   // the mapped dump, or the span read (buf)
-	base   int64    // the file offset of data[0]
-	buf    []byte   // the span read, where the dump is not mapped
-	plan   []uint32 // by class index, the chunk before which pass 2 defines it
+	data   []byte      // the mapped dump, or the span read (buf)
+	base   int64       // the file offset of data[0]
+	buf    []byte      // the span read, where the dump is not mapped
+	plan   []classPlan // by class index
 	seen   recentClasses
 	picks  []workerPicks // by class index
 	vals   []uint64
@@ -282,6 +282,15 @@ type spanWorker struct {
 	s      hprof.SubRecord
 	r      hprof.Reader // of the record being cut, reused
 	window wordWindow   // a batch's arrays' elements and their index words (skimmed)
+}
+
+// classPlan is what a spanWorker checks of a class for each instance,
+// side by side so that one load brings both: its instances' field bytes
+// (classInfo.chainSize) and the chunk before which pass 2 defines it
+// (classInfo.chunk).
+type classPlan struct {
+	size  int
+	chunk uint32
 }
 
 // workerPicks are a class's picks, as spanWorker keeps them.
@@ -606,8 +615,8 @@ func (wk *spanWorker) instance(run *bmd.ObjectRun, classID uint64, data []byte, 
 	if !ok {
 		return false
 	}
-	ci := wk.st.classes[k]
-	if ci.chainSize != len(data) || !wk.defined(k, chunk) {
+	pl := &wk.plan[k]
+	if pl.size != len(data) || pl.chunk > chunk { // as defined
 		return false
 	}
 	pk := wk.picksOf(k)
@@ -644,7 +653,7 @@ func (wk *spanWorker) instance(run *bmd.ObjectRun, classID uint64, data []byte, 
 			vals[i] = v
 		}
 	}
-	return run.Instance(uint64(k)+1, int64(ci.chainSize), vals)
+	return run.Instance(uint64(k)+1, int64(pl.size), vals)
 }
 
 // resolveElements turns an object array's elements, HPROF IDs, into
@@ -716,7 +725,7 @@ func (wk *spanWorker) classOf(id uint64) (int, bool) {
 // chunk of its first need, its dump or an instance of it or of a
 // subclass (planDefinitions). (pass2.fits checks it.)
 func (wk *spanWorker) defined(k int, chunk uint32) bool {
-	return wk.plan[k] <= chunk
+	return wk.plan[k].chunk <= chunk
 }
 
 // picksOf returns the picks of class k, as state.picks would.
@@ -824,9 +833,9 @@ func (p *pass2) startSplit(in *input, h hprof.Header) {
 	for range cap(sp.free) {
 		sp.free <- new(spanOut)
 	}
-	plan := make([]uint32, len(p.classes))
+	plan := make([]classPlan, len(p.classes))
 	for k, ci := range p.classes {
-		plan[k] = ci.chunk
+		plan[k] = classPlan{size: ci.chainSize, chunk: ci.chunk}
 	}
 	worker := func() *spanWorker {
 		wk := &spanWorker{st: p.state, h: h, in: in, data: in.mapped, plan: plan}

@@ -386,7 +386,11 @@ func testSplitRefused(t *testing.T) {
 	for _, chunk := range []uint32{0, noChunk} {
 		defer func(f func(*spanWorker)) { newSpanWorker = f }(newSpanWorker)
 		newSpanWorker = func(wk *spanWorker) {
-			wk.plan = slices.Repeat([]uint32{chunk}, len(wk.plan))
+			plan := slices.Clone(wk.plan) // the workers' own, shared
+			for k := range plan {
+				plan[k].chunk = chunk
+			}
+			wk.plan = plan
 		}
 		added, refused := sameSplit(t, path, Options{}, 1)
 		if refused == 0 || added == 0 {
