@@ -293,6 +293,14 @@ type classPlan struct {
 	chunk uint32
 }
 
+// defined reports whether the class is defined when pass 2 writes a
+// record of chunk chunk, as the plan has it: pass 2 defines a class before
+// the chunk of its first need, its dump or an instance of it or of a
+// subclass (planDefinitions). (pass2.fits checks it.)
+func (pl *classPlan) defined(chunk uint32) bool {
+	return pl.chunk <= chunk
+}
+
 // workerPicks are a class's picks, as spanWorker keeps them.
 type workerPicks struct {
 	picks          []fieldPick
@@ -616,7 +624,7 @@ func (wk *spanWorker) instance(run *bmd.ObjectRun, classID uint64, data []byte, 
 		return false
 	}
 	pl := &wk.plan[k]
-	if pl.size != len(data) || pl.chunk > chunk { // as defined
+	if pl.size != len(data) || !pl.defined(chunk) {
 		return false
 	}
 	pk := wk.picksOf(k)
@@ -690,7 +698,7 @@ func (wk *spanWorker) resolveElements(elems []uint64) bool {
 // class are all objects of the dump.
 func (wk *spanWorker) objectArray(run *bmd.ObjectRun, classID uint64, elems []uint64, chunk uint32) bool {
 	if k, ok := wk.classOf(classID); ok {
-		return run.ObjectArray(uint64(k)+1, wk.defined(k, chunk), elems)
+		return run.ObjectArray(uint64(k)+1, wk.plan[k].defined(chunk), elems)
 	}
 	class, ok := wk.resolve(classID)
 	return ok && run.ObjectArray(class, false, elems)
@@ -718,14 +726,6 @@ func (wk *spanWorker) classOf(id uint64) (int, bool) {
 	}
 	wk.seen.put(id, int32(o))
 	return int(o), true
-}
-
-// defined reports whether class k is defined when pass 2 writes a record
-// of chunk chunk, as the plan has it: pass 2 defines a class before the
-// chunk of its first need, its dump or an instance of it or of a
-// subclass (planDefinitions). (pass2.fits checks it.)
-func (wk *spanWorker) defined(k int, chunk uint32) bool {
-	return wk.plan[k].chunk <= chunk
 }
 
 // picksOf returns the picks of class k, as state.picks would.

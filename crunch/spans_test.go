@@ -386,7 +386,7 @@ func testSplitRefused(t *testing.T) {
 	for _, chunk := range []uint32{0, noChunk} {
 		defer func(f func(*spanWorker)) { newSpanWorker = f }(newSpanWorker)
 		newSpanWorker = func(wk *spanWorker) {
-			plan := slices.Clone(wk.plan) // the workers' own, shared
+			plan := slices.Clone(wk.plan) // the workers share theirs
 			for k := range plan {
 				plan[k].chunk = chunk
 			}
