@@ -271,10 +271,10 @@ type spanWorker struct {
 	st     *state
 	h      hprof.Header
 	in     *input
-	data   []byte      // the mapped dump, or the span read (buf)
-	base   int64       // the file offset of data[0]
-	buf    []byte      // the span read, where the dump is not mapped
-	plan   []classPlan // by class index
+	data   []byte   // the mapped dump, or the span read (buf)
+	base   int64    // the file offset of data[0]
+	buf    []byte   // the span read, where the dump is not mapped
+	plan   []uint32 // by class index, the chunk before which pass 2 defines it
 	seen   recentClasses
 	picks  []workerPicks // by class index
 	vals   []uint64
@@ -282,23 +282,6 @@ type spanWorker struct {
 	s      hprof.SubRecord
 	r      hprof.Reader // of the record being cut, reused
 	window wordWindow   // a batch's arrays' elements and their index words (skimmed)
-}
-
-// classPlan is what a spanWorker checks of a class for each instance,
-// side by side so that one load brings both: its instances' field bytes
-// (classInfo.chainSize) and the chunk before which pass 2 defines it
-// (classInfo.chunk).
-type classPlan struct {
-	size  int
-	chunk uint32
-}
-
-// defined reports whether the class is defined when pass 2 writes a
-// record of chunk chunk, as the plan has it: pass 2 defines a class before
-// the chunk of its first need, its dump or an instance of it or of a
-// subclass (planDefinitions). (pass2.fits checks it.)
-func (pl *classPlan) defined(chunk uint32) bool {
-	return pl.chunk <= chunk
 }
 
 // workerPicks are a class's picks, as spanWorker keeps them.
@@ -623,8 +606,8 @@ func (wk *spanWorker) instance(run *bmd.ObjectRun, classID uint64, data []byte, 
 	if !ok {
 		return false
 	}
-	pl := &wk.plan[k]
-	if pl.size != len(data) || !pl.defined(chunk) {
+	ci := wk.st.classes[k]
+	if ci.chainSize != len(data) || !wk.defined(k, chunk) {
 		return false
 	}
 	pk := wk.picksOf(k)
@@ -661,7 +644,7 @@ func (wk *spanWorker) instance(run *bmd.ObjectRun, classID uint64, data []byte, 
 			vals[i] = v
 		}
 	}
-	return run.Instance(uint64(k)+1, int64(pl.size), vals)
+	return run.Instance(uint64(k)+1, int64(ci.chainSize), vals)
 }
 
 // resolveElements turns an object array's elements, HPROF IDs, into
@@ -698,7 +681,7 @@ func (wk *spanWorker) resolveElements(elems []uint64) bool {
 // class are all objects of the dump.
 func (wk *spanWorker) objectArray(run *bmd.ObjectRun, classID uint64, elems []uint64, chunk uint32) bool {
 	if k, ok := wk.classOf(classID); ok {
-		return run.ObjectArray(uint64(k)+1, wk.plan[k].defined(chunk), elems)
+		return run.ObjectArray(uint64(k)+1, wk.defined(k, chunk), elems)
 	}
 	class, ok := wk.resolve(classID)
 	return ok && run.ObjectArray(class, false, elems)
@@ -726,6 +709,14 @@ func (wk *spanWorker) classOf(id uint64) (int, bool) {
 	}
 	wk.seen.put(id, int32(o))
 	return int(o), true
+}
+
+// defined reports whether class k is defined when pass 2 writes a record
+// of chunk chunk, as the plan has it: pass 2 defines a class before the
+// chunk of its first need, its dump or an instance of it or of a
+// subclass (planDefinitions). (pass2.fits checks it.)
+func (wk *spanWorker) defined(k int, chunk uint32) bool {
+	return wk.plan[k] <= chunk
 }
 
 // picksOf returns the picks of class k, as state.picks would.
@@ -833,9 +824,9 @@ func (p *pass2) startSplit(in *input, h hprof.Header) {
 	for range cap(sp.free) {
 		sp.free <- new(spanOut)
 	}
-	plan := make([]classPlan, len(p.classes))
+	plan := make([]uint32, len(p.classes))
 	for k, ci := range p.classes {
-		plan[k] = classPlan{size: ci.chainSize, chunk: ci.chunk}
+		plan[k] = ci.chunk
 	}
 	worker := func() *spanWorker {
 		wk := &spanWorker{st: p.state, h: h, in: in, data: in.mapped, plan: plan}

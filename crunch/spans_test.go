@@ -386,11 +386,7 @@ func testSplitRefused(t *testing.T) {
 	for _, chunk := range []uint32{0, noChunk} {
 		defer func(f func(*spanWorker)) { newSpanWorker = f }(newSpanWorker)
 		newSpanWorker = func(wk *spanWorker) {
-			plan := slices.Clone(wk.plan) // the workers share theirs
-			for k := range plan {
-				plan[k].chunk = chunk
-			}
-			wk.plan = plan
+			wk.plan = slices.Repeat([]uint32{chunk}, len(wk.plan))
 		}
 		added, refused := sameSplit(t, path, Options{}, 1)
 		if refused == 0 || added == 0 {
