@@ -30,7 +30,10 @@ import (
 // record, as a copy. Items are small (48 bytes):
 // writing them is much of the reader's work.
 type aheadItem struct {
-	tag   hprof.SubTag // 0: a copied record (batch.recs[lo]), a run of objects (elem aheadRun) or a root (elem aheadRoot, batch.roots[lo])
+	// tag is the sub-record's, or 0 for a copied record (batch.recs[lo]),
+	// a run of objects (elem aheadRun) or a root (elem aheadRoot,
+	// batch.roots[lo]).
+	tag   hprof.SubTag
 	elem  hprof.BasicType
 	trace uint32
 	// length is a primitive array's length, or an object array's whose
