@@ -13,9 +13,13 @@
 # The original cruncher's main() writes to an unbuffered FileOutputStream (a
 # system call per field: most of its time); it is run here through a
 # four-line wrapper that buffers the output, its best case. The original
-# decruncher buffers its own streams. Each original tool runs once, each of
-# ours RUNS times (default 3), best wall time kept; peak RSS from
-# /usr/bin/time. With the dump in the page cache (READBACK=1: dropped
+# decruncher buffers its own streams. Each original tool runs ORIG_RUNS
+# times (default 1), each of ours RUNS times (default 3); the best wall time
+# of each is printed, and with ORIG_RUNS over 1 also the median and the
+# range, and the ratios of the medians beside those of the best runs (the
+# original's time moved from 6.0 to 11.9 s between single runs on the 134
+# MB dump, 2026-12-04 and 05); peak RSS from the system's account of the
+# child (internal/cmd/timeit). With the dump in the page cache (READBACK=1: dropped
 # from it and read back first, timing.sh's reread_pages). Every run writes a new
 # output file, as the original tools' single runs do: the file of the run
 # before is removed first, outside the timing (replacing a 134 MB HPROF
@@ -42,26 +46,34 @@ public class BufferedCrunch {
 EOF
 javac -nowarn -cp "$cp" -d "$work/wrap" "$work/wrap/BufferedCrunch.java"
 
-# run NAME CMD...: runs CMD once, printing "NAME: seconds s, MB MB".
-run() {
-    local name=$1; shift
-    : >"$work/last"
-    time1 "$work/last" "$@" 2>"$work/err" || { cat "$work/err" >&2; exit 1; }
-    read -r s kb _ <"$work/last"
-    printf "%-40s %8.3f s %7.0f MB\n" "$name:" "$s" "$((kb / 1024))"
-}
-# run_best NAME OUT CMD...: runs CMD, which writes OUT, RUNS times, keeping
-# the best time; OUT is removed before each run.
+# run_best NAME OUT N CMD...: runs CMD, which writes OUT, N times, OUT
+# removed before each run; prints "NAME: seconds s, MB MB" of the best run
+# (whose line it leaves in $work/last, the median's in $work/median), with
+# the median and the range where N is over 1.
 run_best() {
-    local name=$1 out=$2; shift 2
+    local name=$1 out=$2 n=$3; shift 3
     : >"$work/all"
-    for _ in $(seq "$RUNS"); do
+    for _ in $(seq "$n"); do
         rm -f "$out"
         time1 "$work/all" "$@" 2>"$work/err" || { cat "$work/err" >&2; exit 1; }
     done
     best "$work/all" >"$work/last"
+    # the median: the middle run's time, or the mean of the two middle ones
+    sort -n "$work/all" | awk -v n="$n" '{ t[NR] = $1 } END { printf "%.6f\n", (t[int((n + 1) / 2)] + t[int(n / 2) + 1]) / 2 }' >"$work/median"
     read -r s kb _ <"$work/last"
-    printf "%-40s %8.3f s %7.0f MB  (best of %d)\n" "$name:" "$s" "$((kb / 1024))" "$RUNS"
+    if [ "$n" -eq 1 ]; then
+        printf "%-40s %8.3f s %7.0f MB\n" "$name:" "$s" "$((kb / 1024))"
+        return
+    fi
+    printf "%-40s %8.3f s %7.0f MB  (best of %d; median %.3f s, %.3f to %.3f s)\n" "$name:" "$s" "$((kb / 1024))" "$n" \
+        "$(cut -d' ' -f1 "$work/median")" "$s" "$(sort -n "$work/all" | tail -1 | cut -d' ' -f1)"
+}
+# times VAR: sets VAR to "BEST MEDIAN MB" of the last run_best.
+times() {
+    local b m kb
+    read -r b kb _ <"$work/last"
+    read -r m _ <"$work/median"
+    printf -v "$1" '%s %s %s' "$b" "$m" "$((kb / 1024))"
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a / b }'; }
 
@@ -69,18 +81,29 @@ reread_pages "$dump"
 echo "dump: $dump, $(stat -c %s "$dump") bytes"
 cat "$dump" >/dev/null
 echo "its pages: $(page_layout "$work/pagelayout" "$dump")"
-run "original cruncher (output buffered)" java -cp "$cp:$work/wrap" BufferedCrunch "$dump" "$work/orig.bmd"
-read -r oc ocm _ <"$work/last"
-run_best "crunch" "$work/ours.bmd" "$work/crunch" -q --force "$dump" "$work/ours.bmd"
-read -r c cm _ <"$work/last"
-run_best "crunch --format v1" "$work/ours1.bmd" "$work/crunch" -q --force --format v1 "$dump" "$work/ours1.bmd"
-read -r c1 _ <"$work/last"
-run "original decruncher (its own BMD)" java -cp "$cp" com.badoo.bmd.decruncher.BmdDecruncher "$work/orig.bmd" "$work/orig.hprof"
-read -r od odm _ <"$work/last"
-run_best "decrunch (our BMD)" "$work/ours.hprof" "$work/decrunch" -q --force "$work/ours.bmd" -o "$work/ours.hprof"
-read -r d dm _ <"$work/last"
-run_best "decrunch (the original's BMD)" "$work/ours-orig.hprof" "$work/decrunch" -q --force "$work/orig.bmd" -o "$work/ours-orig.hprof"
-read -r dv _ <"$work/last"
+orig_runs=${ORIG_RUNS:-1}
+run_best "original cruncher (output buffered)" "$work/orig.bmd" "$orig_runs" java -cp "$cp:$work/wrap" BufferedCrunch "$dump" "$work/orig.bmd"
+times oc
+run_best "crunch" "$work/ours.bmd" "$RUNS" "$work/crunch" -q --force "$dump" "$work/ours.bmd"
+times c
+run_best "crunch --format v1" "$work/ours1.bmd" "$RUNS" "$work/crunch" -q --force --format v1 "$dump" "$work/ours1.bmd"
+times c1
+run_best "original decruncher (its own BMD)" "$work/orig.hprof" "$orig_runs" java -cp "$cp" com.badoo.bmd.decruncher.BmdDecruncher "$work/orig.bmd" "$work/orig.hprof"
+times od
+run_best "decrunch (our BMD)" "$work/ours.hprof" "$RUNS" "$work/decrunch" -q --force "$work/ours.bmd" -o "$work/ours.hprof"
+times d
+run_best "decrunch (the original's BMD)" "$work/ours-orig.hprof" "$RUNS" "$work/decrunch" -q --force "$work/orig.bmd" -o "$work/ours-orig.hprof"
+times dv
 echo "BMD bytes: original $(stat -c %s "$work/orig.bmd"), ours $(stat -c %s "$work/ours.bmd"), ours --format v1 $(stat -c %s "$work/ours1.bmd")"
-echo "crunch: $(ratio "$oc" "$c") x faster ($(ratio "$oc" "$c1") x with --format v1), $(ratio "$ocm" "$cm") x less memory"
-echo "decrunch: $(ratio "$od" "$d") x faster on our BMD, $(ratio "$od" "$dv") x on the original's, $(ratio "$odm" "$dm") x less memory"
+# field N of "BEST MEDIAN MB".
+f() { echo "$1" | cut -d' ' -f"$2"; }
+# faster A B: how many times faster B is than A, best run against best
+# run, and median against median where the originals ran more than once.
+faster() {
+    printf '%s x faster' "$(ratio "$(f "$1" 1)" "$(f "$2" 1)")"
+    if [ "$orig_runs" -gt 1 ]; then
+        printf ' best against best, %s x median against median' "$(ratio "$(f "$1" 2)" "$(f "$2" 2)")"
+    fi
+}
+echo "crunch: $(faster "$oc" "$c") ($(faster "$oc" "$c1") with --format v1), $(ratio "$(f "$oc" 3)" "$(f "$c" 3)") x less memory"
+echo "decrunch: $(faster "$od" "$d") on our BMD, $(faster "$od" "$dv") on the original's, $(ratio "$(f "$od" 3)" "$(f "$d" 3)") x less memory"
