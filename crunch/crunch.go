@@ -149,6 +149,7 @@ type state struct {
 	objBase     uint64     // the dense ID of the index's ordinal 0: classes + 1
 	dropped     *idIndex
 	nObj        uint64 // classes + objects written
+	dumpBytes   int64  // the dump's bytes, as pass 1 read them
 	danglingIDs map[uint64]uint64
 
 	preserveNames map[string]bool // class name spellings to preserve

@@ -205,6 +205,7 @@ func (st *state) runPass1(in *input) error {
 	if err := cutAtRecord(r, records); err != nil {
 		return err
 	}
+	st.dumpBytes = r.Offset()
 	p.endSpan()
 	return p.finish()
 }

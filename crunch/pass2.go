@@ -82,7 +82,7 @@ func (st *state) runPass2(in *input, out io.Writer) error {
 
 // oneGoroutine reports whether pass 2, not split, runs on one goroutine:
 // as pass2OneGoroutine says.
-func (p *pass2) oneGoroutine() bool { return pass2OneGoroutine(p.nObj) }
+func (p *pass2) oneGoroutine() bool { return pass2OneGoroutine(p.nObj, p.dumpBytes) }
 
 // consume runs the reading side of pass 2 on r in another goroutine and
 // writes what it reads, in order; with one core, both on this goroutine

@@ -8,14 +8,27 @@ import (
 	"github.com/heapcrunch/heapcrunch/internal/cores"
 )
 
-// pass2OneGoroutine reports whether pass 2, over objects objects, runs on
-// one goroutine (pass2.single): unless a second goroutine on another core
-// pays (cores.Pipeline). With one core (GOMAXPROCS=1), handing the
-// records from a reading goroutine to a writing one costs time and gains
-// nothing; with two that do not share a cache, or with the other one
-// busy, it costs more than it gains (the cores package gives the
-// figures). Tests change it.
-var pass2OneGoroutine = func(objects uint64) bool { return !cores.Pipeline(objects) }
+// pass2OneGoroutine reports whether pass 2, over objects objects of a
+// dump of dumpBytes bytes, runs on one goroutine (pass2.single): unless a
+// second goroutine on another core pays (cores.Pipeline). With one core
+// (GOMAXPROCS=1), handing the records from a reading goroutine to a
+// writing one costs time and gains nothing; with two that do not share a
+// cache, or with the other one busy, it costs more than it gains (the
+// cores package gives the figures). A dump under minMapBytes, read through
+// a buffer without a probe (wayOf), runs on one goroutine without one too,
+// unless HEAPCRUNCH_PIPELINE=on (cores.Pipeline's answer for a pass too
+// small to ask): the pipeline's batches, 16 MB or more that the process
+// touches for the first time, cost more than the pass's few milliseconds
+// on two cores gain. genhprof's 12.7 MB dump of 311,173 objects, medians
+// of 25 alternating runs (2026-12-05, the probe finding the cores near):
+// 23.3 ms and 12.8 MB on one goroutine, 25.9 ms and 29.6 MB in the
+// pipeline. Tests change it.
+var pass2OneGoroutine = func(objects uint64, dumpBytes int64) bool {
+	if dumpBytes < minMapBytes {
+		objects = 0
+	}
+	return !cores.Pipeline(objects)
+}
 
 // pass2Skim is how many objects pass 2 reads at a time
 // (SkimObjectsData), on one goroutine and in the split's worker; with 0,

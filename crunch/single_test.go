@@ -23,7 +23,7 @@ import (
 // two, until the function it returns is called.
 func onOneGoroutine(one bool) (restore func()) {
 	was := pass2OneGoroutine
-	pass2OneGoroutine = func(uint64) bool { return one }
+	pass2OneGoroutine = func(uint64, int64) bool { return one }
 	return func() { pass2OneGoroutine = was }
 }
 
@@ -245,8 +245,55 @@ func TestOneCoreOneGoroutine(t *testing.T) {
 			}
 			return c.rt, nil
 		}
-		if got := pass2OneGoroutine(1 << 20); got != c.want {
+		if got := pass2OneGoroutine(1<<20, minMapBytes); got != c.want {
 			t.Errorf("GOMAXPROCS=%d, round trip %v (measured %v): one goroutine %v, want %v", c.procs, c.rt, c.ok, got, c.want)
+		}
+	}
+}
+
+// TestPass2DumpBytes: pass 2 asks pass2OneGoroutine with the dump's size
+// as pass 1 read it, and its objects (classes among them, as
+// Stats.Objects counts them).
+func TestPass2DumpBytes(t *testing.T) {
+	data := testutil.ReadAll(t, testutil.Fixture("sample.hprof.gz"))
+	was := pass2OneGoroutine
+	defer func() { pass2OneGoroutine = was }()
+	var objects uint64
+	var size int64 = -1
+	pass2OneGoroutine = func(n uint64, b int64) bool { objects, size = n, b; return true }
+	st, err := Crunch(bytes.NewReader(data), io.Discard, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if size != int64(len(data)) || objects != st.Objects {
+		t.Errorf("pass2OneGoroutine asked with %d objects and %d bytes, want %d and %d", objects, size, st.Objects, len(data))
+	}
+}
+
+// TestSmallDumpOneGoroutine: pass 2 of a dump under minMapBytes runs on
+// one goroutine without a probe, however many objects it has and however
+// near the cores are, unless HEAPCRUNCH_PIPELINE=on; a dump of
+// minMapBytes asks the probe.
+func TestSmallDumpOneGoroutine(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	defer func(p func() (time.Duration, error)) { cores.Probe = p }(cores.Probe)
+	probed := false
+	cores.Probe = func() (time.Duration, error) { probed = true; return 60 * time.Nanosecond, nil }
+	for _, c := range []struct {
+		env    string
+		bytes  int64
+		want   bool // one goroutine
+		probed bool
+	}{
+		{"", minMapBytes - 1, true, false},
+		{"", minMapBytes, false, true},
+		{"on", minMapBytes - 1, false, false},
+		{"off", minMapBytes, true, false},
+	} {
+		t.Setenv(cores.PipelineEnv, c.env)
+		probed = false
+		if got := pass2OneGoroutine(1<<22, c.bytes); got != c.want || probed != c.probed {
+			t.Errorf("%s=%q, a dump of %d bytes: one goroutine %v, probed %v; want %v, %v", cores.PipelineEnv, c.env, c.bytes, got, probed, c.want, c.probed)
 		}
 	}
 }

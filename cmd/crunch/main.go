@@ -68,14 +68,16 @@ other core in batches only where the file is mapped). Otherwise each core reads
 its parts at their offsets into buffers of its own, parts of 256 KiB in
 the second pass, and where the first pass then finds that the process
 had fewer than 1.4 cores on average while both read records (another
-program's work), the second runs on one. Other inputs (a smaller dump, a
-pipe, a compressed dump, one core) are read through a buffer, and
-reading and writing share the work of the second pass in a pipeline if a
-cache line goes to the other core and back in under 150 ns (the cores
-share a cache, and the other one is not busy). The BMD file is the same
-either way. HEAPCRUNCH_SPLIT=on or off forces the split (and the
-mapping) or none, and HEAPCRUNCH_PIPELINE=on or off the pipeline or one
-core.
+program's work), the second runs on one. A dump under 16 MiB, or with
+one core, is read through a buffer, its second pass on one core (a few
+milliseconds either way). Where the second pass is not split otherwise
+(--drop-heap, a file of several heap dumps), reading and writing share
+its work in a pipeline if a cache line goes to the other core and back
+in under 150 ns (the cores share a cache, and the other one is not
+busy). A dump from a pipe, or compressed, is first copied to a temporary
+file and read as a file. The BMD file is the same either way.
+HEAPCRUNCH_SPLIT=on or off forces the split (and the mapping) or none,
+and HEAPCRUNCH_PIPELINE=on or off the pipeline or one core.
 
 Exit codes: 0 done; 1 bad input or failed conversion (no output file is
 left behind); 2 usage error; 128+N ended by signal N, after removing temporary
