@@ -68,8 +68,8 @@ run_best() {
     printf "%-40s %8.3f s %7.0f MB  (best of %d; median %.3f s, %.3f to %.3f s)\n" "$name:" "$s" "$((kb / 1024))" "$n" \
         "$(cut -d' ' -f1 "$work/median")" "$s" "$(sort -n "$work/all" | tail -1 | cut -d' ' -f1)"
 }
-# times VAR: sets VAR to "BEST MEDIAN MB" of the last run_best.
-times() {
+# result VAR: sets VAR to "BEST MEDIAN MB" of the last run_best.
+result() {
     local b m kb
     read -r b kb _ <"$work/last"
     read -r m _ <"$work/median"
@@ -83,17 +83,17 @@ cat "$dump" >/dev/null
 echo "its pages: $(page_layout "$work/pagelayout" "$dump")"
 orig_runs=${ORIG_RUNS:-1}
 run_best "original cruncher (output buffered)" "$work/orig.bmd" "$orig_runs" java -cp "$cp:$work/wrap" BufferedCrunch "$dump" "$work/orig.bmd"
-times oc
+result oc
 run_best "crunch" "$work/ours.bmd" "$RUNS" "$work/crunch" -q --force "$dump" "$work/ours.bmd"
-times c
+result c
 run_best "crunch --format v1" "$work/ours1.bmd" "$RUNS" "$work/crunch" -q --force --format v1 "$dump" "$work/ours1.bmd"
-times c1
+result c1
 run_best "original decruncher (its own BMD)" "$work/orig.hprof" "$orig_runs" java -cp "$cp" com.badoo.bmd.decruncher.BmdDecruncher "$work/orig.bmd" "$work/orig.hprof"
-times od
+result od
 run_best "decrunch (our BMD)" "$work/ours.hprof" "$RUNS" "$work/decrunch" -q --force "$work/ours.bmd" -o "$work/ours.hprof"
-times d
+result d
 run_best "decrunch (the original's BMD)" "$work/ours-orig.hprof" "$RUNS" "$work/decrunch" -q --force "$work/orig.bmd" -o "$work/ours-orig.hprof"
-times dv
+result dv
 echo "BMD bytes: original $(stat -c %s "$work/orig.bmd"), ours $(stat -c %s "$work/ours.bmd"), ours --format v1 $(stat -c %s "$work/ours1.bmd")"
 # field N of "BEST MEDIAN MB".
 f() { echo "$1" | cut -d' ' -f"$2"; }
