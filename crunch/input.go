@@ -184,10 +184,12 @@ var wayOf = func(src io.ReadSeeker) readWay {
 	forced := os.Getenv(cores.SplitEnv) == "on"
 	f, size := largeFile(src)
 	if f == nil && !forced { // no probe of the cores for a file not split
+		endLinger()
 		return readBuffered
 	}
 	switch probed := cores.SplitCores(); probed {
 	case cores.NoSplit:
+		endLinger()
 		return readBuffered
 	case cores.Unanswered:
 		return readAtUnanswered
@@ -199,6 +201,11 @@ var wayOf = func(src io.ReadSeeker) readWay {
 	}
 	return readAt
 }
+
+// endLinger tells a thread kept running for the probe of the cores
+// (cmd/crunch, cores.Linger) that no probe comes: wayOf reads its input
+// through a buffer without one. Tests change it.
+var endLinger = cores.EndLinger
 
 // androidDump reports whether f starts with the header of an Android
 // dump (hprof.Version103), which wayOf maps where the cores are near

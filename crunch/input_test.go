@@ -232,7 +232,8 @@ func TestMappedPays(t *testing.T) {
 // at offsets a file it fails to map), but for an Android dump with the
 // cores near, mapped where the system maps files (androidDump).
 // HEAPCRUNCH_SPLIT=on maps it whatever its size or the probe, and "off"
-// reads it through a buffer.
+// reads it through a buffer. Read through a buffer, there is no probe to
+// linger for (endLinger).
 func TestWayOf(t *testing.T) {
 	// mapWay: an Android dump is mapped with the cores near, its pages
 	// dear or not, where the system maps files (androidDump).
@@ -245,6 +246,9 @@ func TestWayOf(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
 	defer func(p func() (time.Duration, error)) { cores.Probe = p }(cores.Probe)
 	defer func(m func(*os.File, int64, bool) bool) { mapPays = m }(mapPays)
+	defer func(e func()) { endLinger = e }(endLinger)
+	ended := false
+	endLinger = func() { ended = true }
 	probed, asked, askedNear := false, false, false
 	near := func() (time.Duration, error) { probed = true; return 60 * time.Nanosecond, nil }
 	far := func() (time.Duration, error) { probed = true; return 430 * time.Nanosecond, nil }
@@ -283,10 +287,13 @@ func TestWayOf(t *testing.T) {
 	} {
 		t.Setenv(cores.SplitEnv, c.env)
 		runtime.GOMAXPROCS(c.procs)
-		cores.Probe, mapPays, probed, asked, askedNear = c.probe, c.pays, false, false, false
+		cores.Probe, mapPays, probed, asked, askedNear, ended = c.probe, c.pays, false, false, false, false
 		got := defaultWayOf(c.src())
 		if got != c.want || probed != c.probes || asked != c.asks {
 			t.Errorf("%s: way %d, cores probed %v, mapping asked %v; want %d, %v, %v", c.name, got, probed, asked, c.want, c.probes, c.asks)
+		}
+		if want := c.want == readBuffered; ended != want {
+			t.Errorf("%s: the lingering for the probe ended %v, want %v", c.name, ended, want)
 		}
 		if asked && askedNear != c.askNear {
 			t.Errorf("%s: mapping asked with the cores near %v, want %v", c.name, askedNear, c.askNear)

@@ -118,7 +118,8 @@ func adviseHeap() (wait func()) {
 // probeLinger bounds cores.Linger after the heap's advice: the probe of
 // the cores comes within a millisecond or so where it comes at all (a
 // file of 16 MiB or more; not with GOMAXPROCS=1, where Linger returns at
-// once).
+// once). Where crunch reads its input through a buffer, with no probe, it
+// ends the lingering then (cores.EndLinger).
 const probeLinger = 5 * time.Millisecond
 
 // gcPercent is crunch's GOGC (cliutil.CollectLess): the collector runs

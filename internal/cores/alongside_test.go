@@ -43,11 +43,12 @@ func TestAlongside(t *testing.T) {
 }
 
 // TestLinger: Linger returns at once with one core; with two it lasts its
-// time where no probe starts, and ends once one does (RoundTrip).
+// time where no probe starts, and ends once one does (RoundTrip) or
+// EndLinger is called.
 func TestLinger(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
-	defer probing.Store(probing.Load())
-	probing.Store(false)
+	defer lingerOver.Store(lingerOver.Load())
+	lingerOver.Store(false)
 	timed := func(f func()) time.Duration {
 		start := time.Now()
 		f()
@@ -73,5 +74,18 @@ func TestLinger(t *testing.T) {
 	case <-done:
 	case <-time.After(5 * time.Second):
 		t.Error("two cores: Linger went on after a probe started")
+	}
+
+	lingerOver.Store(false)
+	done = make(chan struct{})
+	go func() {
+		Linger(10 * time.Second)
+		close(done)
+	}()
+	EndLinger()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Error("two cores: Linger went on after EndLinger")
 	}
 }
