@@ -313,25 +313,25 @@ func RoundTrip(start, limit time.Duration) (time.Duration, error) {
 var lingerOver atomic.Bool
 
 // EndLinger ends Linger, for a program that will not probe the cores
-// after all: crunch of a file under 16 MiB or of a stream, which it reads
-// through a buffer without a probe. Lingering on, the goroutine would
-// keep the other core busy for nothing: crunch of the corpus's 3.7 MB
-// dialer dump took 35.0 ms and 40.5 ms of processor time lingering its 5
-// ms, 33.1 and 34.7 ms ending it (medians of 25 alternating runs,
-// 2026-12-05).
+// after all: crunch of a dump it reads through a buffer (a file under 16
+// MiB, a reader that is not a file), without a probe. Lingering on, the
+// goroutine would keep the other core busy for nothing: crunch of the
+// corpus's 3.7 MB dialer dump took 35.0 ms and 40.5 ms of processor time
+// lingering its 5 ms, 33.1 and 34.7 ms ending it (medians of 25
+// alternating runs, 2026-12-05).
 func EndLinger() { lingerOver.Store(true) }
 
-// Linger keeps its goroutine running, giving way to any other goroutine
-// at each turn (runtime.Gosched), until a probe of the cores (RoundTrip)
-// starts, EndLinger is called or d passes, where Go has two cores or
-// more; with one it returns at once. A program that probes the cores soon after it starts runs it
-// on a goroutine of its own: the probe's second goroutine then starts on
-// a thread that runs, where it would otherwise wait for the system to
-// wake an idle one, which on this project's VM took 0.04 to 0.65 ms in 24
-// runs of crunch of 30 and 0.9 to 7.4 ms in 6 (crunch's cmd/crunch
-// lingers after the heap's advice; docs/measurements.md, "Idle cores,
-// fresh pages at pass 1's start, and a thread kept awake for the
-// probe").
+// Linger keeps its goroutine running, giving way to any other goroutine at
+// each turn (runtime.Gosched), until a probe of the cores (RoundTrip)
+// starts, EndLinger is called or d passes, where Go has two cores or more;
+// with one it returns at once. A program that probes the cores soon after
+// it starts runs it on a goroutine of its own: the probe's second
+// goroutine then starts on a thread that runs, where it would otherwise
+// wait for the system to wake an idle one, which on this project's VM took
+// 0.04 to 0.65 ms in 24 runs of crunch of 30 and 0.9 to 7.4 ms in 6
+// (crunch's cmd/crunch lingers after the heap's advice;
+// docs/measurements.md, "Idle cores, fresh pages at pass 1's start, and a
+// thread kept awake for the probe").
 func Linger(d time.Duration) {
 	if runtime.GOMAXPROCS(0) < 2 {
 		return
