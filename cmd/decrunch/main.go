@@ -188,15 +188,15 @@ func loadNames(c *cli.Context, want map[uint64]bool) (*decrunch.NameTable, error
 }
 
 // wantedNames returns the hashes of the names a version 2 file holds
-// hashed (decrunch.NamesWanted), read from its start, which are all that
-// loadNames need keep of the name sources' candidates, and leaves src at
-// its start; nil, keep
-// them all, for a version 1 file, where no name source is given, or where
-// the file cannot be read to its end (the conversion then says why, or
-// --salvage writes what comes before the damage). The corpus's DEX of
-// 32,768 classes gives 524,373 candidates: decrunch of the dialer dump's
-// BMD with it took 157 to 374 ms and 73 to 78 MB keeping them all, where
-// without it took 17 to 44 ms and 15 to 16 MB (7 runs each, 2026-12-05).
+// hashed (decrunch.NamesWanted, read from its start): all that loadNames
+// need keep of the name sources' candidates. It leaves src at its start.
+// It returns nil, keep every candidate, for a version 1 file, where no
+// name source is given, and where the file cannot be read to its end (the
+// conversion then says why, or --salvage writes what comes before the
+// damage). The corpus's DEX of 32,768 classes gives 524,373 candidates:
+// decrunch of the dialer dump's BMD with it took 151 to 516 ms and 70 to
+// 78 MB keeping them all, 60 to 84 ms and 14 to 16 MB keeping those the
+// file hashed (7 alternating runs, 2026-12-05).
 func wantedNames(c *cli.Context, src io.ReadSeeker, v1 bool) (map[uint64]bool, error) {
 	given := false
 	for _, flag := range nameFlags {
