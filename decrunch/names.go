@@ -175,11 +175,17 @@ func (t *NameTable) RecoveredFrom() map[string]uint64 {
 // objects skipped (bmd.Reader.SkipObjects), and returns the hashes of the
 // names it holds hashed, its HASHED STRING records: the candidates a
 // NameTable needs to decrunch it (NameTable.Want). The map holds one
-// entry a record read, as the file's bytes bound them.
+// entry a record read, as the file's bytes bound them. For a file whose
+// metadata names another hash than xxhash64 (ForHash), whose hashes Want
+// cannot match, it returns nil, every candidate wanted, without reading
+// further.
 func NamesWanted(r io.Reader) (map[uint64]bool, error) {
 	br, err := bmd.NewReader(r)
 	if err != nil {
 		return nil, err
+	}
+	if h := br.Metadata().Hash; h != "" && h != bmd.HashXX64 {
+		return nil, nil
 	}
 	br.SkipObjects, br.SkipValues = true, true
 	want := map[uint64]bool{}

@@ -2,6 +2,7 @@ package decrunch
 
 import (
 	"bytes"
+	"io"
 	"path/filepath"
 	"testing"
 
@@ -32,8 +33,11 @@ func TestNamesWanted(t *testing.T) {
 	}
 	for {
 		rec, err := r.Next()
-		if err != nil {
+		if err == io.EOF {
 			break
+		}
+		if err != nil {
+			t.Fatal(err)
 		}
 		if rec.Kind == bmd.KindHashedString {
 			hashed++
@@ -90,5 +94,26 @@ func TestNamesWantedRefuses(t *testing.T) {
 		if _, err := NamesWanted(bytes.NewReader(in)); err == nil {
 			t.Errorf("%s: no error", name)
 		}
+	}
+}
+
+// TestNamesWantedOtherHash: a version 2 file whose metadata names the Java
+// hash, which ForHash searches with its Java-hash index, wants every
+// candidate (nil): its hashes are not those Want compares.
+func TestNamesWantedOtherHash(t *testing.T) {
+	var buf bytes.Buffer
+	w, err := bmd.NewWriter(&buf, &bmd.Metadata{IDSize: 4, Hash: bmd.HashJava})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.HashedString(7, 12345); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	want, err := NamesWanted(bytes.NewReader(buf.Bytes()))
+	if err != nil || want != nil {
+		t.Errorf("a file hashed with %q: wanted %v, error %v; want nil, nil", bmd.HashJava, want, err)
 	}
 }
