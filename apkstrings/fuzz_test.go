@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -110,6 +111,14 @@ func FuzzParseMapping(f *testing.F) {
 	f.Add([]byte("\uFEFFcom.A -> a:\r\n    java.lang.String s -> b\r\n# c\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := ParseMapping(bytes.NewReader(data))
+		// Every line is checked whatever classes are kept.
+		none, errNone := ParseMappingOf(bytes.NewReader(data), func(string) bool { return false })
+		if fmt.Sprint(err) != fmt.Sprint(errNone) {
+			t.Fatalf("ParseMapping: %v; keeping no class: %v", err, errNone)
+		}
+		if err == nil && (none.Classes() != 0 || none.ClassLines() != m.ClassLines()) {
+			t.Fatalf("keeping no class: %d classes, %d class lines; ParseMapping: %d class lines", none.Classes(), none.ClassLines(), m.ClassLines())
+		}
 		if err != nil {
 			var fe *FormatError
 			if !errors.As(err, &fe) {

@@ -1,6 +1,7 @@
 package apkstrings
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"strings"
@@ -12,6 +13,8 @@ import (
 type Mapping struct {
 	// classes is keyed by the obfuscated class name, dotted.
 	classes map[string]*mappedClass
+	// classLines counts the class lines read, kept or not.
+	classLines int
 	// The longest obfuscated class and member names in the file: a
 	// lookup of a longer name fails before any work sized by it, so that
 	// a dump's long names (a heap record may name a 1 MB string many
@@ -56,7 +59,18 @@ func (n *mappedName) add(name string) {
 // the others name methods inlined into it and are not taken as originals.
 // A malformed line is a *FormatError whose message gives its line number.
 func ParseMapping(r io.Reader) (*Mapping, error) {
-	p := &mappingParser{m: &Mapping{classes: make(map[string]*mappedClass)}}
+	return ParseMappingOf(r, nil)
+}
+
+// ParseMappingOf is ParseMapping keeping only the classes for whose
+// obfuscated name, dotted ("a.b"), keep returns true, and their members;
+// a nil keep keeps every class. Every line is checked as ParseMapping
+// checks it. A dump holds a part of an app's classes, so that a server
+// that knows which (decrunch.FileNames) need not hold the rest: of a
+// generated 69 MB mapping of 30,000 classes (BenchmarkParseMapping),
+// kept whole, the maps of members took most of the time and memory.
+func ParseMappingOf(r io.Reader, keep func(obfuscated string) bool) (*Mapping, error) {
+	p := &mappingParser{m: &Mapping{classes: make(map[string]*mappedClass)}, keep: keep}
 	err := scanLines(r, p.line)
 	p.flush()
 	if err != nil {
@@ -67,55 +81,73 @@ func ParseMapping(r io.Reader) (*Mapping, error) {
 
 // mappingParser is the state of ParseMapping between lines.
 type mappingParser struct {
-	m   *Mapping
-	cur *mappedClass // the class of the member lines that follow
+	m    *Mapping
+	keep func(string) bool
+	// inClass: a class line has been read; cur is its class, nil when
+	// it is not kept (its members are checked, not stored).
+	inClass bool
+	cur     *mappedClass
 	// The pending method line: R8's inline frames share obfuscated name
-	// and range, and the last of them is the real method.
-	pendName, pendObf, pendRange string
+	// and range, and the last of them is the real method. The three are
+	// copies, their buffers used again from line to line.
+	pendName, pendObf, pendRange []byte
 }
 
 // flush records the pending method line, if any.
 func (p *mappingParser) flush() {
-	if p.pendObf != "" && p.cur != nil {
+	if len(p.pendObf) > 0 && p.cur != nil {
 		if p.cur.methods == nil {
 			p.cur.methods = make(map[string]mappedName)
 		}
-		n := p.cur.methods[p.pendObf]
-		n.add(p.pendName)
-		p.cur.methods[p.pendObf] = n
+		addMember(p.cur.methods, p.pendObf, p.pendName)
 	}
-	p.pendName, p.pendObf, p.pendRange = "", "", ""
+	p.pendName, p.pendObf, p.pendRange = p.pendName[:0], p.pendObf[:0], p.pendRange[:0]
 }
 
-// line parses one line of the file, numbered from 1, at offset off.
-func (p *mappingParser) line(raw []byte, lineNo int, off int64) error {
-	if lineNo == 1 {
-		raw = trimBOM(raw)
+// addMember records that obfuscated member obf of a class is named name.
+func addMember(m map[string]mappedName, obf, name []byte) {
+	n, ok := m[string(obf)]
+	if ok && n.name == string(name) {
+		return
 	}
-	line := string(raw)
-	body := strings.TrimLeft(line, " \t")
-	if body == "" || body[0] == '#' {
+	if !ok {
+		n.name = string(name)
+	} else {
+		n.ambiguous = true
+	}
+	m[string(obf)] = n
+}
+
+var arrow = []byte(" -> ")
+
+// line parses one line of the file, numbered from 1, at offset off.
+func (p *mappingParser) line(line []byte, lineNo int, off int64) error {
+	if lineNo == 1 {
+		line = trimBOM(line)
+	}
+	body := bytes.TrimLeft(line, " \t")
+	if len(body) == 0 || body[0] == '#' {
 		return nil
 	}
 	bad := func(msg string) error {
 		return formatErr(off, fmt.Sprintf("mapping line %d: %s", lineNo, msg))
 	}
-	left, right, ok := strings.Cut(body, " -> ")
+	left, right, ok := bytes.Cut(body, arrow)
 	if !ok {
 		return bad(`no " -> "`)
 	}
-	left = strings.TrimSpace(left)
-	right = strings.TrimSpace(right)
+	left = bytes.TrimSpace(left)
+	right = bytes.TrimSpace(right)
 	if len(body) == len(line) {
 		if msg := p.class(left, right); msg != "" {
 			return bad(msg)
 		}
 		return nil
 	}
-	if p.cur == nil {
+	if !p.inClass {
 		return bad("member line before any class line")
 	}
-	if right == "" || strings.ContainsAny(right, " \t") {
+	if len(right) == 0 || bytes.ContainsAny(right, " \t") {
 		return bad("bad obfuscated member name")
 	}
 	if msg := p.member(left, right); msg != "" {
@@ -126,19 +158,24 @@ func (p *mappingParser) line(raw []byte, lineNo int, off int64) error {
 
 // class takes a class line, "original -> obfuscated:", split at the
 // arrow. It returns what is wrong with it, or "".
-func (p *mappingParser) class(left, right string) string {
+func (p *mappingParser) class(left, right []byte) string {
 	p.flush()
-	obf, ok := strings.CutSuffix(right, ":")
-	obf = strings.TrimSpace(obf)
-	if !ok || obf == "" || left == "" || strings.ContainsAny(obf, " \t") || strings.ContainsAny(left, " \t") {
+	obf, ok := bytes.CutSuffix(right, []byte(":"))
+	obf = bytes.TrimSpace(obf)
+	if !ok || len(obf) == 0 || len(left) == 0 || bytes.ContainsAny(obf, " \t") || bytes.ContainsAny(left, " \t") {
 		return `class line is not "original -> obfuscated:"`
 	}
+	p.inClass, p.cur = true, nil
+	p.m.classLines++
+	c := p.m.classes[string(obf)]
+	if c == nil && p.keep != nil && !p.keep(string(obf)) {
+		return ""
+	}
 	p.m.longestClass = max(p.m.longestClass, len(obf))
-	c := p.m.classes[obf]
 	if c == nil {
-		c = &mappedClass{original: left}
-		p.m.classes[obf] = c
-	} else if c.original != left {
+		c = &mappedClass{original: string(left)}
+		p.m.classes[string(obf)] = c
+	} else if c.original != string(left) {
 		c.ambiguous = true
 	}
 	p.cur = c
@@ -148,54 +185,58 @@ func (p *mappingParser) class(left, right string) string {
 // member takes a member line of the current class, split at the arrow:
 // "[a:b:]type name[(args)[:c[:d]]] -> obfuscated". It returns what is
 // wrong with it, or "".
-func (p *mappingParser) member(left, obf string) string {
+func (p *mappingParser) member(left, obf []byte) string {
 	lineRange, left, ok := cutLineRange(left)
 	if !ok {
 		return "bad line range"
 	}
-	p.m.longestMember = max(p.m.longestMember, len(obf))
-	open := strings.IndexByte(left, '(')
+	if p.cur != nil {
+		p.m.longestMember = max(p.m.longestMember, len(obf))
+	}
+	open := bytes.IndexByte(left, '(')
 	if open < 0 {
 		// A field: "type name".
 		p.flush()
-		if lineRange != "" {
+		if len(lineRange) > 0 {
 			return "field with a line range"
 		}
-		sp := strings.LastIndexAny(left, " \t")
+		sp := bytes.LastIndexAny(left, " \t")
 		if sp <= 0 || sp == len(left)-1 {
 			return `field is not "type name"`
 		}
-		if p.cur.fields == nil {
-			p.cur.fields = make(map[string]mappedName)
+		if p.cur != nil {
+			if p.cur.fields == nil {
+				p.cur.fields = make(map[string]mappedName)
+			}
+			addMember(p.cur.fields, obf, simpleName(left[sp+1:]))
 		}
-		n := p.cur.fields[obf]
-		n.add(simpleName(left[sp+1:]))
-		p.cur.fields[obf] = n
 		return ""
 	}
 	// A method: "type name(args)" with an optional ":c" or ":c:d".
 	head := left[:open]
-	sp := strings.LastIndexAny(head, " \t")
+	sp := bytes.LastIndexAny(head, " \t")
 	if sp <= 0 || sp == len(head)-1 {
 		return `method is not "type name(arguments)"`
 	}
-	if strings.IndexByte(left[open:], ')') < 0 {
+	if bytes.IndexByte(left[open:], ')') < 0 {
 		return `method arguments have no ")"`
 	}
 	name := simpleName(head[sp+1:])
-	if lineRange == "" || lineRange != p.pendRange || obf != p.pendObf {
+	if len(lineRange) == 0 || !bytes.Equal(lineRange, p.pendRange) || !bytes.Equal(obf, p.pendObf) {
 		p.flush()
 	}
-	p.pendName, p.pendObf, p.pendRange = name, obf, lineRange
+	p.pendName = append(p.pendName[:0], name...)
+	p.pendObf = append(p.pendObf[:0], obf...)
+	p.pendRange = append(p.pendRange[:0], lineRange...)
 	return ""
 }
 
 // cutLineRange splits the "a:b:" line range off the left side of a member
 // line, if it starts with a digit. ok is false when the range is
 // malformed.
-func cutLineRange(left string) (lineRange, rest string, ok bool) {
-	if left == "" || !isDigit(left[0]) {
-		return "", left, true
+func cutLineRange(left []byte) (lineRange, rest []byte, ok bool) {
+	if len(left) == 0 || !isDigit(left[0]) {
+		return nil, left, true
 	}
 	i := 0
 	for range 2 {
@@ -204,7 +245,7 @@ func cutLineRange(left string) (lineRange, rest string, ok bool) {
 			j++
 		}
 		if j == i || j >= len(left) || left[j] != ':' {
-			return "", left, false
+			return nil, left, false
 		}
 		i = j + 1
 	}
@@ -214,15 +255,21 @@ func cutLineRange(left string) (lineRange, rest string, ok bool) {
 // simpleName drops the class of a member that R8 writes qualified
 // ("com.a.Util.helper" for a method inlined from, or moved out of, another
 // class).
-func simpleName(name string) string {
-	if i := strings.LastIndexByte(name, '.'); i >= 0 && i < len(name)-1 {
+func simpleName(name []byte) []byte {
+	if i := bytes.LastIndexByte(name, '.'); i >= 0 && i < len(name)-1 {
 		return name[i+1:]
 	}
 	return name
 }
 
-// Classes returns how many classes the mapping names.
+// Classes returns how many classes the mapping names: those kept, for a
+// mapping of ParseMappingOf.
 func (m *Mapping) Classes() int { return len(m.classes) }
+
+// ClassLines returns how many class lines the file has, those of the
+// classes kept or not (ParseMappingOf): 0 for a file that is no mapping
+// (comments only, say).
+func (m *Mapping) ClassLines() int { return m.classLines }
 
 // Class returns the original name of an obfuscated class. The name may be
 // dotted ("a.b") or slashed ("a/b"), and may be an array class ("a.b[]",

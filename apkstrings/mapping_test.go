@@ -1,6 +1,8 @@
 package apkstrings
 
 import (
+	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -199,5 +201,55 @@ func TestMappingLongNames(t *testing.T) {
 		if allocs := testing.AllocsPerRun(10, func() { f() }); allocs != 0 {
 			t.Errorf("%s: %v allocations per lookup, want 0", name, allocs)
 		}
+	}
+}
+
+// TestParseMappingOf: a mapping parsed keeping some classes answers for
+// those as the whole mapping does, and for no other; it counts every class
+// line; a malformed line of a class it does not keep is still an error.
+func TestParseMappingOf(t *testing.T) {
+	data := genMapping(300)
+	whole, err := ParseMapping(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	asked := map[string]bool{}
+	keep := func(obf string) bool { asked[obf] = true; return strings.HasSuffix(obf, "7") }
+	some, err := ParseMappingOf(bytes.NewReader(data), keep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(asked) != 300 || some.Classes() != 30 || some.ClassLines() != 300 || whole.ClassLines() != 300 {
+		t.Fatalf("asked about %d classes, kept %d of %d class lines (whole: %d); want 300, 30, 300, 300", len(asked), some.Classes(), some.ClassLines(), whole.ClassLines())
+	}
+	for i := range 300 {
+		obf := fmt.Sprintf("a.b.c%d", i)
+		kept := keep(obf)
+		for _, q := range []string{obf, "a/b/c" + obf[5:], obf + "[]", "[La/b/c" + obf[5:] + ";"} {
+			w, _ := whole.Class(q)
+			if got, ok := some.Class(q); ok != kept || kept && got != w {
+				t.Errorf("Class(%q) = %q, %v; whole: %q; kept %v", q, got, ok, w, kept)
+			}
+		}
+		for _, f := range []string{"f0", "f9"} {
+			w, _ := whole.Field(obf, f)
+			if got, ok := some.Field(obf, f); ok != kept || kept && got != w {
+				t.Errorf("Field(%q, %q) = %q, %v; whole: %q", obf, f, got, ok, w)
+			}
+		}
+		for _, m := range []string{"m0", "m10", "m19"} {
+			w, _ := whole.Method(obf, m)
+			if got, ok := some.Method(obf, m); ok != kept || kept && got != w {
+				t.Errorf("Method(%q, %q) = %q, %v; whole: %q", obf, m, got, ok, w)
+			}
+		}
+	}
+	if got, ok := some.Method("a.b.c7", "m10"); !ok || got != "someMethodWithALongName10" {
+		t.Errorf("Method(a.b.c7, m10) = %q, %v", got, ok)
+	}
+	bad := "com.A -> a:\n    int x -> a\ncom.B -> b:\n    void f( -> a\n"
+	_, err = ParseMappingOf(strings.NewReader(bad), func(obf string) bool { return obf == "a" })
+	if fe := asFormatError(t, err); !strings.Contains(fe.Msg, "line 4") {
+		t.Errorf("malformed line of a class not kept: %v, want an error at line 4", err)
 	}
 }

@@ -2,6 +2,7 @@ package decrunch
 
 import (
 	"io"
+	"strings"
 
 	"github.com/heapcrunch/heapcrunch/bmd"
 	// imported as canon: the package's tests have a helper called names
@@ -57,7 +58,7 @@ func javaKey(hash uint32, length uint64) uint64 { return length<<32 | uint64(has
 
 // Want makes the table keep, of the candidates added from then on, only
 // those whose hash (names.Hash) is among hashes: the names a version 2
-// file holds hashed (NamesWanted), all that decrunching it looks up. An
+// file holds hashed (FileNames.Hashed), all that decrunching it looks up. An
 // app's DEX files give hundreds of thousands of candidates, of which a
 // dump hashes a few thousand: the corpus's DEX of 32,768 classes gave
 // 524,373, which a table that kept them all took 164 ms and 92 MB to
@@ -171,15 +172,24 @@ func (t *NameTable) RecoveredFrom() map[string]uint64 {
 	return m
 }
 
-// NamesWanted reads a version 2 BMD file from r to its end, its runs of
-// objects skipped (bmd.Reader.SkipObjects), and returns the hashes of the
-// names it holds hashed, its HASHED STRING records: the candidates a
-// NameTable needs to decrunch it (NameTable.Want). The map holds one
-// entry a record read, as the file's bytes bound them. For a file whose
-// metadata names another hash than xxhash64 (ForHash), whose hashes Want
-// cannot match, it returns nil, every candidate wanted, without reading
-// further.
-func NamesWanted(r io.Reader) (map[uint64]bool, error) {
+// FileNames are the names a version 2 BMD file holds, by their hash
+// (names.Hash): all that decrunching it looks up among the candidates of
+// its name sources (NameTable.Want) and in a mapping (HoldsClass).
+type FileNames struct {
+	// Hashed holds the hashes of its HASHED STRING records.
+	Hashed map[uint64]bool
+	// Clear holds the hashes of the texts of its STRING records, the
+	// names it holds in the clear.
+	Clear map[uint64]bool
+}
+
+// ReadFileNames reads a version 2 BMD file from r to its end, its runs of
+// objects skipped (bmd.Reader.SkipObjects), and returns the names it
+// holds. The maps hold one entry a record read, as the file's bytes bound
+// them. For a file whose metadata names another hash than xxhash64
+// (ForHash), whose hashes no candidate's names.Hash can match, it returns
+// nil, every name wanted, without reading further.
+func ReadFileNames(r io.Reader) (*FileNames, error) {
 	br, err := bmd.NewReader(r)
 	if err != nil {
 		return nil, err
@@ -188,17 +198,41 @@ func NamesWanted(r io.Reader) (map[uint64]bool, error) {
 		return nil, nil
 	}
 	br.SkipObjects, br.SkipValues = true, true
-	want := map[uint64]bool{}
+	fn := &FileNames{Hashed: map[uint64]bool{}, Clear: map[uint64]bool{}}
 	for {
 		rec, err := br.Next()
 		if err == io.EOF {
-			return want, nil
+			return fn, nil
 		}
 		if err != nil {
 			return nil, err
 		}
-		if rec.Kind == bmd.KindHashedString {
-			want[rec.Hash] = true
+		switch rec.Kind {
+		case bmd.KindHashedString:
+			fn.Hashed[rec.Hash] = true
+		case bmd.KindString:
+			fn.Clear[canon.Hash(rec.Text)] = true
 		}
 	}
+}
+
+// Holds reports whether the file holds name, hashed or in the clear.
+func (fn *FileNames) Holds(name string) bool {
+	h := canon.HashString(name)
+	return fn.Hashed[h] || fn.Clear[h]
+}
+
+// HoldsClass reports whether the file holds the name of class obf, given
+// dotted as a mapping names it ("a.b"), dotted (Android, HotSpot before 9)
+// or slashed (HotSpot 9 and later): whether the conversion may ask a
+// mapping about it (Mapping.Class, Field, Method). An array class is
+// asked about as its element class (apkstrings.Mapping.Class), which a
+// dump holds whenever it holds one of its arrays: a VM loads an array
+// class's element class first (JVMS 5.3.3), and a heap dump names every
+// loaded class.
+func (fn *FileNames) HoldsClass(obf string) bool {
+	if fn.Holds(obf) {
+		return true
+	}
+	return strings.IndexByte(obf, '.') >= 0 && fn.Holds(strings.ReplaceAll(obf, ".", "/"))
 }

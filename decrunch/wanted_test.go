@@ -14,7 +14,7 @@ import (
 )
 
 // TestNamesWanted: a table that keeps only the names a file hashed
-// (NamesWanted, Want) decrunches it to the same HPROF, byte for byte, with
+// (ReadFileNames, Want) decrunches it to the same HPROF, byte for byte, with
 // the same names recovered from the same sources, as a table that keeps
 // every candidate; it keeps fewer, each of them a hash of the file. The
 // file is the libuser fixture crunched with default options, its names
@@ -22,11 +22,12 @@ import (
 func TestNamesWanted(t *testing.T) {
 	dir := testutil.Fixture("libuser")
 	b := crunchBytes(t, testutil.ReadAll(t, filepath.Join(dir, "libuser.hprof.gz")), crunch.Options{})
-	want, err := NamesWanted(bytes.NewReader(b))
+	fn, err := ReadFileNames(bytes.NewReader(b))
 	if err != nil {
 		t.Fatal(err)
 	}
-	hashed := 0
+	want := fn.Hashed
+	hashed, clear := 0, map[uint64]bool{}
 	r, err := bmd.NewReader(bytes.NewReader(b))
 	if err != nil {
 		t.Fatal(err)
@@ -45,9 +46,32 @@ func TestNamesWanted(t *testing.T) {
 				t.Errorf("hashed name %#x at offset %d not wanted", rec.Hash, rec.Offset)
 			}
 		}
+		if rec.Kind == bmd.KindString {
+			clear[canon.Hash(rec.Text)] = true
+			if !fn.Holds(string(rec.Text)) {
+				t.Errorf("name %q at offset %d in the clear not held", rec.Text, rec.Offset)
+			}
+		}
 	}
 	if hashed == 0 || len(want) != hashed {
 		t.Fatalf("%d hashes wanted, %d hashed names in the file (want as many, and some)", len(want), hashed)
+	}
+	if len(clear) == 0 || len(fn.Clear) != len(clear) {
+		t.Fatalf("%d names in the clear held, %d in the file (want as many, and some)", len(fn.Clear), len(clear))
+	}
+	if fn.Holds("org.example.NotInTheDump") {
+		t.Error("holds a name the dump does not have")
+	}
+	// HotSpot 17 names classes slashed; a mapping names them dotted. The
+	// library's class is hashed in a default crunch, the JDK's in the
+	// clear; a class the dump does not have is not held.
+	for name, held := range map[string]bool{"org.example.lib.Node": true, "java.lang.String": true, "org.example.lib.Absent": false, "org": false} {
+		if got := fn.HoldsClass(name); got != held {
+			t.Errorf("HoldsClass(%q) = %v, want %v", name, got, held)
+		}
+	}
+	if !fn.Hashed[canon.HashString("org/example/lib/Node")] || !fn.Clear[canon.HashString("java/lang/String")] {
+		t.Error("test premise: Node hashed and String in the clear, slashed")
 	}
 
 	table := func(wanted map[uint64]bool) *NameTable {
@@ -86,12 +110,12 @@ func TestNamesWanted(t *testing.T) {
 	t.Logf("%d candidates, %d kept of every one, %d of the %d wanted", all.Candidates, all.Len(), some.Len(), len(want))
 }
 
-// TestNamesWantedRefuses: NamesWanted says what is wrong with a file that
+// TestNamesWantedRefuses: ReadFileNames says what is wrong with a file that
 // is not a whole version 2 BMD file.
 func TestNamesWantedRefuses(t *testing.T) {
 	b := crunchBytes(t, testutil.ReadAll(t, testutil.Fixture("sample.hprof.gz")), crunch.Options{})
 	for name, in := range map[string][]byte{"empty": nil, "not BMD": []byte("JAVA PROFILE 1.0.2\x00"), "cut": b[:len(b)/2]} {
-		if _, err := NamesWanted(bytes.NewReader(in)); err == nil {
+		if _, err := ReadFileNames(bytes.NewReader(in)); err == nil {
 			t.Errorf("%s: no error", name)
 		}
 	}
@@ -112,7 +136,7 @@ func TestNamesWantedOtherHash(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	want, err := NamesWanted(bytes.NewReader(buf.Bytes()))
+	want, err := ReadFileNames(bytes.NewReader(buf.Bytes()))
 	if err != nil || want != nil {
 		t.Errorf("a file hashed with %q: wanted %v, error %v; want nil, nil", bmd.HashJava, want, err)
 	}

@@ -53,7 +53,8 @@ Name sources: --apk takes an APK (classes*.dex inside), --dex a DEX file,
 --jar a JAR, AAR, .jmod, .class file or folder of .class files. A source
 given with the wrong flag (a JAR with --apk) is a usage error that names
 the right flag. Of a source's names, decrunch keeps those whose hash the
-BMD holds (version 2, xxhash64), which it reads for them first.
+BMD holds (version 2, xxhash64), which it reads for them first; of a
+--mapping, the classes whose names it holds, hashed or in the clear.
 
 With --salvage, a truncated or damaged BMD (plain or compressed) gives an
 HPROF of everything before the damage: every block of the BMD whose checksum
@@ -130,8 +131,9 @@ func app() *cli.App {
 // nameFlags are the flags of the name sources.
 var nameFlags = []string{"apk", "dex", "jar", "strings"}
 
-// checkSources checks every name source given (checkSource), before the
-// input is read: a missing or wrong source is said at once.
+// checkSources checks every name source given and the mapping
+// (checkSource), before the input is read: a missing or wrong source is
+// said at once.
 func checkSources(c *cli.Context) error {
 	for _, flag := range nameFlags {
 		for _, path := range c.StringSlice(flag) {
@@ -139,6 +141,9 @@ func checkSources(c *cli.Context) error {
 				return err
 			}
 		}
+	}
+	if p := c.String("mapping"); p != "" {
+		return checkSource("mapping", p)
 	}
 	return nil
 }
@@ -187,19 +192,20 @@ func loadNames(c *cli.Context, want map[uint64]bool) (*decrunch.NameTable, error
 	return t, nil
 }
 
-// wantedNames returns the hashes of the names a version 2 file holds
-// hashed (decrunch.NamesWanted, read from its start): all that loadNames
-// need keep of the name sources' candidates. It leaves src at its start.
-// It returns nil, keep every candidate, for a version 1 file, where no
-// name source is given, for a file hashed with another hash than xxhash64
-// (NamesWanted), and where the file cannot be read to its end (the
-// conversion then says why, or --salvage writes what comes before the
+// fileNames returns the names a version 2 file holds
+// (decrunch.ReadFileNames, read from its start): all that loadNames need
+// keep of the name sources' candidates, and loadMapping of the mapping's
+// classes. It leaves src at its start. It returns nil, keep every
+// candidate and class, for a version 1 file, where neither a name source
+// nor a mapping is given, for a file hashed with another hash than
+// xxhash64 (ReadFileNames), and where the file cannot be read to its end
+// (the conversion then says why, or --salvage writes what comes before the
 // damage). The corpus's DEX of 32,768 classes gives 524,373 candidates:
 // decrunch of the dialer dump's BMD with it took 151 to 516 ms and 70 to
 // 78 MB keeping them all, 60 to 84 ms and 14 to 16 MB keeping those the
 // file hashed (7 alternating runs, 2026-12-05).
-func wantedNames(c *cli.Context, src io.ReadSeeker, v1 bool) (map[uint64]bool, error) {
-	given := false
+func fileNames(c *cli.Context, src io.ReadSeeker, v1 bool) (*decrunch.FileNames, error) {
+	given := c.String("mapping") != ""
 	for _, flag := range nameFlags {
 		given = given || len(c.StringSlice(flag)) > 0
 	}
@@ -209,12 +215,12 @@ func wantedNames(c *cli.Context, src io.ReadSeeker, v1 bool) (map[uint64]bool, e
 	if _, err := src.Seek(0, io.SeekStart); err != nil {
 		return nil, err
 	}
-	want, err := decrunch.NamesWanted(src)
+	fn, err := decrunch.ReadFileNames(src)
 	if err != nil {
-		want = nil
+		fn = nil
 	}
 	_, err = src.Seek(0, io.SeekStart)
-	return want, err
+	return fn, err
 }
 
 // emptyHint says why a name source gave no names, when that can be told.
@@ -403,13 +409,24 @@ func run(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	want, err := wantedNames(c, src, v1)
+	fn, err := fileNames(c, src, v1)
 	if err != nil {
 		return err
+	}
+	var want map[uint64]bool
+	if fn != nil {
+		want = fn.Hashed
 	}
 	names, err := loadNames(c, want)
 	if err != nil {
 		return err
+	}
+	mapping, err := loadMapping(c, fn)
+	if err != nil {
+		return err
+	}
+	if mapping != nil {
+		opt.Mapping = mapping
 	}
 	opt.Names = names.ForHash(meta.Hash)
 	if opt.Names == nil && !c.Bool("quiet") {
@@ -425,7 +442,7 @@ func run(c *cli.Context) error {
 		}
 	}
 	if c.Bool("stats") {
-		printStats(c, st, names, v1)
+		printStats(c, st, names, mapping, v1)
 	}
 	switch {
 	case st.Salvaged != nil:
@@ -476,25 +493,34 @@ func options(c *cli.Context) (decrunch.Options, int64, error) {
 			return opt, 0, cliutil.Usagef("--max-output: %v", err)
 		}
 	}
-	if p := c.String("mapping"); p != "" {
-		if err := checkSource("mapping", p); err != nil {
-			return opt, 0, err
-		}
-		f, err := os.Open(p)
-		if err != nil {
-			return opt, 0, fmt.Errorf("--mapping %s: %w", p, err)
-		}
-		m, err := apkstrings.ParseMapping(f)
-		f.Close()
-		if err != nil {
-			return opt, 0, sourceError("mapping", p, err)
-		}
-		if m.Classes() == 0 && !c.Bool("quiet") {
-			fmt.Fprintf(os.Stderr, "decrunch: warning: --mapping %s: no class mapping found in it (lines such as \"com.example.Main -> a:\"): nothing renamed\n", p)
-		}
-		opt.Mapping = m
-	}
 	return opt, maxOut, nil
+}
+
+// loadMapping parses the --mapping file, if given, keeping the classes
+// whose names the file holds (decrunch.FileNames.HoldsClass), or every
+// class where fn is nil.
+func loadMapping(c *cli.Context, fn *decrunch.FileNames) (*apkstrings.Mapping, error) {
+	p := c.String("mapping")
+	if p == "" {
+		return nil, nil
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, fmt.Errorf("--mapping %s: %w", p, err)
+	}
+	defer f.Close()
+	var keep func(string) bool
+	if fn != nil {
+		keep = fn.HoldsClass
+	}
+	m, err := apkstrings.ParseMappingOf(f, keep)
+	if err != nil {
+		return nil, sourceError("mapping", p, err)
+	}
+	if m.ClassLines() == 0 && !c.Bool("quiet") {
+		fmt.Fprintf(os.Stderr, "decrunch: warning: --mapping %s: no class mapping found in it (lines such as \"com.example.Main -> a:\"): nothing renamed\n", p)
+	}
+	return m, nil
 }
 
 // readHeader reads the header of the BMD in src (version 1 or 2), and
@@ -600,7 +626,7 @@ func explainFailure(err error, inName string, kind compress.Kind, size, maxOut i
 }
 
 // printStats prints, on standard error, what --stats shows.
-func printStats(c *cli.Context, st *decrunch.Stats, names *decrunch.NameTable, v1 bool) {
+func printStats(c *cli.Context, st *decrunch.Stats, names *decrunch.NameTable, mapping *apkstrings.Mapping, v1 bool) {
 	fmt.Fprintf(os.Stderr, "strings: %d (%d in the clear, %d recovered, %d not recovered, %d array names made of their element name)\n", st.Strings, st.Clear, st.Recovered, st.Missing, st.ArrayNames)
 	from := names.RecoveredFrom()
 	for _, k := range slices.Sorted(maps.Keys(from)) {
@@ -615,8 +641,8 @@ func printStats(c *cli.Context, st *decrunch.Stats, names *decrunch.NameTable, v
 	} else {
 		fmt.Fprintf(os.Stderr, "candidates: %d read, %d %s, %d hash collisions between different candidates\n", names.Candidates, names.Len(), kept, names.Collisions)
 	}
-	if c.String("mapping") != "" {
-		fmt.Fprintf(os.Stderr, "mapping: renamed %d class, %d field and %d method name uses\n", st.RenamedClasses, st.RenamedFields, st.RenamedMethods)
+	if mapping != nil {
+		fmt.Fprintf(os.Stderr, "mapping: %d class lines read, %d classes kept, renamed %d class, %d field and %d method name uses\n", mapping.ClassLines(), mapping.Classes(), st.RenamedClasses, st.RenamedFields, st.RenamedMethods)
 	}
 	fmt.Fprintf(os.Stderr, "objects: %d, roots: %d, HPROF bytes: %d\n", st.Objects, st.Roots, st.OutBytes)
 }

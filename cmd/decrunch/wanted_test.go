@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -41,10 +42,11 @@ func TestNamesWanted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hashed, err := decrunch.NamesWanted(bytes.NewReader(b))
+	fn, err := decrunch.ReadFileNames(bytes.NewReader(b))
 	if err != nil {
 		t.Fatal(err)
 	}
+	hashed := fn.Hashed
 
 	d := clitest.NewDir(t)
 	d.Write(t, "in.bmd", b)
@@ -89,4 +91,71 @@ func atoi(t *testing.T, s string) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// TestMappingWanted: with --mapping, decrunch keeps only the mapping's
+// classes whose names the file holds (loadMapping), as --stats says, and
+// writes what the whole mapping gives, byte for byte. The libuser fixture
+// is crunched with default options, so that the library's names are
+// hashed and the JDK's in the clear; its names come from its JARs. The
+// mapping renames its class org.example.lib.Node (hashed) and
+// java.lang.Thread (in the clear), and names 500 classes the dump does
+// not have. Without name sources the hashed class is kept all the same
+// (its hash is the file's), but not recovered, so not renamed.
+func TestMappingWanted(t *testing.T) {
+	dir := testutil.Fixture("libuser")
+	jars := []string{filepath.Join(dir, "lib.jar"), filepath.Join(dir, "libuser-app.jar")}
+	b := crunchBytes(t, testutil.ReadAll(t, filepath.Join(dir, "libuser.hprof.gz")), crunch.Options{})
+	var text strings.Builder
+	text.WriteString("# compiler: R8\ncom.example.Graph -> org.example.lib.Node:\n    java.lang.String title -> label\n    com.example.Graph successor -> next\n    12:14:void visit(int) -> a\n")
+	text.WriteString("com.example.Worker -> java.lang.Thread:\n    java.lang.String label -> name\n")
+	for i := range 500 {
+		fmt.Fprintf(&text, "com.example.Absent%d -> a.b%d:\n    int count -> a\n    1:2:void run():3:4 -> b\n", i, i)
+	}
+	whole, err := apkstrings.ParseMapping(strings.NewReader(text.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := clitest.NewDir(t)
+	d.Write(t, "in.bmd", b)
+	d.Write(t, "mapping.txt", []byte(text.String()))
+	stats := regexp.MustCompile(`mapping: (\d+) class lines read, (\d+) classes kept, renamed (\d+) class`)
+	for _, c := range []struct {
+		name string
+		jars []string
+	}{{"with the JARs", jars}, {"without name sources", nil}} {
+		names := decrunch.NewNameTable()
+		builtin := names.Source("built-in names")
+		for _, n := range decrunch.BuiltinNames() {
+			apkstrings.Spellings(n, builtin)
+		}
+		args := []string{"in.bmd", "--mapping", "mapping.txt", "--stats", "-o", "out.hprof", "--force"}
+		for _, p := range c.jars {
+			args = append(args, "--jar", p)
+			add := names.Source(p)
+			if _, err := apkstrings.ReadJAR(p, func(s string) { apkstrings.Spellings(s, add) }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var want bytes.Buffer
+		st, err := decrunch.Decrunch(bytes.NewReader(b), &want, decrunch.Options{Names: names, Mapping: whole})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := d.Run(t, nil, decrunchBin, args...)
+		clitest.ExpectOK(t, r)
+		if !bytes.Equal(d.Read(t, "out.hprof"), want.Bytes()) {
+			t.Errorf("%s: the HPROF differs from the one decrunched with the whole mapping", c.name)
+		}
+		m := stats.FindStringSubmatch(r.Stderr)
+		if m == nil {
+			t.Fatalf("%s: --stats: %q", c.name, r.Stderr)
+		}
+		if lines, kept, renamed := atoi(t, m[1]), atoi(t, m[2]), atoi(t, m[3]); lines != 502 || kept != 2 || uint64(renamed) != st.RenamedClasses {
+			t.Errorf("%s: %d class lines, %d classes kept, %d class names renamed; want 502, 2, %d", c.name, lines, kept, renamed, st.RenamedClasses)
+		}
+		if c.jars != nil && st.RenamedClasses <= 3 || c.jars == nil && st.RenamedClasses != 3 {
+			t.Errorf("%s: %d class names renamed by the whole mapping; want 3 (the Thread class), and more with the Node class recovered", c.name, st.RenamedClasses)
+		}
+	}
 }
