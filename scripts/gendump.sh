@@ -30,6 +30,13 @@
 #   LIBUSER_OUT    LibUser only: directory that receives lib.jar (the library, built from
 #                  testdata/gen/lib), libuser-app.jar (the program's own classes) and
 #                  classes/ (the same classes unpacked). Default: the directory of OUT.hprof.
+#   PROGUARD=1     LibUser only: obfuscate the program and its library with ProGuard
+#                  (Debian: apt-get install proguard) and dump the obfuscated program, as
+#                  an app's release build runs. LIBUSER_OUT then also receives
+#                  obfuscated.jar (the classes as run) and mapping.txt (ProGuard's
+#                  -printmapping). Debian's ProGuard 6.2.2 reads class files up to Java 13:
+#                  the program is compiled with --release 11, and its library classes are
+#                  the Java 11 API from the JDK's lib/ct.sym, their class version set to 55.
 #   READY_TIMEOUT  seconds to wait for READY (default 900)
 #   DUMP_TIMEOUT   seconds to wait for jcmd (default 1800)
 set -euo pipefail
@@ -80,8 +87,49 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+# proguard_libuser obfuscates libuser-app.jar and lib.jar in $LIBOUT into obfuscated.jar,
+# with its mapping.txt, keeping only LibUser.main's name (ProGuard's defaults otherwise:
+# shrinking, optimization, obfuscation, as in an app's release build).
+proguard_libuser() {
+    local home d m
+    home=$(dirname "$(dirname "$(readlink -f "$JAVAC")")")
+    mkdir -p "$WORK/ct" "$WORK/api11"
+    (cd "$WORK/ct" && unzip -q "$home/lib/ct.sym")
+    # ct.sym keeps a class in the folder of the releases it is the same in, named by
+    # their digits (7, 8, 9, A for 10, B for 11 ...): the Java 11 API is every folder
+    # whose name has a B, each holding module folders.
+    for d in "$WORK"/ct/*B*/; do
+        for m in "$d"*/; do
+            (cd "$m" && find . -name '*.sig' ! -name module-info.sig | while read -r f; do
+                mkdir -p "$WORK/api11/$(dirname "$f")"
+                cp "$f" "$WORK/api11/${f%.sig}.class"
+            done)
+        done
+    done
+    # The class version, bytes 6 and 7: 55 (Java 11), where the stubs say 61.
+    find "$WORK/api11" -name '*.class' -exec perl -0777 -pi -e 'substr($_, 6, 2) = "\x00\x37"' {} +
+    "$JAR" --create --file "$WORK/api11.jar" -C "$WORK/api11" .
+    rm -f "$LIBOUT/obfuscated.jar" "$LIBOUT/mapping.txt"
+    cat >"$WORK/proguard.conf" <<EOF
+-injars $LIBOUT/libuser-app.jar
+-injars $LIBOUT/lib.jar(!META-INF/**)
+-outjars $LIBOUT/obfuscated.jar
+-libraryjars $WORK/api11.jar
+-printmapping $LIBOUT/mapping.txt
+-keep public class LibUser { public static void main(java.lang.String[]); }
+-dontwarn
+EOF
+    proguard @"$WORK/proguard.conf" >"$WORK/proguard.out" 2>&1 || { cat "$WORK/proguard.out" >&2; die "proguard failed"; }
+    [[ -s "$LIBOUT/mapping.txt" ]] || die "proguard wrote no mapping"
+}
+
 # ---- compile ----
 JAVAC_OPTS=(-encoding UTF-8 --release 17 -nowarn)
+if [[ "${PROGUARD:-0}" == 1 ]]; then
+    [[ "$PROGRAM" == LibUser ]] || die "PROGUARD=1 is for LibUser only"
+    command -v proguard >/dev/null || die "proguard not found (Debian: apt-get install proguard)"
+    JAVAC_OPTS=(-encoding UTF-8 --release 11 -nowarn)
+fi
 CP=$WORK/classes
 mkdir -p "$CP"
 if [[ "$PROGRAM" == LibUser ]]; then
@@ -101,6 +149,10 @@ if [[ "$PROGRAM" == LibUser ]]; then
     rm -rf "$LIBOUT/classes"
     cp -r "$CP" "$LIBOUT/classes"
     CP=$CP:$LIBOUT/lib.jar
+    if [[ "${PROGUARD:-0}" == 1 ]]; then
+        proguard_libuser
+        CP=$LIBOUT/obfuscated.jar
+    fi
 else
     "$JAVAC" "${JAVAC_OPTS[@]}" -d "$CP" "$SRC"
 fi

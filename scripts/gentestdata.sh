@@ -4,6 +4,7 @@
 #   scripts/gentestdata.sh          Sample, Secrets, LibUser, HugeArray, Sample with ZGC and
 #                                   Shenandoah (64-bit JVM, 8-byte IDs)
 #   WITH_ID32=1 scripts/gentestdata.sh   also sample32.hprof.gz (needs scripts/install-jdk32.sh)
+#   WITH_PROGUARD=1 scripts/gentestdata.sh   also obfuscated/* (needs proguard: apt-get install proguard)
 #
 # Each .hprof is gzip -9 -n compressed (no name or time stamp in the gzip header) and must
 # stay under 2 MB.
@@ -55,4 +56,11 @@ pack "$TMP/shenandoah.hprof" "$TD/sample-shenandoah.hprof.gz"
 if [[ "${WITH_ID32:-0}" == 1 ]]; then
     ID32=1 "$ROOT/scripts/gendump.sh" Sample "$TMP/sample32.hprof"
     pack "$TMP/sample32.hprof" "$TD/sample32.hprof.gz"
+fi
+
+if [[ "${WITH_PROGUARD:-0}" == 1 ]]; then
+    PROGUARD=1 LIBUSER_OUT=$TMP/obf "$ROOT/scripts/gendump.sh" LibUser "$TMP/obf/obfuscated.hprof"
+    mkdir -p "$TD/obfuscated"
+    pack "$TMP/obf/obfuscated.hprof" "$TD/obfuscated/obfuscated.hprof.gz"
+    cp "$TMP/obf/obfuscated.jar" "$TMP/obf/mapping.txt" "$TD/obfuscated/"
 fi
