@@ -26,17 +26,7 @@ func TestNamesWanted(t *testing.T) {
 	dir := testutil.Fixture("libuser")
 	jars := []string{filepath.Join(dir, "lib.jar"), filepath.Join(dir, "libuser-app.jar")}
 	b := crunchBytes(t, testutil.ReadAll(t, filepath.Join(dir, "libuser.hprof.gz")), crunch.Options{})
-	all := decrunch.NewNameTable()
-	builtin := all.Source("built-in names")
-	for _, n := range decrunch.BuiltinNames() {
-		apkstrings.Spellings(n, builtin)
-	}
-	for _, p := range jars {
-		add := all.Source(p)
-		if _, err := apkstrings.ReadJAR(p, func(s string) { apkstrings.Spellings(s, add) }); err != nil {
-			t.Fatal(err)
-		}
-	}
+	all := tableOf(t, jars)
 	var want bytes.Buffer
 	st, err := decrunch.Decrunch(bytes.NewReader(b), &want, decrunch.Options{Names: all})
 	if err != nil {
@@ -60,21 +50,13 @@ func TestNamesWanted(t *testing.T) {
 		for _, p := range jars {
 			args = append(args, "--jar", p)
 		}
-		r := d.Run(t, c.stdin, decrunchBin, args...)
-		clitest.ExpectOK(t, r)
-		if !bytes.Equal(d.Read(t, "out.hprof"), want.Bytes()) {
-			t.Errorf("%s: the HPROF differs from the one decrunched with every candidate", c.name)
-		}
-		m := stats.FindStringSubmatch(r.Stderr)
-		if m == nil {
-			t.Fatalf("%s: --stats: %q", c.name, r.Stderr)
-		}
+		m, stderr := runStats(t, d, c.stdin, args, want.Bytes(), stats, "every candidate ("+c.name+")")
 		read, kept := atoi(t, m[1]), atoi(t, m[2])
 		if read != all.Candidates || kept == 0 || kept > len(hashed) || kept >= all.Len() {
 			t.Errorf("%s: %d candidates read, %d kept; want %d read, 1 to %d kept (%d distinct)", c.name, read, kept, all.Candidates, len(hashed), all.Len())
 		}
-		if missing := strconv.FormatUint(st.Missing, 10) + " not recovered"; !strings.Contains(r.Stderr, missing) {
-			t.Errorf("%s: --stats: %q, want %q", c.name, r.Stderr, missing)
+		if missing := strconv.FormatUint(st.Missing, 10) + " not recovered"; !strings.Contains(stderr, missing) {
+			t.Errorf("%s: --stats: %q, want %q", c.name, stderr, missing)
 		}
 	}
 	r := d.Run(t, nil, decrunchBin, "in.bmd", "--stats", "-o", "bare.hprof")
@@ -82,6 +64,43 @@ func TestNamesWanted(t *testing.T) {
 	if !regexp.MustCompile(`candidates: \d+ read, \d+ distinct, `).MatchString(r.Stderr) {
 		t.Errorf("no name source, --stats: %q", r.Stderr)
 	}
+}
+
+// tableOf returns a table of every candidate decrunch reads with the
+// JARs as name sources: the built-in names and the JARs' names, spelled
+// every way.
+func tableOf(t *testing.T, jars []string) *decrunch.NameTable {
+	t.Helper()
+	names := decrunch.NewNameTable()
+	builtin := names.Source("built-in names")
+	for _, n := range decrunch.BuiltinNames() {
+		apkstrings.Spellings(n, builtin)
+	}
+	for _, p := range jars {
+		add := names.Source(p)
+		if _, err := apkstrings.ReadJAR(p, func(s string) { apkstrings.Spellings(s, add) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return names
+}
+
+// runStats runs decrunch in d with args (which hold --stats and -o
+// out.hprof) and stdin, checks that it writes want, decrunched with what
+// says, and returns the submatches of stats in its standard error, and
+// that standard error.
+func runStats(t *testing.T, d *clitest.Dir, stdin []byte, args []string, want []byte, stats *regexp.Regexp, what string) ([]string, string) {
+	t.Helper()
+	r := d.Run(t, stdin, decrunchBin, args...)
+	clitest.ExpectOK(t, r)
+	if !bytes.Equal(d.Read(t, "out.hprof"), want) {
+		t.Errorf("the HPROF differs from the one decrunched with %s", what)
+	}
+	m := stats.FindStringSubmatch(r.Stderr)
+	if m == nil {
+		t.Fatalf("%s: --stats: %q", what, r.Stderr)
+	}
+	return m, r.Stderr
 }
 
 func atoi(t *testing.T, s string) int {
@@ -124,33 +143,16 @@ func TestMappingWanted(t *testing.T) {
 		name string
 		jars []string
 	}{{"with the JARs", jars}, {"without name sources", nil}} {
-		names := decrunch.NewNameTable()
-		builtin := names.Source("built-in names")
-		for _, n := range decrunch.BuiltinNames() {
-			apkstrings.Spellings(n, builtin)
-		}
 		args := []string{"in.bmd", "--mapping", "mapping.txt", "--stats", "-o", "out.hprof", "--force"}
 		for _, p := range c.jars {
 			args = append(args, "--jar", p)
-			add := names.Source(p)
-			if _, err := apkstrings.ReadJAR(p, func(s string) { apkstrings.Spellings(s, add) }); err != nil {
-				t.Fatal(err)
-			}
 		}
 		var want bytes.Buffer
-		st, err := decrunch.Decrunch(bytes.NewReader(b), &want, decrunch.Options{Names: names, Mapping: whole})
+		st, err := decrunch.Decrunch(bytes.NewReader(b), &want, decrunch.Options{Names: tableOf(t, c.jars), Mapping: whole})
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := d.Run(t, nil, decrunchBin, args...)
-		clitest.ExpectOK(t, r)
-		if !bytes.Equal(d.Read(t, "out.hprof"), want.Bytes()) {
-			t.Errorf("%s: the HPROF differs from the one decrunched with the whole mapping", c.name)
-		}
-		m := stats.FindStringSubmatch(r.Stderr)
-		if m == nil {
-			t.Fatalf("%s: --stats: %q", c.name, r.Stderr)
-		}
+		m, _ := runStats(t, d, nil, args, want.Bytes(), stats, "the whole mapping ("+c.name+")")
 		if lines, kept, renamed := atoi(t, m[1]), atoi(t, m[2]), atoi(t, m[3]); lines != 502 || kept != 2 || uint64(renamed) != st.RenamedClasses {
 			t.Errorf("%s: %d class lines, %d classes kept, %d class names renamed; want 502, 2, %d", c.name, lines, kept, renamed, st.RenamedClasses)
 		}
