@@ -38,14 +38,6 @@ type mappedName struct {
 	ambiguous bool
 }
 
-func (n *mappedName) add(name string) {
-	if n.name == "" {
-		n.name = name
-	} else if n.name != name {
-		n.ambiguous = true
-	}
-}
-
 // ParseMapping reads a ProGuard or R8 mapping file:
 //
 //	com.example.Original -> a.b:
