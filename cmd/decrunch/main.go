@@ -413,6 +413,15 @@ func run(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	// The mapping before the name sources, whose reading takes longer: a
+	// malformed mapping is said sooner.
+	mapping, err := loadMapping(c, fn)
+	if err != nil {
+		return err
+	}
+	if mapping != nil {
+		opt.Mapping = mapping
+	}
 	var want map[uint64]bool
 	if fn != nil {
 		want = fn.Hashed
@@ -420,13 +429,6 @@ func run(c *cli.Context) error {
 	names, err := loadNames(c, want)
 	if err != nil {
 		return err
-	}
-	mapping, err := loadMapping(c, fn)
-	if err != nil {
-		return err
-	}
-	if mapping != nil {
-		opt.Mapping = mapping
 	}
 	opt.Names = names.ForHash(meta.Hash)
 	if opt.Names == nil && !c.Bool("quiet") {
