@@ -97,17 +97,27 @@ proguard_libuser() {
     (cd "$WORK/ct" && unzip -q "$home/lib/ct.sym")
     # ct.sym keeps a class in the folder of the releases it is the same in, named by
     # their digits (7, 8, 9, A for 10, B for 11 ...): the Java 11 API is every folder
-    # whose name has a B, each holding module folders.
+    # whose name has a B, each holding module folders, a class in one of them only.
     for d in "$WORK"/ct/*B*/; do
         for m in "$d"*/; do
-            (cd "$m" && find . -name '*.sig' ! -name module-info.sig | while read -r f; do
-                mkdir -p "$WORK/api11/$(dirname "$f")"
-                cp "$f" "$WORK/api11/${f%.sig}.class"
-            done)
+            cp -r "$m". "$WORK/api11/"
         done
     done
-    # The class version, bytes 6 and 7: 55 (Java 11), where the stubs say 61.
-    find "$WORK/api11" -name '*.class' -exec perl -0777 -pi -e 'substr($_, 6, 2) = "\x00\x37"' {} +
+    find "$WORK/api11" -name module-info.sig -delete
+    # Each X.sig becomes X.class, its class version (bytes 6 and 7) 55, Java 11,
+    # where the stubs say 61.
+    find "$WORK/api11" -name '*.sig' -exec perl -e '
+        for my $f (@ARGV) {
+            open(my $in, "<:raw", $f) or die "$f: $!";
+            my $b = do { local $/; <$in> };
+            close $in;
+            substr($b, 6, 2) = "\x00\x37";
+            (my $c = $f) =~ s/\.sig$/.class/;
+            open(my $out, ">:raw", $c) or die "$c: $!";
+            print $out $b;
+            close $out or die "$c: $!";
+            unlink $f;
+        }' {} +
     "$JAR" --create --file "$WORK/api11.jar" -C "$WORK/api11" .
     rm -f "$LIBOUT/obfuscated.jar" "$LIBOUT/mapping.txt"
     cat >"$WORK/proguard.conf" <<EOF
