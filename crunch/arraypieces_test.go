@@ -13,6 +13,7 @@ import (
 	"github.com/heapcrunch/heapcrunch/bmd"
 	"github.com/heapcrunch/heapcrunch/decrunch"
 	"github.com/heapcrunch/heapcrunch/hprof"
+	"github.com/heapcrunch/heapcrunch/internal/bmdtest"
 )
 
 // piecesDump writes a dump with IDs of idSize bytes: 100 instances, then
@@ -166,25 +167,15 @@ func TestObjectArrayInPieces(t *testing.T) {
 // arrayRecords reads the OBJECT ARRAY records of a BMD file.
 func arrayRecords(t *testing.T, file []byte) []bmd.Record {
 	t.Helper()
-	r, err := bmd.NewReader(bytes.NewReader(file))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var recs []bmd.Record
-	for {
-		rec, err := r.Next()
-		if err == io.EOF {
-			return recs
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	bmdtest.Records(t, file, false, func(rec *bmd.Record) {
 		if rec.Kind == bmd.KindObjectArray {
 			c := *rec
 			c.Elements = slices.Clone(rec.Elements)
 			recs = append(recs, c)
 		}
-	}
+	})
+	return recs
 }
 
 // TestObjectArrayInPiecesTruncated: a dump cut within an array read in

@@ -3,13 +3,12 @@ package crunch_test
 import (
 	"bytes"
 	"errors"
-	"io"
 	"slices"
 	"testing"
 
-	"github.com/heapcrunch/heapcrunch/bmd"
 	"github.com/heapcrunch/heapcrunch/crunch"
 	"github.com/heapcrunch/heapcrunch/decrunch"
+	"github.com/heapcrunch/heapcrunch/internal/bmdtest"
 	"github.com/heapcrunch/heapcrunch/internal/fuzzseed"
 	"github.com/heapcrunch/heapcrunch/internal/heapstat"
 )
@@ -48,19 +47,9 @@ func FuzzCrunch(f *testing.F) {
 		if _, err := crunch.Crunch(bytes.NewReader(data), &out, opt); err != nil {
 			return
 		}
-		r, err := bmd.NewReader(bytes.NewReader(out.Bytes()))
-		if err != nil {
-			t.Fatalf("crunch output has no BMD header: %v", err)
-		}
-		for {
-			if _, err := r.Next(); err == io.EOF {
-				break
-			} else if err != nil {
-				t.Fatalf("crunch output does not read back: %v", err)
-			}
-		}
+		bmdtest.Records(t, out.Bytes(), false, nil)
 		var back bytes.Buffer
-		_, err = decrunch.Decrunch(bytes.NewReader(out.Bytes()), &back, decrunch.Options{MaxOutput: fuzzMaxOutput})
+		_, err := decrunch.Decrunch(bytes.NewReader(out.Bytes()), &back, decrunch.Options{MaxOutput: fuzzMaxOutput})
 		if le := (*decrunch.OutputLimitError)(nil); errors.As(err, &le) {
 			return
 		}

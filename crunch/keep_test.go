@@ -7,6 +7,7 @@ import (
 	"github.com/heapcrunch/heapcrunch/bmd"
 	"github.com/heapcrunch/heapcrunch/crunch"
 	"github.com/heapcrunch/heapcrunch/hprof"
+	"github.com/heapcrunch/heapcrunch/internal/bmdtest"
 )
 
 // keepDump is an HPROF dump (4-byte IDs) of one app class (class loader
@@ -63,22 +64,14 @@ func keepRecords(t *testing.T, dump []byte, opt crunch.Options) []bmd.Record {
 	if _, err := crunch.Crunch(bytes.NewReader(dump), &out, opt); err != nil {
 		t.Fatal(err)
 	}
-	r, err := bmd.NewReader(&out)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var recs []bmd.Record
-	for {
-		rec, err := r.Next()
-		if err != nil {
-			break
-		}
+	bmdtest.Records(t, out.Bytes(), false, func(rec *bmd.Record) {
 		c := *rec
 		c.Def.Statics = append([]bmd.Static(nil), rec.Def.Statics...)
 		c.Def.Fields = append([]bmd.Field(nil), rec.Def.Fields...)
 		c.Values = append([]uint64(nil), rec.Values...)
 		recs = append(recs, c)
-	}
+	})
 	return recs
 }
 

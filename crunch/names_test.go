@@ -2,7 +2,6 @@ package crunch
 
 import (
 	"bytes"
-	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/heapcrunch/heapcrunch/bmd"
 	"github.com/heapcrunch/heapcrunch/hprof"
+	"github.com/heapcrunch/heapcrunch/internal/bmdtest"
 	"github.com/heapcrunch/heapcrunch/internal/testutil"
 	"github.com/heapcrunch/heapcrunch/names"
 )
@@ -124,19 +124,8 @@ func readDumpNames(t *testing.T, data []byte) *dumpNames {
 // hashes of the hashed names.
 func bmdNames(t *testing.T, b []byte) (clear map[string]bool, hashes map[uint64]bool, records uint64) {
 	t.Helper()
-	r, err := bmd.NewReader(bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
 	clear, hashes = map[string]bool{}, map[uint64]bool{}
-	for {
-		rec, err := r.Next()
-		if err == io.EOF {
-			return clear, hashes, records
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	bmdtest.Records(t, b, false, func(rec *bmd.Record) {
 		switch rec.Kind {
 		case bmd.KindString:
 			clear[string(rec.Text)] = true
@@ -147,7 +136,8 @@ func bmdNames(t *testing.T, b []byte) (clear map[string]bool, hashes map[uint64]
 		case bmd.KindArrayName:
 			records++
 		}
-	}
+	})
+	return clear, hashes, records
 }
 
 // TestPlatformNames checks the name rule of spec/bmd.md §7.1 on real

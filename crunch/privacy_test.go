@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"slices"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/heapcrunch/heapcrunch/bmd"
 	"github.com/heapcrunch/heapcrunch/hprof"
+	"github.com/heapcrunch/heapcrunch/internal/bmdtest"
 	"github.com/heapcrunch/heapcrunch/internal/testutil"
 )
 
@@ -242,23 +242,12 @@ func TestRawRecordsChecked(t *testing.T) {
 		if bytes.Contains(out.Bytes(), []byte(planted[:8])) || bytes.Contains(out.Bytes(), []byte(planted[:2])) {
 			t.Errorf("%+v: the planted bytes are in the BMD", opt)
 		}
-		r, err := bmd.NewReader(bytes.NewReader(out.Bytes()))
-		if err != nil {
-			t.Fatal(err)
-		}
 		var kept []string
-		for {
-			rec, err := r.Next()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
+		bmdtest.Records(t, out.Bytes(), false, func(rec *bmd.Record) {
 			if rec.Kind == bmd.KindRawRecord {
 				kept = append(kept, fmt.Sprintf("%s %x", hprof.Tag(rec.Tag), rec.Text))
 			}
-		}
+		})
 		want := []string{
 			fmt.Sprintf("%s %x", hprof.TagControlSettings, control), fmt.Sprintf("%s %x", hprof.TagHeapSummary, summary),
 			fmt.Sprintf("%s %x", hprof.TagCPUSamples, samples), fmt.Sprintf("%s %x", hprof.TagAllocSites, sites),

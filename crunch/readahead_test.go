@@ -9,6 +9,7 @@ import (
 
 	"github.com/heapcrunch/heapcrunch/bmd"
 	"github.com/heapcrunch/heapcrunch/hprof"
+	"github.com/heapcrunch/heapcrunch/internal/bmdtest"
 )
 
 // TestAheadSize: the items pass 2's goroutines exchange, and the roots
@@ -97,27 +98,16 @@ func unknownIDsDump(n int) []byte {
 // 0x7770000.
 func checkUnknownIDs(t *testing.T, out []byte, want888, want999, want666, want777 uint64) {
 	t.Helper()
-	r, err := bmd.NewReader(bytes.NewReader(out))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var last, arr []uint64
 	var arrClass uint64
-	for {
-		rec, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	bmdtest.Records(t, out, false, func(rec *bmd.Record) {
 		switch rec.Kind {
 		case bmd.KindInstance:
 			last = append(last[:0], rec.Values...)
 		case bmd.KindObjectArray:
 			arr, arrClass = append(arr[:0], rec.Elements...), rec.Class
 		}
-	}
+	})
 	if len(last) != 1 || last[0] != want888 {
 		t.Errorf("the last instance refers to %v, want [%d] (0x8880000)", last, want888)
 	}

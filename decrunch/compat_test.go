@@ -6,6 +6,7 @@ import (
 
 	"github.com/heapcrunch/heapcrunch/bmd"
 	"github.com/heapcrunch/heapcrunch/crunch"
+	"github.com/heapcrunch/heapcrunch/internal/bmdtest"
 	"github.com/heapcrunch/heapcrunch/internal/testutil"
 )
 
@@ -18,17 +19,12 @@ func TestBeforeObjectsRecords(t *testing.T) {
 	old := testutil.ReadAll(t, testutil.Fixture("bmd/sample-73007bb.bmd.gz"))
 	now := crunchBytes(t, testutil.ReadAll(t, testutil.Fixture("sample.hprof.gz")), crunch.Options{})
 	for name, file := range map[string][]byte{"before": old, "today": now} {
-		r, err := bmd.NewReader(bytes.NewReader(file))
-		if err != nil {
-			t.Fatal(err)
-		}
-		r.SkipObjects = true
 		runs := 0
-		for rec, err := r.Next(); err == nil; rec, err = r.Next() {
+		bmdtest.Records(t, file, true, func(rec *bmd.Record) {
 			if rec.Kind == bmd.KindObjects {
 				runs++
 			}
-		}
+		})
 		if (runs > 0) != (name == "today") {
 			t.Fatalf("%s: %d OBJECTS records", name, runs)
 		}

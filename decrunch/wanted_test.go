@@ -2,13 +2,13 @@ package decrunch
 
 import (
 	"bytes"
-	"io"
 	"path/filepath"
 	"testing"
 
 	"github.com/heapcrunch/heapcrunch/apkstrings"
 	"github.com/heapcrunch/heapcrunch/bmd"
 	"github.com/heapcrunch/heapcrunch/crunch"
+	"github.com/heapcrunch/heapcrunch/internal/bmdtest"
 	"github.com/heapcrunch/heapcrunch/internal/testutil"
 	canon "github.com/heapcrunch/heapcrunch/names"
 )
@@ -28,18 +28,7 @@ func TestNamesWanted(t *testing.T) {
 	}
 	want := fn.Hashed
 	hashed, clear := 0, map[uint64]bool{}
-	r, err := bmd.NewReader(bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		rec, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	bmdtest.Records(t, b, false, func(rec *bmd.Record) {
 		if rec.Kind == bmd.KindHashedString {
 			hashed++
 			if !want[rec.Hash] {
@@ -52,7 +41,7 @@ func TestNamesWanted(t *testing.T) {
 				t.Errorf("name %q at offset %d in the clear not held", rec.Text, rec.Offset)
 			}
 		}
-	}
+	})
 	if hashed == 0 || len(want) != hashed {
 		t.Fatalf("%d hashes wanted, %d hashed names in the file (want as many, and some)", len(want), hashed)
 	}

@@ -6,7 +6,6 @@ import (
 	"compress/gzip"
 	"encoding/binary"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/heapcrunch/heapcrunch/bmd"
 	"github.com/heapcrunch/heapcrunch/hprof"
+	"github.com/heapcrunch/heapcrunch/internal/bmdtest"
 	"github.com/heapcrunch/heapcrunch/internal/clitest"
 	"github.com/heapcrunch/heapcrunch/internal/fuzzseed"
 	"github.com/heapcrunch/heapcrunch/internal/testutil"
@@ -106,19 +106,11 @@ func zipBytes(t *testing.T) []byte {
 	return b.Bytes()
 }
 
+// isBMD checks that b, crunch's output, is a whole BMD file, and returns
+// its metadata.
 func isBMD(t *testing.T, b []byte) bmd.Metadata {
 	t.Helper()
-	r, err := bmd.NewReader(bytes.NewReader(b))
-	if err != nil {
-		t.Fatalf("output is not BMD: %v", err)
-	}
-	for {
-		if _, err := r.Next(); err == io.EOF {
-			return r.Metadata()
-		} else if err != nil {
-			t.Fatalf("output BMD does not read back: %v", err)
-		}
-	}
+	return bmdtest.Records(t, b, false, nil)
 }
 
 // TestBadInput: every kind of bad input fails with exit code 1, a message

@@ -3,6 +3,7 @@ package bmdtest
 
 import (
 	"bytes"
+	"io"
 	"testing"
 
 	"github.com/heapcrunch/heapcrunch/bmd"
@@ -49,5 +50,32 @@ func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Records reads the version 2 BMD file b to its end, the runs of objects
+// skipped if skipObjects (bmd.Reader.SkipObjects and SkipValues), and
+// calls f, if not nil, with each record in order; f must not keep rec,
+// which the reader reuses. The test fails, naming the offset, where b does
+// not read to its end: not BMD, damaged or cut. It returns the file's
+// metadata.
+func Records(t testing.TB, b []byte, skipObjects bool, f func(rec *bmd.Record)) bmd.Metadata {
+	t.Helper()
+	r, err := bmd.NewReader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("not a BMD file: %v", err)
+	}
+	r.SkipObjects, r.SkipValues = skipObjects, skipObjects
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			return r.Metadata()
+		}
+		if err != nil {
+			t.Fatalf("the BMD file does not read to its end: %v", err)
+		}
+		if f != nil {
+			f(rec)
+		}
 	}
 }
