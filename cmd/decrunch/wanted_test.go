@@ -120,7 +120,8 @@ func atoi(t *testing.T, s string) int {
 // mapping renames its class org.example.lib.Node (hashed) and
 // java.lang.Thread (in the clear), and names 500 classes the dump does
 // not have. Without name sources the hashed class is kept all the same
-// (its hash is the file's), but not recovered, so not renamed.
+// (its hash is the file's), but not recovered, so not renamed. A file cut
+// short and salvaged keeps the whole mapping.
 func TestMappingWanted(t *testing.T) {
 	dir := testutil.Fixture("libuser")
 	jars := []string{filepath.Join(dir, "lib.jar"), filepath.Join(dir, "libuser-app.jar")}
@@ -159,5 +160,26 @@ func TestMappingWanted(t *testing.T) {
 		if c.jars != nil && st.RenamedClasses <= 3 || c.jars == nil && st.RenamedClasses != 3 {
 			t.Errorf("%s: %d class names renamed by the whole mapping; want 3 (the Thread class), and more with the Node class recovered", c.name, st.RenamedClasses)
 		}
+	}
+
+	// A file cut short, with --salvage: its names cannot be read to its
+	// end, so every class of the mapping is kept, and every candidate.
+	cut := b[:len(b)*3/4]
+	d.Write(t, "cut.bmd", cut)
+	var want bytes.Buffer
+	st, err := decrunch.Decrunch(bytes.NewReader(cut), &want, decrunch.Options{Names: tableOf(t, jars), Mapping: whole, Salvage: true})
+	if err != nil || st.Salvaged == nil {
+		t.Fatalf("test premise: the cut file salvaged: %v, %v", st.Salvaged, err)
+	}
+	args := []string{"--salvage", "cut.bmd", "--mapping", "mapping.txt", "--stats", "-o", "salvaged.hprof"}
+	for _, p := range jars {
+		args = append(args, "--jar", p)
+	}
+	r := d.Run(t, nil, decrunchBin, args...)
+	if r.Code != 3 || !bytes.Equal(d.Read(t, "salvaged.hprof"), want.Bytes()) {
+		t.Errorf("cut file, --salvage: exit %d (want 3), or the HPROF differs from the one salvaged with the whole mapping: %s", r.Code, r.Stderr)
+	}
+	if m := stats.FindStringSubmatch(r.Stderr); m == nil || m[1] != "502" || m[2] != "502" {
+		t.Errorf("cut file, --salvage: --stats %q, want 502 class lines read and 502 classes kept", r.Stderr)
 	}
 }
