@@ -71,7 +71,7 @@ func samePass2Ways(t *testing.T, data []byte, opt Options) {
 // again; and on one with unknown IDs, numbered in order (TestUnknownIDsInOrder
 // checks the numbers).
 func TestPass2OneGoroutine(t *testing.T) {
-	dumps := testutil.SmallDumps(t, "sample.hprof.gz", "sample32.hprof.gz", "sample-align16.hprof.gz", "sample-nocoops.hprof.gz", "secrets.hprof.gz", "sample-zgc.hprof.gz")
+	dumps := testutil.SmallDumps(t, "sample.hprof.gz", "sample32.hprof.gz", "sample-align16.hprof.gz", "sample-nocoops.hprof.gz", "secrets.hprof.gz", "sample-zgc.hprof.gz", "sample-jdk25.hprof.gz")
 	var several bytes.Buffer
 	if err := multidump.Write(&several, 3); err != nil {
 		t.Fatal(err)

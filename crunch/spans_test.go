@@ -231,7 +231,7 @@ func testSplitSameFile(t *testing.T) {
 			}
 		}
 	}
-	dumps := testutil.SmallDumps(t, "sample.hprof.gz", "sample32.hprof.gz", "sample-align16.hprof.gz", "sample-nocoops.hprof.gz", "secrets.hprof.gz", "sample-zgc.hprof.gz")
+	dumps := testutil.SmallDumps(t, "sample.hprof.gz", "sample32.hprof.gz", "sample-align16.hprof.gz", "sample-nocoops.hprof.gz", "secrets.hprof.gz", "sample-zgc.hprof.gz", "sample-jdk25.hprof.gz")
 	for _, p := range testutil.CorpusHPROFs(t) {
 		dumps[filepath.Base(p)] = testutil.ReadAll(t, p)
 	}

@@ -13,11 +13,13 @@ import (
 // the object alignment from a dump's object IDs; a default round trip
 // gives it the same answers as the original, on every real dump we have:
 // JDK 17 with compressed references (sample), without (sample-nocoops),
-// with 16-byte alignment (sample-align16), 4-byte IDs (sample32) and the
-// corpus (JDK 5 to 11, Android).
+// with 16-byte alignment (sample-align16), 4-byte IDs (sample32), JDK 25
+// (sample-jdk25; its compact object headers, -XX:+UseCompactObjectHeaders,
+// gave the same answers by hand) and the corpus (JDK 5 to 11, Android).
 func TestMATLayout(t *testing.T) {
 	inputs := []string{testutil.Fixture("sample.hprof.gz"), testutil.Fixture("sample32.hprof.gz"),
-		testutil.Fixture("sample-nocoops.hprof.gz"), testutil.Fixture("sample-align16.hprof.gz")}
+		testutil.Fixture("sample-nocoops.hprof.gz"), testutil.Fixture("sample-align16.hprof.gz"),
+		testutil.Fixture("sample-jdk25.hprof.gz")}
 	inputs = append(inputs, testutil.CorpusHPROFs(t)...)
 	for _, in := range inputs {
 		t.Run(filepath.Base(in), func(t *testing.T) {

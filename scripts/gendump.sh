@@ -21,6 +21,8 @@
 #                  (in $JDK32_ROOT, default /opt/heapcrunch-jdk32): the dump has 4-byte IDs
 #   JDK32_ROOT     where install-jdk32.sh put the 32-bit JVM
 #   DUMP_ALL=1     also dump unreachable objects (jcmd GC.heap_dump -all)
+#   DUMP_OPTS      more options of GC.heap_dump, e.g. "-parallel=2 -gz=1" (JDK 21 on:
+#                  several dumper threads, their segments merged; a gzipped dump)
 #   XMX            override the -Xmx chosen for the program (e.g. XMX=4g)
 #   GC             the collector (default ParallelGC for Big, SerialGC for the others;
 #                  G1GC, the JDK's default, spreads the heap's objects over the whole
@@ -197,13 +199,16 @@ done
 rm -f "$OUT_ABS"
 DUMP_ARGS=()
 [[ "${DUMP_ALL:-0}" == 1 ]] && DUMP_ARGS+=(-all)
+# shellcheck disable=SC2206
+DUMP_ARGS+=(${DUMP_OPTS:-})
 t0=$SECONDS
 if ! timeout "${DUMP_TIMEOUT:-1800}" "$JCMD" "$PID" GC.heap_dump "${DUMP_ARGS[@]}" "$OUT_ABS" >"$WORK/jcmd.out" 2>&1; then
     cat "$WORK/jcmd.out" >&2
     die "jcmd GC.heap_dump failed"
 fi
 grep -q 'Heap dump file created' "$WORK/jcmd.out" || { cat "$WORK/jcmd.out" >&2; die "jcmd did not create the dump"; }
-[[ "$(head -c 18 "$OUT_ABS")" == "JAVA PROFILE 1.0.2" ]] || die "$OUT_ABS does not start with 'JAVA PROFILE 1.0.2'"
+[[ "$( (gzip -dc 2>/dev/null || true) <"$OUT_ABS" | head -c 18)" == "JAVA PROFILE 1.0.2" || "$(head -c 18 "$OUT_ABS")" == "JAVA PROFILE 1.0.2" ]] ||
+    die "$OUT_ABS does not start with 'JAVA PROFILE 1.0.2' (nor does it gunzipped)"
 chmod 644 "$OUT_ABS"
 OK=1
 echo "gendump: wrote $OUT_ABS ($(stat -c %s "$OUT_ABS") bytes, dumped in $((SECONDS - t0)) s)" >&2

@@ -5,6 +5,8 @@
 #                                   Shenandoah (64-bit JVM, 8-byte IDs)
 #   WITH_ID32=1 scripts/gentestdata.sh   also sample32.hprof.gz (needs scripts/install-jdk32.sh)
 #   WITH_PROGUARD=1 scripts/gentestdata.sh   also obfuscated/* (needs proguard: apt-get install proguard)
+#   WITH_JDK25=1 scripts/gentestdata.sh      also sample-jdk25.hprof.gz (needs a JDK 25 in $JDK25_HOME,
+#                                   default /usr/lib/jvm/temurin-25-jdk-amd64)
 #
 # Each .hprof is gzip -9 -n compressed (no name or time stamp in the gzip header) and must
 # stay under 2 MB.
@@ -56,6 +58,16 @@ pack "$TMP/shenandoah.hprof" "$TD/sample-shenandoah.hprof.gz"
 if [[ "${WITH_ID32:-0}" == 1 ]]; then
     ID32=1 "$ROOT/scripts/gendump.sh" Sample "$TMP/sample32.hprof"
     pack "$TMP/sample32.hprof" "$TD/sample32.hprof.gz"
+fi
+
+# Sample on JDK 25 with its default collector (G1), dumped by two dumper
+# threads (GC.heap_dump -parallel=2, JDK 21 on), whose segments jcmd
+# merges. Its heap holds an Object[] of the CDS archive's roots whose
+# elements name objects the dump leaves out (946 of 2,711 at its making).
+if [[ "${WITH_JDK25:-0}" == 1 ]]; then
+    JAVA_HOME=${JDK25_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64} GC=G1GC DUMP_OPTS=-parallel=2 \
+        "$ROOT/scripts/gendump.sh" Sample "$TMP/jdk25.hprof"
+    pack "$TMP/jdk25.hprof" "$TD/sample-jdk25.hprof.gz"
 fi
 
 if [[ "${WITH_PROGUARD:-0}" == 1 ]]; then
