@@ -4,7 +4,8 @@
 #   scripts/gendump.sh PROGRAM OUT.hprof [program args...]
 #
 # PROGRAM is the base name of testdata/gen/PROGRAM.java (Sample, Secrets, LibUser, Big, HugeArray,
-# ManyClasses).
+# ManyClasses, Oom). Oom is not dumped by jcmd: it runs out of memory, and the JVM writes
+# the dump itself (-XX:+HeapDumpOnOutOfMemoryError; XMX sets its heap, default 96m).
 # The program is compiled into a temporary directory under $GENDUMP_TMP (default
 # ${TMPDIR:-/tmp}), run until it prints READY, dumped with
 #   jcmd <pid> GC.heap_dump OUT.hprof
@@ -172,6 +173,20 @@ PKG=$(sed -n 's/^[[:space:]]*package[[:space:]]\{1,\}\([A-Za-z0-9_.]*\)[[:space:
 MAIN=${PKG:+$PKG.}$PROGRAM
 
 # ---- run ----
+if [[ "$PROGRAM" == Oom ]]; then
+    # The JVM writes the dump itself as it runs out of memory.
+    rm -f "$OUT_ABS"
+    JVM_OPTS=(-Xmx${XMX:-96m} ${GC:+-XX:+Use$GC} -XX:+HeapDumpOnOutOfMemoryError "-XX:HeapDumpPath=$OUT_ABS" ${JAVA_OPTS:-})
+    echo "gendump: running $MAIN (${JVM_OPTS[*]}) until it runs out of memory" >&2
+    t0=$SECONDS
+    "$JAVA" "${JVM_OPTS[@]}" -cp "$CP" "$MAIN" >"$WORK/stdout" 2>"$WORK/stderr" </dev/null && die "$MAIN did not run out of memory"
+    grep -q 'Heap dump file created' "$WORK/stdout" "$WORK/stderr" || { cat "$WORK/stdout" "$WORK/stderr" >&2; die "the JVM did not write the dump"; }
+    [[ "$(head -c 18 "$OUT_ABS")" == "JAVA PROFILE 1.0.2" ]] || die "$OUT_ABS does not start with 'JAVA PROFILE 1.0.2'"
+    chmod 644 "$OUT_ABS"
+    OK=1
+    echo "gendump: wrote $OUT_ABS ($(stat -c %s "$OUT_ABS") bytes, run and dumped in $((SECONDS - t0)) s)" >&2
+    exit 0
+fi
 if [[ "$PROGRAM" == Big ]]; then
     SIZE_MB=${1:-200}
     [[ "$SIZE_MB" =~ ^[0-9]+$ ]] || die "Big: size must be a number of MB, got '$SIZE_MB'"
