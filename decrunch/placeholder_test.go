@@ -17,20 +17,12 @@ import (
 // the app's names recovers them, array names included.
 func TestRecrunchKeepsHashes(t *testing.T) {
 	src := testutil.ReadAll(t, testutil.Fixture("libuser/libuser.hprof.gz"))
-	appNames, err := heapstat.AppNames(src)
-	if err != nil {
-		t.Fatal(err)
-	}
 	first, st := decrunchBytes(t, crunchBytes(t, src, crunch.Options{}), Options{})
 	if st.Missing == 0 {
 		t.Fatal("test premise: no name left as a placeholder")
 	}
 	second := crunchBytes(t, first, crunch.Options{})
-	names := NewNameTable()
-	add := names.Source("app")
-	for _, n := range appNames {
-		add(n)
-	}
+	names := appNameTable(t, src)
 	out, st2 := decrunchBytes(t, second, Options{Names: names})
 	_, direct := decrunchBytes(t, crunchBytes(t, src, crunch.Options{}), Options{Names: names})
 	if direct.Recovered == 0 || st2.Recovered != direct.Recovered || st2.Missing != direct.Missing {

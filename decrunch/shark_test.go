@@ -64,7 +64,7 @@ func TestSharkDialer(t *testing.T) {
 		opt  crunch.Options
 	}{{"default", crunch.Options{}}, {"profile leak", crunch.Options{Profile: "leak"}}} {
 		t.Run(c.name, func(t *testing.T) {
-			out, st := decrunchBytes(t, crunchBytes(t, src, c.opt), Options{Names: dialerAppNames(t, src)})
+			out, st := decrunchBytes(t, crunchBytes(t, src, c.opt), Options{Names: appNameTable(t, src)})
 			if st.Missing != 0 {
 				t.Errorf("%d hashed names not recovered from the app's names", st.Missing)
 			}
@@ -130,7 +130,7 @@ func TestSharkDropHeapImage(t *testing.T) {
 	if !strings.Contains(want, "applicationLeaks=1\n") || !strings.Contains(want, "totalRetainedBytes=836 totalRetainedObjects=16") {
 		t.Fatalf("Shark's leak analysis of the original changed: the oracle changed:\n%s", want)
 	}
-	out, st := decrunchBytes(t, crunchBytes(t, src, crunch.Options{DropHeaps: []string{"image"}}), Options{Names: dialerAppNames(t, src)})
+	out, st := decrunchBytes(t, crunchBytes(t, src, crunch.Options{DropHeaps: []string{"image"}}), Options{Names: appNameTable(t, src)})
 	if st.Missing != 0 {
 		t.Errorf("%d hashed names not recovered from the app's names", st.Missing)
 	}
@@ -143,10 +143,10 @@ func TestSharkDropHeapImage(t *testing.T) {
 	}
 }
 
-// dialerAppNames returns a name table of the names the dialer app's own
-// files give: its classes that the boot class loader did not load, and
-// their fields (heapstat.AppNames).
-func dialerAppNames(t *testing.T, src []byte) *NameTable {
+// appNameTable returns a name table of the names the app's own files give
+// for the dump src: its classes that the boot class loader did not load,
+// and their fields and statics (heapstat.AppNames).
+func appNameTable(t *testing.T, src []byte) *NameTable {
 	t.Helper()
 	appNames, err := heapstat.AppNames(src)
 	if err != nil {
