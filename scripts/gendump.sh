@@ -176,6 +176,7 @@ MAIN=${PKG:+$PKG.}$PROGRAM
 if [[ "$PROGRAM" == Oom ]]; then
     # The JVM writes the dump itself as it runs out of memory.
     rm -f "$OUT_ABS"
+    # shellcheck disable=SC2206
     JVM_OPTS=(-Xmx${XMX:-96m} ${GC:+-XX:+Use$GC} -XX:+HeapDumpOnOutOfMemoryError "-XX:HeapDumpPath=$OUT_ABS" ${JAVA_OPTS:-})
     echo "gendump: running $MAIN (${JVM_OPTS[*]}) until it runs out of memory" >&2
     t0=$SECONDS
