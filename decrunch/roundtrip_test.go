@@ -95,17 +95,7 @@ func TestDefaultsAppNames(t *testing.T) {
 			src := testutil.ReadAll(t, p)
 			b := crunchBytes(t, src, crunch.Options{})
 			out, st := decrunchBytes(t, b, Options{Names: appNameTable(t, src)})
-			want, err := heapstat.Canonical(src)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := heapstat.Canonical(out)
-			if err != nil {
-				t.Fatalf("output does not read back: %v", err)
-			}
-			if d := lineDiff(joinLines(want), joinLines(got)); d != "" {
-				t.Fatalf("round trip differs (- original, + round trip):\n%.3000s", d)
-			}
+			lines := sameHeap(t, heapstat.Canonical, src, out)
 			// The names not recovered are no class's or field's: the
 			// heap compared equal. On these inputs they are the method
 			// names, signatures and source files of stack frames in
@@ -114,7 +104,7 @@ func TestDefaultsAppNames(t *testing.T) {
 			// agent's dumps the names of threads and thread groups of
 			// START THREAD records, hashed by default (by hand, the
 			// twenty-ninth session).
-			t.Logf("%d hashed names recovered, %d not; %d lines", st.Recovered, st.Missing, len(got))
+			t.Logf("%d hashed names recovered, %d not; %d lines", st.Recovered, st.Missing, lines)
 		})
 	}
 }
@@ -131,18 +121,26 @@ func TestRoundTripValues(t *testing.T) {
 		t.Run(filepath.Base(p), func(t *testing.T) {
 			src := testutil.ReadAll(t, p)
 			out, _ := decrunchBytes(t, crunchBytes(t, src, crunch.Options{KeepStrings: true, KeepPrimitives: true}), Options{})
-			want, err := heapstat.CanonicalValues(src)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := heapstat.CanonicalValues(out)
-			if err != nil {
-				t.Fatalf("output does not read back: %v", err)
-			}
-			if d := lineDiff(joinLines(want), joinLines(got)); d != "" {
-				t.Fatalf("round trip differs (- original, + round trip):\n%.3000s", d)
-			}
-			t.Logf("%d lines", len(got))
+			t.Logf("%d lines", sameHeap(t, heapstat.CanonicalValues, src, out))
 		})
 	}
+}
+
+// sameHeap fails t unless canon (heapstat.Canonical or CanonicalValues)
+// gives the round trip out the lines of the original src, and returns how
+// many lines that is.
+func sameHeap(t *testing.T, canon func([]byte) ([]string, error), src, out []byte) int {
+	t.Helper()
+	want, err := canon(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := canon(out)
+	if err != nil {
+		t.Fatalf("output does not read back: %v", err)
+	}
+	if d := lineDiff(joinLines(want), joinLines(got)); d != "" {
+		t.Fatalf("round trip differs (- original, + round trip):\n%.3000s", d)
+	}
+	return len(got)
 }

@@ -1,6 +1,7 @@
 package bmdtest
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/heapcrunch/heapcrunch/bmd"
@@ -25,13 +26,8 @@ func TestRecords(t *testing.T) {
 		}
 		want := []bmd.Kind{bmd.KindString, bmd.KindHeapDump, bmd.KindClass, bmd.KindInstance, bmd.KindInstance,
 			bmd.KindInstance, bmd.KindInstance, bmd.KindInstance, bmd.KindHeapDumpEnd, bmd.KindEnd}
-		if len(kinds) != len(want) {
+		if !slices.Equal(kinds, want) {
 			t.Fatalf("skip %v: records %v, want %v", skip, kinds, want)
-		}
-		for i := range want {
-			if kinds[i] != want[i] {
-				t.Fatalf("skip %v: records %v, want %v", skip, kinds, want)
-			}
 		}
 		if skip && values != 0 || !skip && values != 15 {
 			t.Errorf("skip %v: %d values decoded", skip, values)
