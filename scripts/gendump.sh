@@ -29,7 +29,9 @@
 #                  G1GC, the JDK's default, spreads the heap's objects over the whole
 #                  -Xmx; ZGC and ShenandoahGC dump objects in the order their heap
 #                  walk meets them, not by address)
-#   JAVA_OPTS      extra JVM options for the program
+#   JAVA_OPTS      extra JVM options for the program (with Oom on JDK 21 and later,
+#                  -XX:ActiveProcessorCount=8 has the JVM write its dump with two
+#                  threads on a 2-core machine, where it counts the cores and uses one)
 #   LIBUSER_OUT    LibUser only: directory that receives lib.jar (the library, built from
 #                  testdata/gen/lib), libuser-app.jar (the program's own classes) and
 #                  classes/ (the same classes unpacked). Default: the directory of OUT.hprof.
