@@ -25,10 +25,10 @@
 #   DUMP_OPTS      more options of GC.heap_dump, e.g. "-parallel=2 -gz=1" (JDK 21 on:
 #                  several dumper threads, their segments merged; a gzipped dump)
 #   XMX            override the -Xmx chosen for the program (e.g. XMX=4g)
-#   GC             the collector (default ParallelGC for Big, SerialGC for the others;
-#                  G1GC, the JDK's default, spreads the heap's objects over the whole
-#                  -Xmx; ZGC and ShenandoahGC dump objects in the order their heap
-#                  walk meets them, not by address)
+#   GC             the collector (default ParallelGC for Big, the JVM's own for Oom,
+#                  SerialGC for the others; G1GC, the JDK's default, spreads the heap's
+#                  objects over the whole -Xmx; ZGC and ShenandoahGC dump objects in
+#                  the order their heap walk meets them, not by address)
 #   JAVA_OPTS      extra JVM options for the program (with Oom on JDK 21 and later,
 #                  -XX:ActiveProcessorCount=8 has the JVM write its dump with two
 #                  threads on a 2-core machine, where it counts the cores and uses one)
