@@ -2,7 +2,8 @@
 // the JVM itself: -XX:+HeapDumpOnOutOfMemoryError. JDK 21 and later write
 // it in segment files merged at the end, with several threads where the
 // machine has the cores for them (on a 2-core VM, one: -Xlog:heapdump says
-// "actual dump threads 1"); jcmd GC.heap_dump -parallel=N asks for N.
+// "actual dump threads 1"; with -XX:ActiveProcessorCount=8 and the default
+// -Xmx96m, two); jcmd GC.heap_dump -parallel=N asks for N.
 //   java -Xmx96m -XX:+HeapDumpOnOutOfMemoryError -XX:HeapDumpPath=OUT.hprof Oom
 // A session cache that is never trimmed keeps every Session, each with a
 // user name, a byte[] of its data, a HashMap of attributes and a link to
