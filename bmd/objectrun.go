@@ -3,8 +3,6 @@ package bmd
 import (
 	"iter"
 	"sort"
-
-	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // An ObjectRun holds object records encoded apart from a Writer, on another
@@ -368,24 +366,30 @@ func (w *Writer) checkUse(u *classUse) error {
 	return nil
 }
 
-// appendUvarint appends v as a varint, a byte in place for the usual
-// small value. (Small enough to inline.)
+// appendUvarint appends v as a varint, the bytes of
+// protowire.AppendVarint: one or two in place, the usual values (class
+// indexes, array lengths), and a loop for longer ones. It makes no call,
+// so that the compiler inlines it wherever it is called (cost 44, under
+// its budget of 80), also within Instance and ObjectArray where crunch's
+// span workers inline them (hot in the profile, PGO): the compiler
+// inlines a call over budget only where the profile marks it hot, which
+// it does not within a function inlined. With a call for the values of
+// two bytes or more (cost 91) the span workers called it for each object;
+// without, crunch split by spans ran 3.1 % fewer instructions on the 134
+// MB dump outside pass 1 (1,912.1 M against 1,853.3 M, medians of 7 and 4
+// runs; cachegrind).
 func appendUvarint(buf []byte, v uint64) []byte {
 	if v < 0x80 {
 		return append(buf, byte(v))
 	}
-	return appendLongUvarint(buf, v)
-}
-
-// appendLongUvarint is appendUvarint of a value of two bytes or more: one
-// of two bytes, the next most common (class indexes from 128 on, array
-// lengths), in place, as Writer.uvLong does, without
-// protowire.AppendVarint's loop.
-func appendLongUvarint(buf []byte, v uint64) []byte {
 	if v < 1<<14 {
 		return append(buf, byte(v)|0x80, byte(v>>7))
 	}
-	return protowire.AppendVarint(buf, v)
+	for v >= 0x80 {
+		buf = append(buf, byte(v)|0x80)
+		v >>= 7
+	}
+	return append(buf, byte(v))
 }
 
 // appendRef appends the reference target of object self, as ref writes

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"math"
 	"testing"
+
+	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // TestAppendRefs checks that appendRefs, ref and uv written out, writes
@@ -36,5 +38,27 @@ func TestAppendRefs(t *testing.T) {
 	got.buf = got.appendRefs(nil, bad, self)
 	if !bytes.Equal(got.buf, want.buf) || got.err == nil || want.err == nil || got.err.Error() != want.err.Error() {
 		t.Fatalf("appendRefs wrote %x, %v; ref wrote %x, %v", got.buf, got.err, want.buf, want.err)
+	}
+}
+
+// TestAppendUvarint checks that appendUvarint, written without a call so
+// that it inlines, writes protowire.AppendVarint's bytes at each length of
+// varint, at both ends of each, and that Writer.uv writes them too.
+func TestAppendUvarint(t *testing.T) {
+	vals := []uint64{math.MaxUint64}
+	for n := uint(7); n < 64; n += 7 {
+		vals = append(vals, 1<<(n-7), 1<<n-1, 1<<n, 1<<n+1)
+	}
+	vals = append(vals, 0, 1, 0x55, 1<<63, 1<<63+12345)
+	buf := []byte{0xEE} // appended to, kept
+	for _, v := range vals {
+		want := protowire.AppendVarint([]byte{0xEE}, v)
+		if got := appendUvarint(buf[:1:1], v); !bytes.Equal(got, want) {
+			t.Errorf("appendUvarint(%#x) = % x, want % x", v, got, want)
+		}
+		w := Writer{buf: []byte{0xEE}}
+		if w.uv(v); !bytes.Equal(w.buf, want) {
+			t.Errorf("Writer.uv(%#x) = % x, want % x", v, w.buf, want)
+		}
 	}
 }

@@ -599,6 +599,9 @@ func (wk *spanWorker) add(run *bmd.ObjectRun, h *hprof.ObjectHead, data []byte, 
 // 2,530.9 M instructions against 2,475.8 M on the 134 MB dump, 2,821.3
 // against 2,693.4 M on big-200m.hprof, the least of three to four runs:
 // under valgrind, the probe of internal/cores can spin for billions).
+// The picks are in a local (picks): read through pk, the slice was loaded
+// again for each reference, since the stores to vals might have changed
+// it (a change within the spread of cachegrind's counts of the split).
 //
 //go:noinline
 func (wk *spanWorker) instance(run *bmd.ObjectRun, classID uint64, data []byte, chunk uint32) bool {
@@ -618,10 +621,10 @@ func (wk *spanWorker) instance(run *bmd.ObjectRun, classID uint64, data []byte, 
 		wk.vals = make([]uint64, len(pk.picks))
 	}
 	vals := wk.vals[:len(pk.picks)]
-	x, base := wk.st.rank, wk.st.objBase
+	x, base, picks := wk.st.rank, wk.st.objBase, pk.picks
 	if wk.st.idSize == 4 {
-		for i := range pk.picks {
-			v := uint64(binary.BigEndian.Uint32(data[pk.picks[i].off:]))
+		for i, p := range picks {
+			v := uint64(binary.BigEndian.Uint32(data[p.off:]))
 			if v != 0 {
 				if o, ok := x.lookup(v); ok {
 					v = base + uint64(o)
@@ -632,8 +635,8 @@ func (wk *spanWorker) instance(run *bmd.ObjectRun, classID uint64, data []byte, 
 			vals[i] = v
 		}
 	} else {
-		for i := range pk.picks {
-			v := binary.BigEndian.Uint64(data[pk.picks[i].off:])
+		for i, p := range picks {
+			v := binary.BigEndian.Uint64(data[p.off:])
 			if v != 0 {
 				if o, ok := x.lookup(v); ok {
 					v = base + uint64(o)
