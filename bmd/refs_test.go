@@ -50,10 +50,9 @@ func TestAppendUvarint(t *testing.T) {
 		vals = append(vals, 1<<(n-7), 1<<n-1, 1<<n, 1<<n+1)
 	}
 	vals = append(vals, 0, 1, 0x55, 1<<63, 1<<63+12345)
-	buf := []byte{0xEE} // appended to, kept
 	for _, v := range vals {
 		want := protowire.AppendVarint([]byte{0xEE}, v)
-		if got := appendUvarint(buf[:1:1], v); !bytes.Equal(got, want) {
+		if got := appendUvarint([]byte{0xEE}, v); !bytes.Equal(got, want) {
 			t.Errorf("appendUvarint(%#x) = % x, want % x", v, got, want)
 		}
 		w := Writer{buf: []byte{0xEE}}

@@ -241,24 +241,8 @@ func (w *Writer) end(k Kind, start int) error {
 	return w.flushIf()
 }
 
-func (w *Writer) uv(v uint64) {
-	if v < 0x80 { // most values and references: a call spared
-		w.buf = append(w.buf, byte(v))
-		return
-	}
-	w.uvLong(v)
-}
-
-// uvLong is uv of a value of two bytes or more: class indexes and
-// references of two bytes, the next most common, are written in place,
-// without protowire.AppendVarint's loop.
-func (w *Writer) uvLong(v uint64) {
-	if v < 1<<14 {
-		w.buf = append(w.buf, byte(v)|0x80, byte(v>>7))
-		return
-	}
-	w.buf = protowire.AppendVarint(w.buf, v)
-}
+// uv appends v as a varint (appendUvarint).
+func (w *Writer) uv(v uint64) { w.buf = appendUvarint(w.buf, v) }
 
 // ref appends a reference relative to self: 0 for null, else
 // zigzag(target-self)+1 (spec/bmd.md §2.4). A target exactly 2^63 away
