@@ -17,9 +17,15 @@
 # Each round runs, for each INPUT, the old build then the new one with two
 # cores, then the same with GOMAXPROCS=1, output to /dev/null. Prints per
 # input, cores and build the best and median of the rounds, and the ratio
-# of the one-core best to the two-core best. For decrunch the inputs are
-# BMD files. The "alternating runs against <commit>" of docs/measurements.md came from
-# this method (at first a throwaway script of the same steps).
+# of the one-core best to the two-core best, and each input's page layout
+# before the first round and after the last (timing.sh, page_layout: as
+# root), since this VM's DAMON pages out a file left unread for about a
+# minute and what is read back lies in smaller folios: rounds that wait
+# long for the cores' state run on a page cache that changes under them
+# (docs/measurements.md, "Where the start goes, the split's output, and a
+# dozen ways that did not pay"). For decrunch the inputs are BMD files.
+# The "alternating runs against <commit>" of docs/measurements.md came
+# from this method (at first a throwaway script of the same steps).
 # Example: scripts/ab.sh crunch 67c3929 HEAD 35 big134.hprof big-1300m.hprof
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -37,7 +43,7 @@ work="$(mktemp -d)"
 trap 'git -C "$root" worktree remove --force "$work/tree" 2>/dev/null || true; rm -rf "$work"' EXIT
 source "$root/scripts/timing.sh"
 
-(cd "$root" && go build -o "$work/" ./internal/cmd/coreprobe)
+(cd "$root" && go build -o "$work/" ./internal/cmd/coreprobe ./internal/cmd/pagelayout)
 timeit_build "$work"
 for v in old new; do
     rev=$oldrev
@@ -56,6 +62,9 @@ run() { # run BUILD PROCS INPUT: one timed run, appended to its file
     fi
 }
 
+for in in "$@"; do
+    page_layout "$work/pagelayout" "$in" >"$work/pages.$(basename "$in")"
+done
 done_rounds=0 waited=0
 while ((done_rounds < rounds)); do
     p=$("$work/coreprobe" -short 2>/dev/null || true)
@@ -86,6 +95,8 @@ stat() { # stat FILE: "best median" of its times
 echo "$tool, $oldrev (old) against $newrev (new), $rounds rounds; seconds, best and median"
 for in in "$@"; do
     b=$(basename "$in")
+    echo "$b: its pages before the rounds: $(cat "$work/pages.$b")"
+    echo "$b: its pages after them: $(page_layout "$work/pagelayout" "$in")"
     for v in old new; do
         read -r two two_med <<<"$(stat "$work/t.$v.2.$b")"
         read -r one one_med <<<"$(stat "$work/t.$v.1.$b")"

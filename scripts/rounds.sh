@@ -10,8 +10,11 @@
 #
 #   scripts/rounds.sh ROUNDS DUMP.hprof...
 #
-# Prints, per dump, its page layout (timing.sh, page_layout: as root), the
-# range of the probes, the medians and the two ratios, crunch's median
+# Prints, per dump, its page layout before the first round and after the
+# last (timing.sh, page_layout: as root; this VM's DAMON pages out a file
+# left unread for about a minute, and pages read back come in smaller
+# folios, docs/measurements.md, "Where the start goes, the split's output,
+# and a dozen ways that did not pay"), the range of the probes, the medians and the two ratios, crunch's median
 # page faults, and its median processor time and cores kept busy (busy,
 # below), then the same medians and ratios over the rounds whose probe
 # found the cores near, and over those that found them far.
@@ -75,6 +78,7 @@ for f in "$@"; do
     reread_pages "$f"
     cat "$f" >/dev/null
     n=$((n + 1))
+    page_layout "$work/pagelayout" "$f" >"$work/$n.pages"
     for k in probe read two one; do : >"$work/$n.$k"; : >"$work/$n.$k.faults"; : >"$work/$n.$k.cpu"; done
 done
 for _ in $(seq "$rounds"); do
@@ -92,7 +96,8 @@ for f in "$@"; do
     n=$((n + 1))
     read2=$(median "$work/$n.read") two=$(median "$work/$n.two") one=$(median "$work/$n.one")
     echo "$f: $rounds rounds"
-    echo "  its pages: $(page_layout "$work/pagelayout" "$f")"
+    echo "  its pages before the rounds: $(cat "$work/$n.pages")"
+    echo "  its pages after them: $(page_layout "$work/pagelayout" "$f")"
     grep -E '^[0-9]+$' "$work/$n.probe" | sort -n >"$work/$n.ns" || true
     echo "  probes: $(head -1 "$work/$n.ns") to $(tail -1 "$work/$n.ns") ns, $(grep -cvE '^[0-9]+$' "$work/$n.probe" || true) unanswered"
     echo "  medians: reading twice $read2 ms, crunch $two ms, with GOMAXPROCS=1 $one ms"
