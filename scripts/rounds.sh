@@ -14,10 +14,11 @@
 # last (timing.sh, page_layout: as root; this VM's DAMON pages out a file
 # left unread for about a minute, and pages read back come in smaller
 # folios, docs/measurements.md, "Where the start goes, the split's output,
-# and a dozen ways that did not pay"), the range of the probes, the medians and the two ratios, crunch's median
-# page faults, and its median processor time and cores kept busy (busy,
-# below), then the same medians and ratios over the rounds whose probe
-# found the cores near, and over those that found them far.
+# and a dozen ways that did not pay"), the range of the probes, the
+# medians and the two ratios, crunch's median page faults, and its median
+# processor time and cores kept busy (busy, below), then the same medians
+# and ratios over the rounds whose probe found the cores near, and over
+# those that found them far.
 # READBACK=1 first drops each dump from the page cache and reads it back
 # (timing.sh, reread_pages). Wall times from internal/cmd/timeit
 # (timing.sh, time1), in ms; they include a process's start and end, as
