@@ -14,6 +14,7 @@ import (
 	"unsafe"
 
 	"github.com/heapcrunch/heapcrunch/hprof"
+	"github.com/heapcrunch/heapcrunch/internal/cacheread"
 	"github.com/heapcrunch/heapcrunch/internal/cores"
 )
 
@@ -350,6 +351,16 @@ func openInput(src io.ReadSeeker) *input {
 				in.at, in.size = f, size
 				in.unanswered = way == readAtUnanswered
 			}
+		}
+	}
+	if f, _ := regularFile(src); f != nil {
+		// Its reads, through a buffer or at offsets, made so that the
+		// scheduler does not hand the goroutine's processor to another
+		// thread where the page cache holds the bytes (cacheread).
+		c := cacheread.New(f)
+		in.src = c
+		if in.at != nil {
+			in.at = c
 		}
 	}
 	return in
