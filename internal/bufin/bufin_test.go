@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"os"
 	"testing"
 	"testing/iotest"
 )
@@ -185,6 +186,7 @@ func TestSetBytes(t *testing.T) {
 type countingSeeker struct {
 	*bytes.Reader
 	read     int
+	seeks    int
 	seekFail bool
 }
 
@@ -195,6 +197,7 @@ func (c *countingSeeker) Read(p []byte) (int, error) {
 }
 
 func (c *countingSeeker) Seek(off int64, whence int) (int64, error) {
+	c.seeks++
 	if c.seekFail {
 		return 0, errors.New("no seeking")
 	}
@@ -239,5 +242,72 @@ func TestSkipSeeks(t *testing.T) {
 		if k := b.Skip(int64(len(src))); k != int64(len(src)-off) || b.Err() != io.EOF || b.Offset() != int64(len(src)) {
 			t.Errorf("%s: Skip past the end: %d bytes skipped to offset %d, error %v; want %d to %d, io.EOF", c.name, k, b.Offset(), b.Err(), len(src)-off, len(src))
 		}
+	}
+}
+
+// TestSkipSeeksOnce: after the first, each Skip past the buffer costs the
+// source one Seek (a system call for a file), where the source holds the
+// bytes; a source read from an offset other than 0 is skipped at its own
+// offsets; and a source that grows after the Reader asked its end is
+// skipped into what it gained.
+func TestSkipSeeksOnce(t *testing.T) {
+	src := data(100_000)
+	s := &countingSeeker{Reader: bytes.NewReader(src)}
+	if _, err := s.Seek(1000, io.SeekStart); err != nil { // the stream starts at 1000
+		t.Fatal(err)
+	}
+	s.seeks = 0
+	b := New(s, 64)
+	b.SetReadAhead(8)
+	off := 0
+	for i := range 20 {
+		if k := b.Skip(3000); k != 3000 {
+			t.Fatalf("Skip(3000) = %d at %d", k, off)
+		}
+		off += 3000
+		p, ok := b.Take(4)
+		if !ok || !bytes.Equal(p, src[1000+off:1000+off+4]) || b.Offset() != int64(off+4) {
+			t.Fatalf("after skip %d: Take(4) = %v, %v at offset %d, want %v at %d", i, p, ok, b.Offset(), src[1000+off:1000+off+4], off+4)
+		}
+		off += 4
+	}
+	// The first Skip asks the offset and the end, then seeks: 3; each of
+	// the 19 others seeks once.
+	if s.seeks != 3+19 {
+		t.Errorf("%d Seeks for 20 skips, want %d", s.seeks, 3+19)
+	}
+
+	// A source that grows: a file, with bytes added after its end was asked.
+	name := t.TempDir() + "/grows"
+	if err := os.WriteFile(name, src[:10_000], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	b = New(f, 64)
+	b.SetReadAhead(8)
+	if k := b.Skip(5000); k != 5000 {
+		t.Fatalf("Skip(5000) = %d", k)
+	}
+	w, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write(src[10_000:50_000]); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	if k := b.Skip(30_000); k != 30_000 {
+		t.Fatalf("Skip(30000) into what the file gained = %d", k)
+	}
+	if p, ok := b.Take(4); !ok || !bytes.Equal(p, src[35_000:35_004]) || b.Offset() != 35_004 {
+		t.Fatalf("after skipping into what the file gained: Take(4) = %v, %v at %d", p, ok, b.Offset())
+	}
+	// Past the end: as far as the file goes, and the bytes there are read.
+	if k := b.Skip(100_000); k != 50_000-35_004 || b.Err() != io.EOF {
+		t.Fatalf("Skip past the end = %d, %v; want %d, io.EOF", k, b.Err(), 50_000-35_004)
 	}
 }
