@@ -356,11 +356,13 @@ func openInput(src io.ReadSeeker) *input {
 	if f, _ := regularFile(src); f != nil {
 		// Its reads, through a buffer or at offsets, made so that the
 		// scheduler does not hand the goroutine's processor to another
-		// thread where the page cache holds the bytes (cacheread).
-		c := cacheread.New(f)
-		in.src = c
-		if in.at != nil {
-			in.at = c
+		// thread where the page cache holds the bytes, and its skips
+		// without a system call (cacheread).
+		if c, err := cacheread.New(f); err == nil {
+			in.src = c
+			if in.at != nil {
+				in.at = c
+			}
 		}
 	}
 	return in

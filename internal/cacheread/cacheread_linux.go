@@ -23,17 +23,17 @@ func (c *File) init() {
 // wordBits is the size of a system call's argument in bits.
 const wordBits = 8 * unsafe.Sizeof(uintptr(0))
 
-// cached reads into p, at offset off (-1: the file's offset, which it
-// then moves), the bytes the page cache holds, with preadv2(RWF_NOWAIT)
-// as a raw system call. It reports false where that call failed, and n 0
-// where it read nothing: at the file's end, or where the page cache holds
-// no byte at off (EAGAIN). A call the system refuses (no preadv2, no
-// RWF_NOWAIT for this file) makes c read the ordinary way from then on.
-// The raw call is made through SyscallConn, so that a Close on another
-// goroutine cannot close the descriptor during it.
+// cached reads into p, at offset off, the bytes the page cache holds,
+// with preadv2(RWF_NOWAIT) as a raw system call. It reports false where
+// that call failed, and n 0 where it read nothing: at the file's end, or
+// where the page cache holds no byte at off (EAGAIN). A call the system
+// refuses (no preadv2, no RWF_NOWAIT for this file) makes c read the
+// ordinary way from then on. The raw call is made through the file's
+// RawConn, so that a Close on another goroutine cannot close the
+// descriptor during it.
 func (c *File) cached(p []byte, off int64) (n int, ok bool) {
 	var errno syscall.Errno
-	read := func(fd uintptr) bool {
+	err := c.rc.Control(func(fd uintptr) {
 		iov := unix.Iovec{Base: unsafe.SliceData(p)}
 		iov.SetLen(len(p))
 		// The offset goes as two words, low and high, as the kernel's
@@ -41,14 +41,7 @@ func (c *File) cached(p []byte, off int64) (n int, ok bool) {
 		r, _, e := unix.RawSyscall6(unix.SYS_PREADV2, fd, uintptr(unsafe.Pointer(&iov)), 1,
 			uintptr(off), uintptr(uint64(off)>>(wordBits-1)>>1), unix.RWF_NOWAIT)
 		n, errno = int(r), e
-		return true
-	}
-	var err error
-	if off < 0 {
-		err = c.rc.Read(read) // holds the descriptor's read lock, as os.File.Read does
-	} else {
-		err = c.rc.Control(func(fd uintptr) { read(fd) })
-	}
+	})
 	switch {
 	case err != nil:
 		return 0, false

@@ -52,7 +52,7 @@ func ranges(size int) [][2]int {
 func TestReadAt(t *testing.T) {
 	want, f := content(t, 1<<20+12345)
 	for _, plain := range []bool{false, true} {
-		c := New(f)
+		c := mustNew(t, f)
 		c.plain.Store(plain || c.plain.Load())
 		for _, r := range ranges(len(want)) {
 			off, n := r[0], r[1]
@@ -72,21 +72,19 @@ func TestReadAt(t *testing.T) {
 
 func TestReadAtNegativeOffset(t *testing.T) {
 	_, f := content(t, 100)
-	if n, err := New(f).ReadAt(make([]byte, 10), -1); n != 0 || err == nil {
+	if n, err := mustNew(t, f).ReadAt(make([]byte, 10), -1); n != 0 || err == nil {
 		t.Fatalf("ReadAt at -1 = %d, %v; want an error", n, err)
 	}
 }
 
-// TestRead reads the file in pieces of several sizes, moving its offset
-// with Seek between them, and checks each piece and the offset after it.
+// TestRead reads the file in pieces of several sizes and checks each
+// piece and the File's offset after it; then Seek from each whence, and
+// reads from there. The descriptor's own offset stays where it was.
 func TestRead(t *testing.T) {
 	want, f := content(t, 3<<20+777)
 	for _, plain := range []bool{false, true} {
-		c := New(f)
+		c := mustNew(t, f)
 		c.plain.Store(plain || c.plain.Load())
-		if _, err := c.Seek(0, io.SeekStart); err != nil {
-			t.Fatal(err)
-		}
 		var got []byte
 		sizes := []int{1, 4096, 100_000, 1 << 20, 17}
 		for i := 0; ; i++ {
@@ -102,7 +100,7 @@ func TestRead(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if pos, _ := f.Seek(0, io.SeekCurrent); pos != int64(len(got)) {
+			if pos, _ := c.Seek(0, io.SeekCurrent); pos != int64(len(got)) {
 				t.Fatalf("plain %v: offset %d after reading %d bytes", plain, pos, len(got))
 			}
 		}
@@ -112,23 +110,69 @@ func TestRead(t *testing.T) {
 		if n, err := c.Read(nil); n != 0 || err != nil {
 			t.Fatalf("Read(nil) = %d, %v", n, err)
 		}
-		// Seek, then read from there.
-		if _, err := c.Seek(-100, io.SeekEnd); err != nil {
-			t.Fatal(err)
+		if pos, _ := f.Seek(0, io.SeekCurrent); pos != 0 {
+			t.Fatalf("plain %v: the descriptor's offset moved to %d", plain, pos)
 		}
-		p := make([]byte, 200)
-		n, err := io.ReadFull(c, p)
-		if n != 100 || err != io.ErrUnexpectedEOF || !bytes.Equal(p[:n], want[len(want)-100:]) {
-			t.Fatalf("plain %v: after Seek to 100 before the end: %d, %v", plain, n, err)
+		for _, sk := range []struct {
+			off    int64
+			whence int
+			at     int
+		}{
+			{-100, io.SeekEnd, len(want) - 100},
+			{5000, io.SeekStart, 5000},
+			{-4000, io.SeekCurrent, 5000 + 200 - 4000}, // after the 200 bytes read from 5000
+		} {
+			pos, err := c.Seek(sk.off, sk.whence)
+			if err != nil || pos != int64(sk.at) {
+				t.Fatalf("plain %v: Seek(%d, %d) = %d, %v; want %d", plain, sk.off, sk.whence, pos, err, sk.at)
+			}
+			p := make([]byte, 200)
+			n, err := io.ReadFull(c, p)
+			wantN := min(200, len(want)-sk.at)
+			if n != wantN || !bytes.Equal(p[:n], want[sk.at:sk.at+n]) || (n < 200) != (err == io.ErrUnexpectedEOF) {
+				t.Fatalf("plain %v: after Seek to %d: %d, %v", plain, sk.at, n, err)
+			}
+		}
+		if _, err := c.Seek(-1, io.SeekStart); err == nil {
+			t.Error("Seek to -1: no error")
+		}
+		if _, err := c.Seek(0, 7); err == nil {
+			t.Error("Seek with whence 7: no error")
 		}
 	}
+}
+
+// TestNewAtOffset: a File reads from where the descriptor was when New
+// made it.
+func TestNewAtOffset(t *testing.T) {
+	want, f := content(t, 10_000)
+	if _, err := f.Seek(1000, io.SeekStart); err != nil {
+		t.Fatal(err)
+	}
+	c := mustNew(t, f)
+	p := make([]byte, 10)
+	if n, err := io.ReadFull(c, p); n != 10 || err != nil || !bytes.Equal(p, want[1000:1010]) {
+		t.Fatalf("first Read of a File made at 1000: %d, %v, %v", n, err, p)
+	}
+	if pos, _ := c.Seek(0, io.SeekCurrent); pos != 1010 {
+		t.Fatalf("offset %d, want 1010", pos)
+	}
+}
+
+func mustNew(t *testing.T, f *os.File) *File {
+	t.Helper()
+	c, err := New(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 // TestReadAtConcurrent reads the file from several goroutines at once
 // (with -race, it checks that ReadAt shares no state but the descriptor).
 func TestReadAtConcurrent(t *testing.T) {
 	want, f := content(t, 2<<20)
-	c := New(f)
+	c := mustNew(t, f)
 	var wg sync.WaitGroup
 	for g := range 4 {
 		wg.Go(func() {
@@ -147,7 +191,7 @@ func TestReadAtConcurrent(t *testing.T) {
 // TestClosed checks that a File of a closed file fails as os.File does.
 func TestClosed(t *testing.T) {
 	_, f := content(t, 100)
-	c := New(f)
+	c := mustNew(t, f)
 	f.Close()
 	if _, err := c.ReadAt(make([]byte, 10), 0); !errors.Is(err, os.ErrClosed) {
 		t.Errorf("ReadAt of a closed file: %v, want os.ErrClosed", err)
