@@ -66,7 +66,7 @@ func New(f *os.File) (*File, error) {
 		return nil, err
 	}
 	c := &File{f: f, off: off}
-	c.init()
+	c.setup()
 	return c, nil
 }
 
@@ -143,9 +143,6 @@ func (c *File) Seek(offset int64, whence int) (int64, error) {
 	c.off = base + offset
 	return c.off, nil
 }
-
-// File returns the os.File that c reads.
-func (c *File) File() *os.File { return c.f }
 
 var _ interface {
 	io.ReadSeeker

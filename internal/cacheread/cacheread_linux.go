@@ -9,9 +9,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// init keeps the file's raw connection, or sets c to read the ordinary
+// setup keeps the file's raw connection, or sets c to read the ordinary
 // way where the file has none.
-func (c *File) init() {
+func (c *File) setup() {
 	rc, err := c.f.SyscallConn()
 	if err != nil {
 		c.plain.Store(true)
