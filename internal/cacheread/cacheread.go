@@ -13,7 +13,7 @@
 // run: on the 134 MB dump of the README, 536 calls of nanosleep, 147 of
 // futex and 1,015 context switches a run, against 181, 84 and 309 with
 // the reads made here (docs/measurements.md, "Reads the scheduler does
-// not hand over").
+// not hand over, and where a run's page faults lie").
 //
 // On Linux, File first asks for the bytes with preadv2(RWF_NOWAIT), a
 // call that returns at once with what the page cache holds and never
