@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/heapcrunch/heapcrunch/hprof"
+	"github.com/heapcrunch/heapcrunch/internal/cacheread"
 	"github.com/heapcrunch/heapcrunch/internal/cores"
 	"github.com/heapcrunch/heapcrunch/internal/testutil"
 )
@@ -64,9 +65,21 @@ func testInputRead(t *testing.T) {
 
 func testInputReadWay(t *testing.T, data, want, mapped []byte, way readWay) {
 	f := openMapped(t, writeTemp(t, "sample.hprof", data)) // a file the system would map
-	if in := openInput(f); in.mapped != nil || (in.at != nil) != (way == readAt) {
+	in := openInput(f)
+	if in.mapped != nil || (in.at != nil) != (way == readAt) {
 		in.unmap()
 		t.Fatalf("way %d: openInput mapped the file (%v) or reads it at offsets (%v)", way, in.mapped != nil, in.at != nil)
+	}
+	// A regular file's reads, through the buffer and at offsets, are
+	// cacheread's, so that the scheduler does not hand them over.
+	c, ok := in.src.(*cacheread.File)
+	if at, isC := in.at.(*cacheread.File); !ok || in.at != nil && (!isC || at != c) {
+		t.Fatalf("way %d: openInput reads the file through %T and at offsets through %T, want *cacheread.File for both", way, in.src, in.at)
+	}
+	if in := openInput(bytes.NewReader(data)); in.at != nil {
+		t.Fatal("openInput reads a bytes.Reader at offsets")
+	} else if _, ok := in.src.(*bytes.Reader); !ok {
+		t.Fatalf("openInput read a bytes.Reader through %T", in.src)
 	}
 	got, passes := crunchProgress(t, f)
 	if !bytes.Equal(got, want) || !bytes.Equal(got, mapped) || !passes[1] || !passes[2] {
