@@ -617,10 +617,10 @@ func appendWords[ID uint32 | uint64](x *rankIndex, ids, offs []uint64, c []byte)
 	if len(offs) > 0 {
 		last = offs[len(offs)-1]
 	}
-	for ; len(c) >= size; c = c[size:] {
-		id := uint64(binary.BigEndian.Uint32(c))
+	for p := 0; p <= len(c)-size; p += size {
+		id := uint64(binary.BigEndian.Uint32(c[p:]))
 		if size == 8 {
-			id = binary.BigEndian.Uint64(c)
+			id = binary.BigEndian.Uint64(c[p:])
 		}
 		ids = append(ids, id)
 		if canPrefetch {
