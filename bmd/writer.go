@@ -661,9 +661,12 @@ func (w *Writer) Instance(class uint64, values []uint64) (uint64, error) {
 // layout's fields in place, where the values that written returned were
 // saved and restored around the calls after. It is not inlined: in its
 // callers, where the profile (PGO) would inline it, the calls it makes
-// were not inlined in turn, and crunch ran 2 % more instructions. (The
-// profile finds its hot calls by their lines from the function's first:
-// the call to end, at the 16th, is inlined.)
+// were not inlined in turn, and crunch ran 2 % more instructions. Its
+// steps, beginObject's, objectData's, object's, uv's and end's, are
+// written out over a local buffer, stored once, where each step loaded
+// and stored w.buf and the profile chose which to inline: crunch of the
+// 134 MB dump ran 2,276.1 -> 2,263.1 M instructions with one goroutine,
+// 2,329.5 -> 2,321.1 M split by spans (the least of five; cachegrind).
 //
 //go:noinline
 func (w *Writer) InstanceKept(class uint64, kept []uint64) (uint64, error) {
@@ -671,18 +674,37 @@ func (w *Writer) InstanceKept(class uint64, kept []uint64) (uint64, error) {
 	if c == nil || c.chain == nil || len(kept) != len(c.written) {
 		return w.instanceKept(class, kept)
 	}
-	s := w.beginObject(KindInstance)
-	w.objectData(uint64(c.size))
-	self := w.object()
-	w.uv(class)
+	if !w.inObjects {
+		w.openObjects()
+	}
+	buf := w.buf
+	s := len(buf)
+	buf = appendUvarint(append(buf, byte(KindInstance)), class)
+	if w.inObjects {
+		w.objSize += uint64(c.size)
+	}
+	self := w.nextID
+	w.nextID++
+	w.records++
 	if c.refs {
 		// Most classes, by default: their values are references
 		// alone, written without looking at their types.
-		w.buf = w.appendRefs(w.buf, kept, self)
+		var ok bool
+		if buf, ok = appendRefs(buf, kept, self); !ok {
+			w.unencodable(kept, self)
+		}
 	} else {
+		w.buf = buf
 		w.values(c.written, kept, self)
+		buf = w.buf
 	}
-	return self, w.end(KindInstance, s)
+	w.buf = buf
+	w.Count[KindInstance]++
+	w.Bytes[KindInstance] += uint64(len(buf) - s)
+	if w.inObjects && len(buf) < maxRunBytes {
+		return self, w.err
+	}
+	return self, w.flushIf()
 }
 
 // instanceKept is InstanceKept for any class: one whose layout is not
@@ -759,14 +781,20 @@ func (w *Writer) refs(elems []uint64, self uint64) {
 func (w *Writer) appendRefs(buf []byte, targets []uint64, self uint64) []byte {
 	buf, ok := appendRefs(buf, targets, self)
 	if !ok {
-		for _, t := range targets {
-			if t != 0 && protowire.EncodeZigZag(int64(t-self)) == math.MaxUint64 {
-				w.fail("reference from object %d to object %d cannot be encoded", self, t)
-				break
-			}
-		}
+		w.unencodable(targets, self)
 	}
 	return buf
+}
+
+// unencodable fails the Writer for the first reference of targets, of
+// object self, that has no encoding (appendRefs found one).
+func (w *Writer) unencodable(targets []uint64, self uint64) {
+	for _, t := range targets {
+		if t != 0 && protowire.EncodeZigZag(int64(t-self)) == math.MaxUint64 {
+			w.fail("reference from object %d to object %d cannot be encoded", self, t)
+			break
+		}
+	}
 }
 
 // appendRefs appends to buf the references targets of object self, each
