@@ -272,7 +272,7 @@ func (p *pass2) directInstance(rd *reader, off int64, class uint64, trace uint32
 	}
 	picks := p.picksOf(k, ci)
 	vals := p.valsFor(len(picks))
-	x := p.rank
+	x, base := p.rank, p.objBase // in locals: p.objBase was loaded for each reference
 	// A loop for the classes whose values are all references (all, by
 	// default), for each ID size, and one for the others.
 	switch {
@@ -281,7 +281,7 @@ func (p *pass2) directInstance(rd *reader, off int64, class uint64, trace uint32
 			v := uint64(binary.BigEndian.Uint32(data[picks[i].off:]))
 			if v != 0 {
 				if o, ok := x.lookup(v); ok { // obj, with lookup inlined
-					v = p.objBase + uint64(o)
+					v = base + uint64(o)
 				} else {
 					v = p.objSlow(v)
 				}
@@ -293,7 +293,7 @@ func (p *pass2) directInstance(rd *reader, off int64, class uint64, trace uint32
 			v := binary.BigEndian.Uint64(data[picks[i].off:])
 			if v != 0 {
 				if o, ok := x.lookup(v); ok {
-					v = p.objBase + uint64(o)
+					v = base + uint64(o)
 				} else {
 					v = p.objSlow(v)
 				}
@@ -305,7 +305,7 @@ func (p *pass2) directInstance(rd *reader, off int64, class uint64, trace uint32
 			v := readValue(data[f.off:], int(f.size))
 			if f.ref && v != 0 {
 				if o, ok := x.lookup(v); ok {
-					v = p.objBase + uint64(o)
+					v = base + uint64(o)
 				} else {
 					v = p.objSlow(v)
 				}
@@ -350,7 +350,7 @@ func (p *pass2) directObjectArray(rd *reader, classID uint64, trace uint32, elem
 	if err := p.beforeObject(hprof.SubObjectArrayDump); err != nil {
 		return err
 	}
-	x := p.rank
+	x, base := p.rank, p.objBase
 	// A stretch of elements at a time, the window's prefetches ahead of
 	// them (directObjects; from directSub, the window has none left).
 	for from := 0; from < len(elems); from += windowStep {
@@ -359,7 +359,7 @@ func (p *pass2) directObjectArray(rd *reader, classID uint64, trace uint32, elem
 		for i, v := range elems[from:to] {
 			if v != 0 {
 				if o, ok := x.lookup(v); ok { // obj, with lookup inlined
-					elems[from+i] = p.objBase + uint64(o)
+					elems[from+i] = base + uint64(o)
 				} else {
 					elems[from+i] = p.objSlow(v)
 				}
