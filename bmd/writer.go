@@ -665,8 +665,8 @@ func (w *Writer) Instance(class uint64, values []uint64) (uint64, error) {
 // steps, beginObject's, objectData's, object's, uv's and end's, are
 // written out over a local buffer, stored once, where each step loaded
 // and stored w.buf and the profile chose which to inline: crunch of the
-// 134 MB dump ran 2,276.1 -> 2,263.1 M instructions with one goroutine,
-// 2,329.5 -> 2,321.1 M split by spans (the least of five; cachegrind).
+// 134 MB dump ran 2,276.9 -> 2,263.7 M instructions with one goroutine
+// (scripts/instructions.sh), in the same wall time (alternating runs).
 //
 //go:noinline
 func (w *Writer) InstanceKept(class uint64, kept []uint64) (uint64, error) {

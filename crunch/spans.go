@@ -433,8 +433,9 @@ func (wk *spanWorker) recordParts(rec hprof.Record, c *spanCursor) bool {
 // clock and count and the run the objects go on, with its stack trace
 // serial, are locals, written back to c around object, which reads and
 // changes them; read through c, they were loaded and stored for each
-// object (the split on the 134 MB dump 2,373.7 -> 2,342.4 M
-// instructions, the least of five cachegrind runs). The lines before the
+// object (the split on the 134 MB dump 2,356.6 -> 2,342.4 M
+// instructions, the least of five cachegrind runs each; its wall time
+// did not change in alternating runs). The lines before the
 // call of add are as many as before them (their statements joined), so
 // that the profile still finds it.
 func (wk *spanWorker) skimmed(c *spanCursor, heads []hprof.ObjectHead, data []byte, base, last int64) bool {
