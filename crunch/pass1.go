@@ -176,7 +176,7 @@ func (st *state) runPass1(in *input) error {
 		// records before it are read: with heaps to drop, all are read
 		// inline.
 		p.pool = newSegmentPool(n, in, r.Header())
-		defer p.pool.stop(in)
+		defer p.pool.stop()
 		if in.at != nil { // the records split off are skipped, not read
 			r.SetReadAhead(atReadAhead)
 		}

@@ -34,11 +34,10 @@ type segment struct {
 	at           int64
 	sub          hprof.SubRecord
 	heads        []hprof.ObjectHead // objects skimmed, reused
+	ids          []uint64           // their IDs
 	// readAt: the record is read from the file at its offset (splitAt),
-	// into buf.
+	// into the buffer of the goroutine that reads it (newSegmentPool).
 	readAt bool
-	buf    []byte
-	ids    []uint64 // their IDs
 
 	subs    int   // sub-records read
 	objs    idRun // IDs of the objects kept, in order

@@ -395,3 +395,56 @@ func withNullObject(t *testing.T, data []byte, nth int) []byte {
 	t.Fatalf("%d objects, none of index %d", objects, nth)
 	return nil
 }
+
+// TestSegmentPoolBuffers: the pool's goroutines read the heap dump records
+// split off at offsets (splitAt) each into a buffer of its own, reused from
+// record to record, not one that goes with the segment to the other core,
+// and give their buffers back as they end, for pass 2: each record reads
+// as it does inline, and after them the input holds one buffer for each
+// goroutine at most (the records given, all but the one with an array
+// read in pieces, fit the smallest buffer: no buffer was outgrown).
+func TestSegmentPoolBuffers(t *testing.T) {
+	data := spansDump(8, 4<<10)
+	in := &input{at: openMapped(t, writeTemp(t, "dump.hprof", data)), size: int64(len(data))}
+	r, err := hprof.NewReaderBytes(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const workers = 2
+	sp := newSegmentPool(workers, in, r.Header())
+	var segs []*segment
+	for rec, err := range r.Records() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.Tag.IsHeapDump() && rec.Length <= minReadBuffer {
+			sg := &segment{done: make(chan struct{}), start: rec.Body(), rec: rec, readAt: true}
+			segs = append(segs, sg)
+			sp.jobs <- sg
+		}
+	}
+	sp.stop()
+	if len(segs) < 10 {
+		t.Fatalf("%d heap dump records, want 10 or more", len(segs))
+	}
+	for _, sg := range segs {
+		<-sg.done
+		var inline segment
+		ir, err := hprof.NewReaderBytes(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ir.ResetSubRecords(ir.Header(), sg.rec, data[sg.rec.Body():sg.rec.End()], sg.rec.Body()); err != nil {
+			t.Fatal(err)
+		}
+		ir.SkipElements = true
+		for inline.read(ir, 1<<14, 0, nil) {
+		}
+		if sg.err != nil || sg.subs != inline.subs || sg.objs.n != inline.objs.n || !bytes.Equal(sg.objs.delta, inline.objs.delta) {
+			t.Fatalf("record at %d: %d sub-records, %d objects, error %v; inline %d, %d, %v", sg.rec.Offset, sg.subs, sg.objs.n, sg.err, inline.subs, inline.objs.n, inline.err)
+		}
+	}
+	if n := len(in.bufs); n == 0 || n > workers {
+		t.Errorf("%d buffers given back by %d goroutines, want 1 to %d", n, workers, workers)
+	}
+}
