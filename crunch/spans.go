@@ -822,14 +822,14 @@ const splitWorkers = 1
 const helperOuts = 2
 
 // The outputs of spans (spanOut) the goroutines writing ahead share,
-// spanOuts of them:
-// about aheadBytes of the dump's spans, from minOuts to maxOuts. A JDK's
-// spans of 1 MB get minOuts. With minOuts for an Android dump's spans of
-// 64 KiB, the goroutine writing ahead waited for an output to fill for 27
-// to 65 ms of pass 2's 106 to 144 ms on the Android-shaped dump of 134 MB
-// (a throwaway timer, 2026-12-05): pass 2's goroutine, at a span not
-// written yet, writes the next one ahead itself (splitter.take) and holds
-// an output, while those written wait for it. With 8, the medians of
+// spanOuts of them: about aheadBytes of the dump's spans, from minOuts to
+// maxOuts. A JDK's spans of 1 MB get minOuts. With minOuts for an Android
+// dump's spans of 64 KiB, the goroutine writing ahead waited for an output
+// to fill for 27 to 65 ms of pass 2's 106 to 144 ms on the Android-shaped
+// dump of 134 MB (a throwaway timer, 2026-12-05): pass 2's goroutine, at a
+// span not written yet, writes the next one ahead itself (splitter.take)
+// and held one of these outputs (one of its own since the thirty-seventh
+// session, helperOuts), while those written waited for it. With 8, the medians of
 // crunch there were 5 to 25 ms lower in four series of alternating runs of
 // five (142.8 against 168.5 ms in one of 30), the same in the fifth, the
 // slowest; 44 against 40 MB. 16 and 32 were no faster, and took 49.8 and
