@@ -427,18 +427,15 @@ func TestSegmentPoolBuffers(t *testing.T) {
 	if len(segs) < 10 {
 		t.Fatalf("%d heap dump records, want 10 or more", len(segs))
 	}
+	var ir hprof.Reader // of each record inline
 	for _, sg := range segs {
 		<-sg.done
 		var inline segment
-		ir, err := hprof.NewReaderBytes(data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := ir.ResetSubRecords(ir.Header(), sg.rec, data[sg.rec.Body():sg.rec.End()], sg.rec.Body()); err != nil {
+		if err := ir.ResetSubRecords(r.Header(), sg.rec, data[sg.rec.Body():sg.rec.End()], sg.rec.Body()); err != nil {
 			t.Fatal(err)
 		}
 		ir.SkipElements = true
-		for inline.read(ir, 1<<14, 0, nil) {
+		for inline.read(&ir, 1<<14, 0, nil) {
 		}
 		if sg.err != nil || sg.subs != inline.subs || sg.objs.n != inline.objs.n || !bytes.Equal(sg.objs.delta, inline.objs.delta) {
 			t.Fatalf("record at %d: %d sub-records, %d objects, error %v; inline %d, %d, %v", sg.rec.Offset, sg.subs, sg.objs.n, sg.err, inline.subs, inline.objs.n, inline.err)

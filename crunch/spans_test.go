@@ -40,21 +40,25 @@ var spanOutputs int
 var spanRoots int
 
 // spanOutsAway is, after crunchFile with the split, how many outputs of
-// spans are not back among the free outputs they came from (spanOut.home):
-// the goroutines' shared ones, and pass 2's goroutine's own (helperOuts).
-// Those written ahead and not used (spansUnused) are away.
+// spans are not back among the free outputs they came from (spanOut.home),
+// the goroutines' shared ones and pass 2's goroutine's own (helperOuts),
+// or were last written on the other side: a shared one by pass 2's
+// goroutine (its spanWorker, splitter.helper), or one of its own by
+// another. Those written ahead and not used (spansUnused) are away.
 var spanOutsAway int
 
 // outsAway returns how many of the n outputs whose home is channel free
-// are not in it (or in it with another home), and puts back those there.
-func outsAway(free chan *spanOut, n int) int {
+// are not in it, or are in it with another home or last written by the
+// wrong side (by helper, unless mine says that they are helper's), and
+// puts back those there.
+func outsAway(free chan *spanOut, n int, helper *spanWorker, mine bool) int {
 	var back []*spanOut
 	for len(free) > 0 {
 		back = append(back, <-free)
 	}
 	away := n - len(back)
 	for _, o := range back {
-		if o.home != free {
+		if o.home != free || o.filler != nil && (o.filler == helper) != mine {
 			away++
 		}
 		free <- o
@@ -83,7 +87,7 @@ func crunchFile(t *testing.T, path string, opt Options, split bool, minSpan int6
 	splitStopped = func(sp *splitter) {
 		added, refused, spanRoots = sp.added, sp.refused, sp.rootsAdded
 		spanRecords, spanCount, spansUnused, spanBytes, spanOutputs = 0, len(sp.spans), 0, 0, cap(sp.free)
-		spanOutsAway = outsAway(sp.free, cap(sp.free)) + outsAway(sp.helperFree, helperOuts)
+		spanOutsAway = outsAway(sp.free, cap(sp.free), sp.helper, false) + outsAway(sp.helperFree, helperOuts, sp.helper, true)
 		for _, o := range sp.outs {
 			if o != nil {
 				spansUnused++
