@@ -166,10 +166,6 @@ type state struct {
 	// pass1Dropped is about how many bytes pass 1 held and dropped at its
 	// end (collectPass1).
 	pass1Dropped int64
-
-	// starved: pass 1's split found fewer cores than it needs to pay
-	// (coreMeter, minSplitCores), and pass 2 runs on one goroutine.
-	starved bool
 }
 
 // Crunch reads the HPROF dump in src twice and writes its BMD version 2

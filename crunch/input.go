@@ -39,10 +39,6 @@ type input struct {
 	// the process touches for the first time costs a page fault per 4 KiB.
 	bufs   [][]byte
 	bufsMu sync.Mutex
-	// unanswered: the file is read at offsets though the probe of the
-	// cores got no answer (readAtUnanswered), so pass 2 splits only where
-	// pass 1's measure of the cores it had says so (pass1.starved).
-	unanswered bool
 	// fromStart: src was at its start when crunch got it, so that the
 	// offsets the passes read are its own (openInput).
 	fromStart bool
@@ -152,10 +148,6 @@ const (
 	// goroutine, and of the 1.3 GB JDK 17 dump 1.37 s against 2.03 s:
 	// docs/measurements.md, "Read at offsets".
 	readAt
-	// readAtUnanswered: as readAt, where the probe of the cores got no
-	// answer (cores.Unanswered): pass 2 splits only where pass 1 measured
-	// the cores it had and found enough (input.unanswered).
-	readAtUnanswered
 )
 
 // wayOf says how crunch reads its input src: a large file whose passes
@@ -163,9 +155,11 @@ const (
 // core answered the probe, near or far) mapped where reading the file
 // mapped pays (mapPays: with the cores far, mapped pages cost at most
 // half as much again as a buffer's; with them near, their page faults
-// at most a quarter of a buffer's copy), else at offsets,
-// readAtUnanswered where the probe of the cores got no answer; other
-// inputs, and a file whose passes run on one core, through a buffer.
+// at most a quarter of a buffer's copy), else at offsets, also where the
+// probe of the cores got no answer (the other core busy a moment, or
+// stopped a while: pass 2's goroutine takes over what the other is slow
+// to write, splitter.take); other inputs, and a file whose passes run on
+// one core, through a buffer.
 // HEAPCRUNCH_SPLIT=on maps it without asking mapPays. Tests change it.
 //
 // Until the twenty-first session (2026-12-04) a file was mapped only
@@ -193,7 +187,7 @@ var wayOf = func(src io.ReadSeeker) readWay {
 		endLinger()
 		return readBuffered
 	case cores.Unanswered:
-		return readAtUnanswered
+		return readAt
 	case cores.Near, cores.Far:
 		near := probed == cores.Near
 		if forced || mapPays(f, size, near) || near && canMap && androidDump(f) {
@@ -346,10 +340,9 @@ func openInput(src io.ReadSeeker) *input {
 		if way == readMapped {
 			in.mapped, in.unmap = mapFile(src)
 		}
-		if way == readAt || way == readAtUnanswered || way == readMapped && in.mapped == nil { // or a system that maps no files
+		if way == readAt || way == readMapped && in.mapped == nil { // or a system that maps no files
 			if f, size := regularFile(src); f != nil {
 				in.at, in.size = f, size
-				in.unanswered = way == readAtUnanswered
 			}
 		}
 	}

@@ -237,8 +237,7 @@ func TestMappedPays(t *testing.T) {
 // a file under minMapBytes, is read through a buffer without a probe of
 // the cores, and a larger one where there is one core for Go; else the
 // cores are probed: with no answer in time (the other core busy, or
-// stopped a while) at offsets, pass 2 then splitting only where pass 1
-// measures enough cores (readAtUnanswered); with an answer, near or far,
+// stopped a while) at offsets; with an answer, near or far,
 // mapped where mapped pages are cheap (mapPays, asked only then, and told
 // whether the cores are near) and at offsets where they are not
 // (mappedPays says so on a system that maps no files, and openInput reads
@@ -293,7 +292,7 @@ func TestWayOf(t *testing.T) {
 		{"large Android dump, near cores, dear pages", func() io.ReadSeeker { return open(android) }, "", 2, near, dear, mapWay(readMapped), true, true, true},
 		{"large Android dump, near cores, cheap pages", func() io.ReadSeeker { return open(android) }, "", 2, near, cheap, readMapped, true, true, true},
 		{"large Android dump, far cores, dear pages", func() io.ReadSeeker { return open(android) }, "", 2, far, dear, readAt, true, true, false},
-		{"large file, busy core", func() io.ReadSeeker { return open(large) }, "", 2, busy, cheap, readAtUnanswered, true, false, false},
+		{"large file, busy core", func() io.ReadSeeker { return open(large) }, "", 2, busy, cheap, readAt, true, false, false},
 		{"large file, one core", func() io.ReadSeeker { return open(large) }, "", 1, near, cheap, readBuffered, false, false, false},
 		{"small file, split on", func() io.ReadSeeker { return open(small) }, "on", 2, far, dear, readMapped, false, false, false},
 		{"large file, split off", func() io.ReadSeeker { return open(large) }, "off", 2, near, cheap, readBuffered, false, false, false},

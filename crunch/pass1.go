@@ -7,7 +7,6 @@ import (
 	"math"
 	"runtime"
 	"slices"
-	"time"
 
 	"github.com/heapcrunch/heapcrunch/hprof"
 	"github.com/heapcrunch/heapcrunch/internal/cores"
@@ -35,63 +34,7 @@ type pass1 struct {
 	filling span
 	noSpans bool
 	piece   pieceStart // the piece of a large record pieces is at
-	meter   coreMeter  // the cores the records split off at offsets had
 }
-
-// coreMeter measures how many cores the process had while pass 1's pool
-// read the heap dump records split off at offsets (splitAt): its
-// processor time over the wall time, from the first record split off to
-// the last one merged.
-type coreMeter struct {
-	records int // split off
-	wall0   time.Time
-	cpu0    time.Duration
-	ok      bool // the system gives the processor time
-}
-
-// start notes a record split off, the first starting the measure.
-func (m *coreMeter) start() {
-	if m.records == 0 {
-		m.wall0 = meterClock()
-		m.cpu0, m.ok = meterCPU()
-	}
-	m.records++
-}
-
-// cores returns how many cores the process used on average since the
-// first record split off, if it measured minMeteredRecords or more.
-func (m *coreMeter) cores() (float64, bool) {
-	if !m.ok || m.records < minMeteredRecords {
-		return 0, false
-	}
-	cpu, ok := meterCPU()
-	wall := meterClock().Sub(m.wall0)
-	if !ok || wall <= 0 {
-		return 0, false
-	}
-	return float64(cpu-m.cpu0) / float64(wall), true
-}
-
-// The clocks of coreMeter; tests change them.
-var (
-	meterClock = time.Now
-	meterCPU   = cores.ProcessCPU
-)
-
-// minMeteredRecords is how many records split off make a measure: 8 of a
-// JDK's 1 MB take a few milliseconds, as much as the scheduler gives a
-// thread before another's turn.
-const minMeteredRecords = 8
-
-// minSplitCores is the cores pass 1 must have had, on average, while its
-// pool read records at offsets (coreMeter), for pass 2 to split too: with
-// a shell loop busy on the other core, pass 1 had 1.11 to 1.29 cores on
-// the 134 MB and 1.3 GB JDK dumps, and pass 2 split lost (crunch 0.50 s
-// against 0.445 s, medians of 8 alternating runs); with both cores free,
-// 1.44 to 1.86 (2026-12-02). The probe before (cores.SplitCores) missed
-// the busy core: its round trips take a millisecond, within the
-// scheduler's turn.
-const minSplitCores = 1.4
 
 // heapTracker follows the Android heap (HEAP DUMP INFO) that the
 // sub-records of a heap dump belong to.
@@ -195,12 +138,6 @@ func (st *state) runPass1(in *input) error {
 	}
 	if err := p.drain(); err != nil {
 		return err
-	}
-	if c, ok := p.meter.cores(); ok && c < minSplitCores || !ok && in.unanswered {
-		// Another program had the other core's time, or the other core
-		// did not answer the probe and pass 1 measured nothing to say it
-		// was there (too few records split off).
-		p.starved = true
 	}
 	if err := cutAtRecord(r, records); err != nil {
 		return err

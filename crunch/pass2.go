@@ -87,13 +87,11 @@ func (p *pass2) oneGoroutine() bool { return pass2OneGoroutine(p.nObj, p.dumpByt
 // consume runs the reading side of pass 2 on r in another goroutine and
 // writes what it reads, in order; with one core, both on this goroutine
 // (pass2.single). Split by spans (startSplit), other goroutines write
-// spans ahead; not where pass 1's split found the other core's time taken
-// (state.starved).
+// spans ahead, also where another program has the other core's time:
+// pass 2's goroutine takes over a span whose goroutine is slow to write it
+// (splitter.take).
 func (p *pass2) consume(r *hprof.Reader, in *input) error {
 	rd := &reader{state: p.state, r: r, in: in, progress: progress{f: p.opt.Progress, pass: 2}}
-	if p.starved {
-		return p.single(rd)
-	}
 	if p.startSplit(in, r.Header()); p.split != nil {
 		defer p.stopSplit()
 		if in.at != nil { // the spans' bytes are skipped, not read

@@ -142,7 +142,6 @@ func (p *pass1) split(rec hprof.Record) error {
 // file at its offset (input.at), after merging the oldest one read if no
 // segment is free. The Reader skips its body (Next).
 func (p *pass1) splitAt(rec hprof.Record) error {
-	p.meter.start()
 	sp := p.pool
 	sp.hand() // the records before it first
 	sg, err := p.take()

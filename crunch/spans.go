@@ -6,6 +6,7 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/heapcrunch/heapcrunch/bmd"
 	"github.com/heapcrunch/heapcrunch/hprof"
@@ -765,7 +766,7 @@ const (
 	spanFree  = iota // nobody's yet
 	spanAhead        // taken by a goroutine writing it ahead
 	spanDone         // written ahead
-	spanHere         // pass 2's goroutine writes it itself
+	spanHere         // pass 2's goroutine writes it itself (taken, or taken over)
 )
 
 // splitter hands spans to goroutines that write them ahead, and gives
@@ -792,13 +793,28 @@ type splitter struct {
 
 	added, refused int // runs added, and runs written one by one instead (fits)
 	rootsAdded     int // roots written from parts of roots (addRoots)
+
+	// Taking over a span another goroutine is slow to write (take): the
+	// split's start, when each span's writing ahead began (clock), the
+	// moving mean of the spans' writing (took), the timer of pass 2's
+	// goroutine's wait, and the spans it took over.
+	t0       time.Time
+	began    []atomic.Int64
+	spanTime atomic.Int64
+	timer    *time.Timer
+	stolen   int
 }
 
-// Tests set these: newSpanWorker changes each spanWorker made, and
-// splitStopped sees the splitter when pass 2 ends.
+// Tests set these: newSpanWorker changes each spanWorker made (the
+// helper first), splitStopped sees the splitter when pass 2 ends,
+// writingAhead each span a goroutine begins to write ahead, on that
+// goroutine, and spanTaken each span pass 2's goroutine takes over
+// (take).
 var (
 	newSpanWorker = func(*spanWorker) {}
 	splitStopped  = func(*splitter) {}
+	writingAhead  = func(*spanWorker) {}
+	spanTaken     = func(int) {}
 	// spansHere lets pass 2's goroutine write a span no other goroutine
 	// has taken as any other record; without it, it writes the span ahead
 	// itself and adds what it wrote.
@@ -863,7 +879,8 @@ func (p *pass2) startSplit(in *input, h hprof.Header) {
 		return
 	}
 	sp := &splitter{spans: p.spans, states: make([]atomic.Int32, len(p.spans)), outs: make([]*spanOut, len(p.spans)),
-		done: make([]chan struct{}, len(p.spans)), free: make(chan *spanOut, spanOuts(p.spans)), stop: make(chan struct{})}
+		done: make([]chan struct{}, len(p.spans)), free: make(chan *spanOut, spanOuts(p.spans)), stop: make(chan struct{}),
+		t0: time.Now(), began: make([]atomic.Int64, len(p.spans))}
 	for i := range sp.done {
 		sp.done[i] = make(chan struct{})
 	}
@@ -915,25 +932,51 @@ func (p *pass2) stopSplit() {
 	if p.split != nil {
 		close(p.split.stop)
 		p.split.wg.Wait()
+		if p.split.timer != nil {
+			p.split.timer.Stop()
+		}
 		splitStopped(p.split)
 	}
 }
 
 // ahead takes the next free span and writes it into o, reporting false if
-// there is none left.
+// there is none left. Where pass 2's goroutine took the span over
+// meanwhile (take), o goes back unread.
 func (sp *splitter) ahead(wk *spanWorker, o *spanOut) bool {
 	for i := sp.next.Load(); i < int64(len(sp.spans)); i++ {
 		if sp.states[i].CompareAndSwap(spanFree, spanAhead) {
 			sp.next.Store(i + 1)
+			began := sp.clock()
+			sp.began[i].Store(max(began, 1)) // 0: not stored yet (take)
+			writingAhead(wk)
 			wk.encode(&sp.spans[i], o)
+			sp.took(sp.clock() - began)
 			sp.outs[i] = o
-			sp.states[i].Store(spanDone)
+			if !sp.states[i].CompareAndSwap(spanAhead, spanDone) {
+				sp.outs[i] = nil
+				o.home <- o
+				return true
+			}
 			close(sp.done[i])
 			return true
 		}
 	}
 	o.home <- o
 	return false
+}
+
+// clock returns the nanoseconds since the split began.
+func (sp *splitter) clock() int64 { return int64(time.Since(sp.t0)) }
+
+// took counts a span written ahead in d nanoseconds in spanTime, the
+// mean time of the spans, a moving mean that weighs the last an eighth
+// (the first whole).
+func (sp *splitter) took(d int64) {
+	m := sp.spanTime.Load()
+	if m == 0 {
+		m = d
+	}
+	sp.spanTime.Store(m + (d-m)/8)
 }
 
 // atSpan writes the heap dump record the reader is at the start of, if it
@@ -987,31 +1030,89 @@ func (sp *splitter) pieceIn(rd *reader) int64 {
 }
 
 // take makes span i the current span, with what was written of it ahead
-// (sp.cur), or none if pass 2's goroutine writes it itself.
+// (sp.cur), or none if pass 2's goroutine writes it itself: where no
+// goroutine has taken it, or where the one writing it has taken
+// stealAfter times as long as a span takes (spanTime) and pass 2's
+// goroutine has none of its own outputs left to write spans ahead into
+// while it waits. Then that goroutine likely does not run (another
+// program has its core), and pass 2's goroutine takes the span over
+// rather than wait for it (what the other writes of it goes back unread:
+// ahead).
 func (sp *splitter) take(i int) {
 	sp.cur, sp.curFree, sp.part = nil, false, 0
 	if sp.states[i].CompareAndSwap(spanFree, spanHere) {
-		if spansHere {
-			return
-		}
-		if sp.mine == nil {
-			sp.mine = new(spanOut)
-		}
-		sp.helper.encode(&sp.spans[i], sp.mine)
-		sp.cur = sp.mine
+		sp.writeHere(i)
 		return
 	}
+	more := true // spans left to write ahead
 	for sp.states[i].Load() != spanDone {
-		select {
-		case o := <-sp.helperFree:
-			if !sp.ahead(sp.helper, o) {
-				<-sp.done[i]
+		if more {
+			select {
+			case o := <-sp.helperFree:
+				more = sp.ahead(sp.helper, o)
+				continue
+			case <-sp.done[i]:
+				continue
+			default:
 			}
-		case <-sp.done[i]:
+		}
+		began := sp.began[i].Load()
+		if began == 0 { // taken a moment ago
+			began = sp.clock()
+		}
+		if wait := began + stealAfter*sp.spanTime.Load() - sp.clock(); wait > 0 {
+			sp.await(i, time.Duration(wait))
+			continue
+		}
+		if sp.states[i].CompareAndSwap(spanAhead, spanHere) {
+			sp.stolen++
+			spanTaken(i)
+			sp.writeHere(i)
+			return
 		}
 	}
 	sp.cur, sp.curFree = sp.outs[i], true
 	sp.outs[i] = nil
+}
+
+// stealAfter: pass 2's goroutine takes over a span another is writing
+// once that has taken stealAfter times as long as spans take (take). With
+// a loop busy on the other core all the time, on the 134 MB dump, pass 2
+// split so took as long as on one goroutine (249.1 against 249.4 ms,
+// medians of 15 alternating runs; 251.5 against 247.5 with the loop on
+// the first core), where split without it, it took 261.7 and 256.0 ms;
+// on big-1300m.hprof 1,651.5 against 1,707.8 ms (7 runs). With both
+// cores free it takes over 0 to 3 of the 134 MB dump's 503 spans, and 1
+// to 4 of big-1300m.hprof's 4,953 (docs/measurements.md, "Spans taken
+// over").
+const stealAfter = 3
+
+// await waits for span i to be done, up to d.
+func (sp *splitter) await(i int, d time.Duration) {
+	if sp.timer == nil {
+		sp.timer = time.NewTimer(d)
+	} else {
+		sp.timer.Reset(d)
+	}
+	select {
+	case <-sp.done[i]:
+		sp.timer.Stop()
+	case <-sp.timer.C:
+	}
+}
+
+// writeHere has pass 2's goroutine write span i, which it has taken
+// (spanHere), as any other record; without spansHere, ahead into its own
+// output.
+func (sp *splitter) writeHere(i int) {
+	if spansHere {
+		return
+	}
+	if sp.mine == nil {
+		sp.mine = new(spanOut)
+	}
+	sp.helper.encode(&sp.spans[i], sp.mine)
+	sp.cur = sp.mine
 }
 
 // leave ends the current span, giving back what was written of it.

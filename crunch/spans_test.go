@@ -31,6 +31,10 @@ var spanRecords, spanCount, spansUnused int
 // held.
 var spanBytes int64
 
+// spansStolen is, after crunchFile with the split, how many spans pass 2's
+// goroutine took over from the goroutine writing them ahead (take).
+var spansStolen int
+
 // spanOutputs is, after crunchFile with the split, how many outputs of
 // spans the goroutines shared (spanOuts).
 var spanOutputs int
@@ -85,7 +89,7 @@ func crunchFile(t *testing.T, path string, opt Options, split bool, minSpan int6
 	spansHere = testSpansHere
 	defer func(f func(*splitter)) { splitStopped = f }(splitStopped)
 	splitStopped = func(sp *splitter) {
-		added, refused, spanRoots = sp.added, sp.refused, sp.rootsAdded
+		added, refused, spanRoots, spansStolen = sp.added, sp.refused, sp.rootsAdded, sp.stolen
 		spanRecords, spanCount, spansUnused, spanBytes, spanOutputs = 0, len(sp.spans), 0, 0, cap(sp.free)
 		spanOutsAway = outsAway(sp.free, cap(sp.free), sp.helper, false) + outsAway(sp.helperFree, helperOuts, sp.helper, true)
 		for _, o := range sp.outs {
@@ -687,58 +691,76 @@ func FuzzSplitPieces(f *testing.F) {
 	})
 }
 
-// TestStarvedSplit: where pass 1's pool, reading records at offsets, had
-// fewer than minSplitCores cores on average (coreMeter: another program
-// busy on the other core), pass 2 runs on one goroutine and writes the
-// same file; with enough cores it splits. Where the probe of the cores
-// got no answer (readAtUnanswered) the same measure decides, and where
-// pass 1 measured nothing (the system gives no processor time) pass 2
-// splits only if the probe answered. Fewer than minMeteredRecords records
-// split off measure nothing.
-func TestStarvedSplit(t *testing.T) {
-	defer func(w readWay) { testWay = w }(testWay)
-	defer func(c func() time.Time, p func() (time.Duration, bool)) { meterClock, meterCPU = c, p }(meterClock, meterCPU)
-	defer func(w func(bool) int) { segmentWorkers = w }(segmentWorkers)
-	segmentWorkers = func(bool) int { return 2 }
-	path := writeTemp(t, "runs.hprof", manyRunsDump(100, 400000, 400000, 256<<10)) // 51 records
-	testWay = readAt
+// TestSplitTakesOver: where the goroutine writing spans ahead stops (its
+// core taken by another program), pass 2's goroutine takes over the span
+// it needs next once it has no outputs of its own left to write ahead
+// into and the span has taken stealAfter times as long as spans take, and
+// writes it itself; the file is the same byte for byte, and the output
+// the stopped goroutine fills after goes back unread. Mapped and read at
+// offsets, pass 2's goroutine writing its spans as any other record or
+// ahead into its own output (spansHere).
+func TestSplitTakesOver(t *testing.T) {
+	for _, here := range []bool{true, false} {
+		t.Run(fmt.Sprintf("spansHere=%v", here), func(t *testing.T) {
+			defer func(h bool) { testSpansHere = h }(testSpansHere)
+			testSpansHere = here
+			bothSplitReads(t, testSplitTakesOver)
+		})
+	}
+}
+
+func testSplitTakesOver(t *testing.T) {
+	defer func(n func(*spanWorker), w func(*spanWorker), s func(int), f func(*splitter)) {
+		newSpanWorker, writingAhead, spanTaken, splitStopped = n, w, s, f
+	}(newSpanWorker, writingAhead, spanTaken, splitStopped)
+	path := writeTemp(t, "runs.hprof", manyRunsDump(100, 100000, 400000, 64<<10)) // 58 records
 	_, want, _, _, err := crunchFile(t, path, Options{}, false, 64<<10)
 	if err != nil {
 		t.Fatal(err)
 	}
-	const unmeasured = -1
-	for _, c := range []struct {
-		way     readWay
-		cpuEach time.Duration // processor time in each millisecond of wall time
-		split   bool
-	}{
-		{readAt, 1200 * time.Microsecond, false}, {readAt, 1390 * time.Microsecond, false},
-		{readAt, 1410 * time.Microsecond, true}, {readAt, 1900 * time.Microsecond, true},
-		{readAt, unmeasured, true},
-		{readAtUnanswered, 1200 * time.Microsecond, false}, {readAtUnanswered, 1390 * time.Microsecond, false},
-		{readAtUnanswered, 1410 * time.Microsecond, true}, {readAtUnanswered, 1900 * time.Microsecond, true},
-		{readAtUnanswered, unmeasured, false},
-	} {
-		var wall, cpu time.Duration
-		testWay = c.way
-		meterClock = func() time.Time { wall += time.Millisecond; return time.Unix(0, int64(wall)) }
-		meterCPU = func() (time.Duration, bool) { cpu += c.cpuEach; return cpu, c.cpuEach != unmeasured }
-		_, got, added, _, err := crunchFile(t, path, Options{}, true, 64<<10)
-		if wall == 0 {
-			t.Fatal("no record split off in pass 1: no measure")
-		}
-		if err != nil || !bytes.Equal(got, want) {
-			t.Fatalf("way %d, %v of processor time a millisecond: %d bytes of BMD, %v; want the %d of one goroutine", c.way, c.cpuEach, len(got), err, len(want))
-		}
-		if (added > 0) != c.split {
-			t.Errorf("way %d, %v of processor time a millisecond: %d runs added, want pass 2 split %v", c.way, c.cpuEach, added, c.split)
+	var helper *spanWorker
+	newSpanWorker = func(wk *spanWorker) {
+		if helper == nil {
+			helper = wk // made first (startSplit)
 		}
 	}
-	m := coreMeter{}
-	for range minMeteredRecords - 1 {
-		m.start()
+	taken, stopped := make(chan struct{}), false
+	var takenSpan int
+	spanTaken = func(i int) {
+		if !stopped {
+			stopped, takenSpan = true, i
+			close(taken)
+		}
 	}
-	if c, ok := m.cores(); ok {
-		t.Errorf("%d records split off: %.2f cores measured, want none", minMeteredRecords-1, c)
+	stalls := 0
+	writingAhead = func(wk *spanWorker) {
+		if wk != helper && stalls == 0 { // the other goroutine's first span
+			stalls++
+			select {
+			case <-taken:
+			case <-time.After(time.Minute):
+			}
+		}
+	}
+	_, got, _, _, err := crunchFile(t, path, Options{}, true, 64<<10)
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("split, one span stalled: %d bytes of BMD, %v; want the %d of one goroutine", len(got), err, len(want))
+	}
+	if !stopped {
+		t.Fatalf("no span taken over from the stalled goroutine (%d stalled)", stalls)
+	}
+	if spansStolen < 1 || spanOutsAway != 0 || spansUnused != 0 {
+		t.Errorf("span %d taken over: %d spans taken over, %d outputs away, %d written ahead and unused; want 1 or more, 0, 0", takenSpan, spansStolen, spanOutsAway, spansUnused)
+	}
+}
+
+// TestSpanTime: the mean time of the spans written ahead starts at the
+// first span's and weighs each span after an eighth.
+func TestSpanTime(t *testing.T) {
+	var sp splitter
+	for _, c := range []struct{ d, want int64 }{{800, 800}, {1600, 900}, {900, 900}, {0, 788}} {
+		if sp.took(c.d); sp.spanTime.Load() != c.want {
+			t.Errorf("after a span of %d ns: mean %d, want %d", c.d, sp.spanTime.Load(), c.want)
+		}
 	}
 }

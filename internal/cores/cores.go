@@ -155,9 +155,9 @@ const (
 	// no probe is made, and the run does not split its passes.
 	NoSplit Probed = iota
 	// Unanswered: the probe got no answer in time (ErrNoStart, ErrSlow).
-	// The run may split its passes where it measures, as it goes, the
-	// cores it has (crunch's pass 1: coreMeter), and keep to one
-	// goroutine where it cannot.
+	// The run may split its passes where it does not wait long on the
+	// other core (crunch's pass 2 takes over the spans the other is slow
+	// to write).
 	Unanswered
 	// Far: the other core answered, in a round trip of nearLimit or
 	// more; the cores do not share their data cheaply.
