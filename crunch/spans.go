@@ -970,7 +970,9 @@ func (sp *splitter) clock() int64 { return int64(time.Since(sp.t0)) }
 
 // took counts a span written ahead in d nanoseconds in spanTime, the
 // mean time of the spans, a moving mean that weighs the last an eighth
-// (the first whole).
+// (the first whole). Its two writers, the goroutine writing ahead and
+// pass 2's, may each lose a span the other counts at the same moment: a
+// mean all the same.
 func (sp *splitter) took(d int64) {
 	m := sp.spanTime.Load()
 	if m == 0 {
@@ -1076,15 +1078,16 @@ func (sp *splitter) take(i int) {
 }
 
 // stealAfter: pass 2's goroutine takes over a span another is writing
-// once that has taken stealAfter times as long as spans take (take). With
-// a loop busy on the other core all the time, on the 134 MB dump, pass 2
-// split so took as long as on one goroutine (249.1 against 249.4 ms,
-// medians of 15 alternating runs; 251.5 against 247.5 with the loop on
-// the first core), where split without it, it took 261.7 and 256.0 ms;
-// on big-1300m.hprof 1,651.5 against 1,707.8 ms (7 runs). With both
-// cores free it takes over 0 to 3 of the 134 MB dump's 503 spans, and 1
-// to 4 of big-1300m.hprof's 4,953 (docs/measurements.md, "Spans taken
-// over").
+// once that has taken stealAfter times as long as spans take (take). On
+// the 134 MB dump with a loop busy on the other core all the time, where
+// pass 2 ran on one goroutine before, split so it took 0 to 7 % longer
+// (medians of 15 alternating runs: 262.6 against 257.3 ms, 274.4 against
+// 256.4 and 260.3 against 252.7; with the loop on the first core 252.7
+// against 250.4), and split without it 261.7 against 249.4 ms and 256.0
+// against 247.5. With both cores free it takes over 0 to 3 of the 134 MB
+// dump's 503 spans, and 1 to 4 of big-1300m.hprof's 4,953
+// (docs/measurements.md, "Spans taken over, and where the rest of the
+// time goes").
 const stealAfter = 3
 
 // await waits for span i to be done, up to d.
