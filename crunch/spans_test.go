@@ -713,7 +713,7 @@ func testSplitTakesOver(t *testing.T) {
 	defer func(n func(*spanWorker), w func(*spanWorker), s func(int), f func(*splitter)) {
 		newSpanWorker, writingAhead, spanTaken, splitStopped = n, w, s, f
 	}(newSpanWorker, writingAhead, spanTaken, splitStopped)
-	path := writeTemp(t, "runs.hprof", manyRunsDump(100, 100000, 400000, 64<<10)) // 58 records
+	path := writeTemp(t, "runs.hprof", manyRunsDump(100, 100000, 400000, 64<<10)) // 52 records
 	_, want, _, _, err := crunchFile(t, path, Options{}, false, 64<<10)
 	if err != nil {
 		t.Fatal(err)
