@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -285,7 +286,17 @@ type spanWorker struct {
 	s      hprof.SubRecord
 	r      hprof.Reader // of the record being cut, reused
 	window wordWindow   // a batch's arrays' elements and their index words (skimmed)
+	// beat counts its steps through a span: a batch of objects, or
+	// beatSubs other sub-records (recordParts). Pass 2's goroutine,
+	// waiting for the span, takes it over where it stops (take).
+	beat atomic.Uint64
+	subs int // sub-records since the last beat
 }
+
+// beatSubs is how many sub-records other than a batch of objects make a
+// step of spanWorker.beat: Android's 410,199 roots, one at a time, would
+// otherwise cost an atomic add each.
+const beatSubs = 64
 
 // workerPicks are a class's picks, as spanWorker keeps them.
 type workerPicks struct {
@@ -379,10 +390,15 @@ func (wk *spanWorker) recordParts(rec hprof.Record, c *spanCursor) bool {
 	s := &wk.s
 	for {
 		if n, data, base := r.SkimObjectsData(wk.heads, 0); n > 0 {
+			wk.beat.Add(1)
 			if !wk.skimmed(c, wk.heads[:n], data, base, r.Offset()) {
 				return false
 			}
 			continue
+		}
+		if wk.subs++; wk.subs == beatSubs {
+			wk.subs = 0
+			wk.beat.Add(1)
 		}
 		off := r.Offset()
 		err := r.NextSub(s)
@@ -794,26 +810,23 @@ type splitter struct {
 	added, refused int // runs added, and runs written one by one instead (fits)
 	rootsAdded     int // roots written from parts of roots (addRoots)
 
-	// Taking over a span another goroutine is slow to write (take): the
-	// split's start, when each span's writing ahead began (clock), the
-	// moving mean of the spans' writing (took), the timer of pass 2's
-	// goroutine's wait, and the spans it took over.
-	t0       time.Time
-	began    []atomic.Int64
-	spanTime atomic.Int64
-	timer    *time.Timer
-	stolen   int
+	// Taking over a span whose goroutine stopped writing it (take): by
+	// span, the goroutine writing it ahead; the spans taken over.
+	writer []atomic.Pointer[spanWorker]
+	stolen int
 }
 
 // Tests set these: newSpanWorker changes each spanWorker made (the
 // helper first), splitStopped sees the splitter when pass 2 ends,
 // writingAhead each span a goroutine begins to write ahead, on that
-// goroutine, and spanTaken each span pass 2's goroutine takes over
+// goroutine, stallCheck each look of pass 2's goroutine at the goroutine
+// writing the span it waits for, and spanTaken each span it takes over
 // (take).
 var (
 	newSpanWorker = func(*spanWorker) {}
 	splitStopped  = func(*splitter) {}
 	writingAhead  = func(*spanWorker) {}
+	stallCheck    = func() {}
 	spanTaken     = func(int) {}
 	// spansHere lets pass 2's goroutine write a span no other goroutine
 	// has taken as any other record; without it, it writes the span ahead
@@ -880,7 +893,7 @@ func (p *pass2) startSplit(in *input, h hprof.Header) {
 	}
 	sp := &splitter{spans: p.spans, states: make([]atomic.Int32, len(p.spans)), outs: make([]*spanOut, len(p.spans)),
 		done: make([]chan struct{}, len(p.spans)), free: make(chan *spanOut, spanOuts(p.spans)), stop: make(chan struct{}),
-		t0: time.Now(), began: make([]atomic.Int64, len(p.spans))}
+		writer: make([]atomic.Pointer[spanWorker], len(p.spans))}
 	for i := range sp.done {
 		sp.done[i] = make(chan struct{})
 	}
@@ -932,9 +945,6 @@ func (p *pass2) stopSplit() {
 	if p.split != nil {
 		close(p.split.stop)
 		p.split.wg.Wait()
-		if p.split.timer != nil {
-			p.split.timer.Stop()
-		}
 		splitStopped(p.split)
 	}
 }
@@ -946,11 +956,9 @@ func (sp *splitter) ahead(wk *spanWorker, o *spanOut) bool {
 	for i := sp.next.Load(); i < int64(len(sp.spans)); i++ {
 		if sp.states[i].CompareAndSwap(spanFree, spanAhead) {
 			sp.next.Store(i + 1)
-			began := sp.clock()
-			sp.began[i].Store(max(began, 1)) // 0: not stored yet (take)
+			sp.writer[i].Store(wk)
 			writingAhead(wk)
 			wk.encode(&sp.spans[i], o)
-			sp.took(sp.clock() - began)
 			sp.outs[i] = o
 			if !sp.states[i].CompareAndSwap(spanAhead, spanDone) {
 				sp.outs[i] = nil
@@ -963,22 +971,6 @@ func (sp *splitter) ahead(wk *spanWorker, o *spanOut) bool {
 	}
 	o.home <- o
 	return false
-}
-
-// clock returns the nanoseconds since the split began.
-func (sp *splitter) clock() int64 { return int64(time.Since(sp.t0)) }
-
-// took counts a span written ahead in d nanoseconds in spanTime, the
-// mean time of the spans, a moving mean that weighs the last an eighth
-// (the first whole). Its two writers, the goroutine writing ahead and
-// pass 2's, may each lose a span the other counts at the same moment: a
-// mean all the same.
-func (sp *splitter) took(d int64) {
-	m := sp.spanTime.Load()
-	if m == 0 {
-		m = d
-	}
-	sp.spanTime.Store(m + (d-m)/8)
 }
 
 // atSpan writes the heap dump record the reader is at the start of, if it
@@ -1033,13 +1025,12 @@ func (sp *splitter) pieceIn(rd *reader) int64 {
 
 // take makes span i the current span, with what was written of it ahead
 // (sp.cur), or none if pass 2's goroutine writes it itself: where no
-// goroutine has taken it, or where the one writing it has taken
-// stealAfter times as long as a span takes (spanTime) and pass 2's
-// goroutine has none of its own outputs left to write spans ahead into
-// while it waits. Then that goroutine likely does not run (another
-// program has its core), and pass 2's goroutine takes the span over
-// rather than wait for it (what the other writes of it goes back unread:
-// ahead).
+// goroutine has taken it, or where the one writing it has made no step
+// (spanWorker.beat) through a wait of stallWait while pass 2's goroutine
+// had none of its own outputs left to write spans ahead into. That
+// goroutine then does not run (another program has its core), and pass 2's
+// goroutine takes the span over rather than wait for it; what the other
+// writes of it goes back unread (ahead).
 func (sp *splitter) take(i int) {
 	sp.cur, sp.curFree, sp.part = nil, false, 0
 	if sp.states[i].CompareAndSwap(spanFree, spanHere) {
@@ -1047,6 +1038,8 @@ func (sp *splitter) take(i int) {
 		return
 	}
 	more := true // spans left to write ahead
+	var watched *spanWorker
+	var seen uint64 // its step when last looked at
 	for sp.states[i].Load() != spanDone {
 		if more {
 			select {
@@ -1058,12 +1051,11 @@ func (sp *splitter) take(i int) {
 			default:
 			}
 		}
-		began := sp.began[i].Load()
-		if began == 0 { // taken a moment ago
-			began = sp.clock()
-		}
-		if wait := began + stealAfter*sp.spanTime.Load() - sp.clock(); wait > 0 {
-			sp.await(i, time.Duration(wait))
+		stallCheck()
+		wk := sp.writer[i].Load()
+		if b := wk.beatNow(); wk == nil || wk != watched || b != seen {
+			watched, seen = wk, b
+			sp.await(i, wk)
 			continue
 		}
 		if sp.states[i].CompareAndSwap(spanAhead, spanHere) {
@@ -1077,30 +1069,41 @@ func (sp *splitter) take(i int) {
 	sp.outs[i] = nil
 }
 
-// stealAfter: pass 2's goroutine takes over a span another is writing
-// once that has taken stealAfter times as long as spans take (take). On
-// the 134 MB dump with a loop busy on the other core all the time, where
-// pass 2 ran on one goroutine before, split so it took 0 to 7 % longer
-// (medians of 15 alternating runs: 262.6 against 257.3 ms, 274.4 against
-// 256.4 and 260.3 against 252.7; with the loop on the first core 252.7
-// against 250.4), and split without it 261.7 against 249.4 ms and 256.0
-// against 247.5. With both cores free it takes over 0 to 3 of the 134 MB
-// dump's 503 spans, and 1 to 4 of big-1300m.hprof's 4,953
-// (docs/measurements.md, "Spans taken over, and where the rest of the
-// time goes").
-const stealAfter = 3
-
-// await waits for span i to be done, up to d.
-func (sp *splitter) await(i int, d time.Duration) {
-	if sp.timer == nil {
-		sp.timer = time.NewTimer(d)
-	} else {
-		sp.timer.Reset(d)
+// beatNow returns wk's step through its span, 0 for no goroutine (nil).
+func (wk *spanWorker) beatNow() uint64 {
+	if wk == nil {
+		return 0
 	}
-	select {
-	case <-sp.done[i]:
-		sp.timer.Stop()
-	case <-sp.timer.C:
+	return wk.beat.Load()
+}
+
+// stallWait is how long pass 2's goroutine waits for a span before it
+// looks again at the goroutine writing it, and takes it over if that has
+// made no step meanwhile (take). A step is a batch of objects or 64 other
+// sub-records, some tens of microseconds; a goroutine that stops, stops
+// for a scheduler's slice of several milliseconds.
+const stallWait = time.Millisecond
+
+// await waits for span i, until it is done, or for stallWait past the
+// last step of wk, the goroutine writing it (nil: not known yet). It spins rather than sleep:
+// woken from sleep by the other goroutine, pass 2's goroutine ran again
+// about 115 µs later on this VM (a throwaway program, medians of 400),
+// where the span it waits for is usually done within some hundreds of
+// microseconds, and with a timer, the Go runtime woke it about a
+// millisecond late (1.04 to 1.06 ms past a wait of 50 µs).
+func (sp *splitter) await(i int, wk *spanWorker) {
+	if wk == nil { // taken a moment ago
+		runtime.Gosched()
+		return
+	}
+	seen, since := wk.beatNow(), time.Now()
+	for sp.states[i].Load() != spanDone {
+		if b := wk.beatNow(); b != seen {
+			seen, since = b, time.Now()
+		} else if time.Since(since) >= stallWait {
+			return
+		}
+		runtime.Gosched()
 	}
 }
 

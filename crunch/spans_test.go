@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"runtime"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -694,11 +695,12 @@ func FuzzSplitPieces(f *testing.F) {
 // TestSplitTakesOver: where the goroutine writing spans ahead stops (its
 // core taken by another program), pass 2's goroutine takes over the span
 // it needs next once it has no outputs of its own left to write ahead
-// into and the span has taken stealAfter times as long as spans take, and
-// writes it itself; the file is the same byte for byte, and the output
-// the stopped goroutine fills after goes back unread. Mapped and read at
-// offsets, pass 2's goroutine writing its spans as any other record or
-// ahead into its own output (spansHere).
+// into and that goroutine has made no step through a wait (stallWait),
+// and writes it itself; the file is the same byte for byte, and the
+// output the stopped goroutine fills after goes back unread. Where that
+// goroutine steps on, however slowly, nothing is taken over. Mapped and
+// read at offsets, pass 2's goroutine writing its spans as any other
+// record or ahead into its own output (spansHere).
 func TestSplitTakesOver(t *testing.T) {
 	for _, here := range []bool{true, false} {
 		t.Run(fmt.Sprintf("spansHere=%v", here), func(t *testing.T) {
@@ -710,9 +712,9 @@ func TestSplitTakesOver(t *testing.T) {
 }
 
 func testSplitTakesOver(t *testing.T) {
-	defer func(n func(*spanWorker), w func(*spanWorker), s func(int), f func(*splitter)) {
-		newSpanWorker, writingAhead, spanTaken, splitStopped = n, w, s, f
-	}(newSpanWorker, writingAhead, spanTaken, splitStopped)
+	defer func(n func(*spanWorker), w func(*spanWorker), c func(), s func(int), f func(*splitter)) {
+		newSpanWorker, writingAhead, stallCheck, spanTaken, splitStopped = n, w, c, s, f
+	}(newSpanWorker, writingAhead, stallCheck, spanTaken, splitStopped)
 	path := writeTemp(t, "runs.hprof", manyRunsDump(100, 100000, 400000, 64<<10)) // 52 records
 	_, want, _, _, err := crunchFile(t, path, Options{}, false, 64<<10)
 	if err != nil {
@@ -752,15 +754,39 @@ func testSplitTakesOver(t *testing.T) {
 	if spansStolen < 1 || spanOutsAway != 0 || spansUnused != 0 {
 		t.Errorf("span %d taken over: %d spans taken over, %d outputs away, %d written ahead and unused; want 1 or more, 0, 0", takenSpan, spansStolen, spanOutsAway, spansUnused)
 	}
-}
 
-// TestSpanTime: the mean time of the spans written ahead starts at the
-// first span's and weighs each span after an eighth.
-func TestSpanTime(t *testing.T) {
-	var sp splitter
-	for _, c := range []struct{ d, want int64 }{{800, 800}, {1600, 900}, {900, 900}, {0, 788}} {
-		if sp.took(c.d); sp.spanTime.Load() != c.want {
-			t.Errorf("after a span of %d ns: mean %d, want %d", c.d, sp.spanTime.Load(), c.want)
+	// Slow but stepping: the other goroutine's first span waits until
+	// pass 2's goroutine has looked at it three times, each time a step
+	// further (the step made here, before the look).
+	helper, stalls = nil, 0
+	looks, stepped := 0, make(chan struct{})
+	var slow atomic.Pointer[spanWorker]
+	writingAhead = func(wk *spanWorker) {
+		if wk != helper && stalls == 0 {
+			stalls++
+			slow.Store(wk)
+			select {
+			case <-stepped:
+			case <-time.After(time.Minute):
+			}
 		}
+	}
+	stallCheck = func() {
+		wk := slow.Load()
+		if wk == nil {
+			return
+		}
+		wk.beat.Add(1)
+		if looks++; looks == 3 {
+			close(stepped)
+		}
+	}
+	spanTaken = func(int) {}
+	_, got, _, _, err = crunchFile(t, path, Options{}, true, 64<<10)
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("split, one span slow: %d bytes of BMD, %v; want the %d of one goroutine", len(got), err, len(want))
+	}
+	if looks < 3 || spansStolen != 0 || spanOutsAway != 0 || spansUnused != 0 {
+		t.Errorf("one span slow, stepping: %d looks, %d spans taken over, %d outputs away, %d written ahead and unused; want 3 or more, 0, 0, 0", looks, spansStolen, spanOutsAway, spansUnused)
 	}
 }

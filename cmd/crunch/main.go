@@ -57,26 +57,25 @@ records itself and, in the second pass, writes their objects ahead (not
 with --drop-heap): records of up to 4 MiB, larger ones (the one record
 of a 1.0.1 dump, as JDK 8 writes a heap of up to 2 GB) in pieces;
 unmapped, the first pass reads those larger ones on one core. Where the
-other core is slow to write a part the second pass needs next (three
-times as long as parts take: another program has its time), the second
-pass writes that part itself rather than wait. The file is mapped in
-memory where the other core answers the probe and reading it mapped pays
-(measured, about 2 ms): with the cores far, 256 KiB of it read mapped
-take at most half as long again as read through a buffer; with them
-near, the page faults of 2 MiB of it mapped take at most a quarter of
-the time of reading them (the page cache holds the file in 2 MiB
-folios), or the dump is Android's (JAVA PROFILE 1.0.3: records of 4 KiB,
-which the first pass hands to the other core in batches only where the
-file is mapped). Otherwise each core reads its parts at their offsets
-into buffers of its own, parts of 256 KiB in the second pass. A dump
-under 16 MiB, or with one core, is read through a buffer, its second
-pass on one core (a few milliseconds either way). Where the second pass
-is not split otherwise (--drop-heap, a file of several heap dumps),
-reading and writing share its work in a pipeline if a cache line goes to
-the other core and back in under 150 ns (the cores share a cache, and
-the other one is not busy). A dump from a pipe, or compressed, is first
-copied to a temporary file and read as a file. The BMD file is the same
-either way.
+other core stops writing a part the second pass needs next (no progress
+for a millisecond: another program has its time), the second pass writes
+that part itself rather than wait. The file is mapped in memory where
+the other core answers the probe and reading it mapped pays (measured,
+about 2 ms): with the cores far, 256 KiB of it read mapped take at most
+half as long again as read through a buffer; with them near, the page
+faults of 2 MiB of it mapped take at most a quarter of the time of
+reading them (the page cache holds the file in 2 MiB folios), or the
+dump is Android's (JAVA PROFILE 1.0.3: records of 4 KiB, which the first
+pass hands to the other core in batches only where the file is mapped).
+Otherwise each core reads its parts at their offsets into buffers of its
+own, parts of 256 KiB in the second pass. A dump under 16 MiB, or with
+one core, is read through a buffer, its second pass on one core (a few
+milliseconds either way). Where the second pass is not split otherwise
+(--drop-heap, a file of several heap dumps), reading and writing share
+its work in a pipeline if a cache line goes to the other core and back
+in under 150 ns (the cores share a cache, and the other one is not
+busy). A dump from a pipe, or compressed, is first copied to a temporary
+file and read as a file. The BMD file is the same either way.
 HEAPCRUNCH_SPLIT=on or off forces the split (and the mapping) or none,
 and HEAPCRUNCH_PIPELINE=on or off the pipeline or one core.
 
