@@ -819,13 +819,14 @@ type splitter struct {
 // Tests set these: newSpanWorker changes each spanWorker made (the
 // helper first), splitStopped sees the splitter when pass 2 ends,
 // writingAhead each span a goroutine begins to write ahead, on that
-// goroutine, stallCheck each look of pass 2's goroutine at the goroutine
-// writing the span it waits for, and spanTaken each span it takes over
-// (take).
+// goroutine, takingSpan each span pass 2's goroutine comes to (take),
+// stallCheck each of its looks at the goroutine writing the span it waits
+// for, and spanTaken each span it takes over.
 var (
 	newSpanWorker = func(*spanWorker) {}
 	splitStopped  = func(*splitter) {}
 	writingAhead  = func(*spanWorker) {}
+	takingSpan    = func(int) {}
 	stallCheck    = func() {}
 	spanTaken     = func(int) {}
 	// spansHere lets pass 2's goroutine write a span no other goroutine
@@ -1032,6 +1033,7 @@ func (sp *splitter) pieceIn(rd *reader) int64 {
 // goroutine takes the span over rather than wait for it; what the other
 // writes of it goes back unread (ahead).
 func (sp *splitter) take(i int) {
+	takingSpan(i)
 	sp.cur, sp.curFree, sp.part = nil, false, 0
 	if sp.states[i].CompareAndSwap(spanFree, spanHere) {
 		sp.writeHere(i)
@@ -1085,12 +1087,13 @@ func (wk *spanWorker) beatNow() uint64 {
 const stallWait = time.Millisecond
 
 // await waits for span i, until it is done, or for stallWait past the
-// last step of wk, the goroutine writing it (nil: not known yet). It spins rather than sleep:
-// woken from sleep by the other goroutine, pass 2's goroutine ran again
-// about 115 µs later on this VM (a throwaway program, medians of 400),
-// where the span it waits for is usually done within some hundreds of
-// microseconds, and with a timer, the Go runtime woke it about a
-// millisecond late (1.04 to 1.06 ms past a wait of 50 µs).
+// last step of wk, the goroutine writing it (nil: not known yet). It
+// spins rather than sleep: woken from sleep by the other goroutine, pass
+// 2's goroutine ran again about 115 µs later on this VM (a throwaway
+// program, medians of 400), where the span it waits for is usually done
+// within some hundreds of microseconds, and with a timer, the Go runtime
+// woke it about a millisecond late (1.04 to 1.06 ms past a wait of 50
+// µs).
 func (sp *splitter) await(i int, wk *spanWorker) {
 	if wk == nil { // taken a moment ago
 		runtime.Gosched()

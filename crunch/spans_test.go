@@ -712,9 +712,21 @@ func TestSplitTakesOver(t *testing.T) {
 }
 
 func testSplitTakesOver(t *testing.T) {
-	defer func(n func(*spanWorker), w func(*spanWorker), c func(), s func(int), f func(*splitter)) {
-		newSpanWorker, writingAhead, stallCheck, spanTaken, splitStopped = n, w, c, s, f
-	}(newSpanWorker, writingAhead, stallCheck, spanTaken, splitStopped)
+	defer func(n func(*spanWorker), w func(*spanWorker), g func(int), c func(), s func(int), f func(*splitter)) {
+		newSpanWorker, writingAhead, takingSpan, stallCheck, spanTaken, splitStopped = n, w, g, c, s, f
+	}(newSpanWorker, writingAhead, takingSpan, stallCheck, spanTaken, splitStopped)
+	// Pass 2's goroutine comes to its first span only once the other
+	// goroutine has begun one (the first free: that span), else it could
+	// write every span itself before the other runs at all.
+	var begun chan struct{}
+	takingSpan = func(int) {
+		if begun != nil {
+			select {
+			case <-begun:
+			case <-time.After(time.Minute):
+			}
+		}
+	}
 	path := writeTemp(t, "runs.hprof", manyRunsDump(100, 100000, 400000, 64<<10)) // 52 records
 	_, want, _, _, err := crunchFile(t, path, Options{}, false, 64<<10)
 	if err != nil {
@@ -735,9 +747,11 @@ func testSplitTakesOver(t *testing.T) {
 		}
 	}
 	stalls := 0
+	begun = make(chan struct{})
 	writingAhead = func(wk *spanWorker) {
 		if wk != helper && stalls == 0 { // the other goroutine's first span
 			stalls++
+			close(begun)
 			select {
 			case <-taken:
 			case <-time.After(time.Minute):
@@ -758,13 +772,14 @@ func testSplitTakesOver(t *testing.T) {
 	// Slow but stepping: the other goroutine's first span waits until
 	// pass 2's goroutine has looked at it three times, each time a step
 	// further (the step made here, before the look).
-	helper, stalls = nil, 0
+	helper, stalls, begun = nil, 0, make(chan struct{})
 	looks, stepped := 0, make(chan struct{})
 	var slow atomic.Pointer[spanWorker]
 	writingAhead = func(wk *spanWorker) {
 		if wk != helper && stalls == 0 {
 			stalls++
 			slow.Store(wk)
+			close(begun)
 			select {
 			case <-stepped:
 			case <-time.After(time.Minute):
