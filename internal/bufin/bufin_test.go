@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"slices"
 	"testing"
 	"testing/iotest"
 )
@@ -186,6 +187,7 @@ func TestSetBytes(t *testing.T) {
 type countingSeeker struct {
 	*bytes.Reader
 	read     int
+	asks     []int // the size of each Read's slice
 	seeks    int
 	seekFail bool
 }
@@ -193,6 +195,7 @@ type countingSeeker struct {
 func (c *countingSeeker) Read(p []byte) (int, error) {
 	n, err := c.Reader.Read(p)
 	c.read += n
+	c.asks = append(c.asks, len(p))
 	return n, err
 }
 
@@ -309,5 +312,60 @@ func TestSkipSeeksOnce(t *testing.T) {
 	// Past the end: as far as the file goes, and the bytes there are read.
 	if k := b.Skip(100_000); k != 50_000-35_004 || b.Err() != io.EOF {
 		t.Fatalf("Skip past the end = %d, %v; want %d, io.EOF", k, b.Err(), 50_000-35_004)
+	}
+}
+
+// TestSkipAsCrunchReads: a Reader as crunch's passes make where other
+// goroutines read most of the dump (a buffer of 256 KiB, reads of 64 KiB
+// at most) seeks past a skip of 16 KiB or more beyond what it holds,
+// asks for 4 KiB in its first read after a seek and for 64 KiB in the
+// next, and reads through a shorter skip; the bytes and offsets are the stream's
+// throughout. Without a read ahead it reads whatever its buffer holds.
+func TestSkipAsCrunchReads(t *testing.T) {
+	src := data(1 << 20)
+	type step struct {
+		skip      int
+		take      int
+		seeks     int   // the source's seeks so far
+		asks      []int // the sizes asked of the source by this step
+		readAhead bool
+	}
+	// Each step: a header of 9 bytes after a skip, as pass 2's goroutine
+	// reads one after a run of objects; then 70 KiB read in order.
+	steps := []step{
+		{skip: 0, take: 9, asks: []int{64 << 10}},
+		{skip: 100 << 10, take: 9, seeks: 3, asks: []int{4 << 10}}, // the first seek asks the offset and the end
+		{skip: 20 << 10, take: 9, seeks: 4, asks: []int{4 << 10}},
+		{skip: 10 << 10, take: 9, seeks: 4, asks: []int{64 << 10}}, // 10 KiB: read
+		{skip: 0, take: 70 << 10, seeks: 4, asks: []int{64 << 10}}, // with 58 KiB held
+	}
+	s := &countingSeeker{Reader: bytes.NewReader(src)}
+	b := New(s, 256<<10)
+	b.SetReadAhead(64 << 10)
+	off := 0
+	for i, st := range steps {
+		s.asks = s.asks[:0]
+		if k := b.Skip(int64(st.skip)); k != int64(st.skip) {
+			t.Fatalf("step %d: Skip(%d) = %d at %d", i, st.skip, k, off)
+		}
+		off += st.skip
+		p, ok := b.Take(st.take)
+		if !ok || !bytes.Equal(p, src[off:off+st.take]) || b.Offset() != int64(off+st.take) {
+			t.Fatalf("step %d: after Skip(%d), Take(%d) at offset %d: %v; want the stream's bytes to %d", i, st.skip, st.take, b.Offset(), ok, off+st.take)
+		}
+		off += st.take
+		if s.seeks != st.seeks || !slices.Equal(s.asks, st.asks) {
+			t.Errorf("step %d (skip %d, take %d): %d seeks so far, reads asking %v; want %d, %v", i, st.skip, st.take, s.seeks, s.asks, st.seeks, st.asks)
+		}
+	}
+
+	// No read ahead (one core's Reader, which reads all it skips): a
+	// skip of 20 KiB past what the buffer holds is read, not sought.
+	s = &countingSeeker{Reader: bytes.NewReader(src)}
+	b = New(s, 256<<10)
+	b.Take(9)
+	s.asks = s.asks[:0]
+	if k := b.Skip(256<<10 - 9 + 20<<10); k != 276<<10-9 || s.seeks != 0 || !slices.Equal(s.asks, []int{256 << 10}) || b.Offset() != 276<<10 {
+		t.Errorf("no read ahead: Skip(276 KiB - 9) = %d to offset %d with %d seeks, reads asking %v; want no seek and one read of 256 KiB", k, b.Offset(), s.seeks, s.asks)
 	}
 }
