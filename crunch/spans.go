@@ -82,7 +82,9 @@ var atSpanBytes int64 = 256 << 10
 // atReadAhead is the most a pass's goroutine reads at a time from a dump
 // read at offsets, when other goroutines read its records or spans (its
 // Reader skips them: hprof.Reader.SetReadAhead): smaller than the records
-// it hands over, so that it reads little of them.
+// it hands over, so that it reads little of them. With a read ahead the
+// Reader also seeks past any skip of 16 KiB or more and reads 4 KiB
+// after a seek (bufin's seekBytes and soughtRead).
 const atReadAhead = 64 << 10
 
 // spanLimits returns the most bytes of a span, and about the bytes of a
