@@ -268,14 +268,6 @@ func (b *Reader) seekFrom() int {
 	return len(b.buf)
 }
 
-// readSize returns the most bytes one read of the source asks for.
-func (b *Reader) readSize() int {
-	if b.ahead > 0 {
-		return min(b.ahead, len(b.buf))
-	}
-	return len(b.buf)
-}
-
 // seek skips the next n bytes of the source, with the buffer empty, by
 // seeking past them, if the source is an io.Seeker that holds them:
 // reading a file's bytes only to skip them copies them from the page

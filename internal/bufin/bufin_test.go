@@ -319,19 +319,19 @@ func TestSkipSeeksOnce(t *testing.T) {
 // goroutines read most of the dump (a buffer of 256 KiB, reads of 64 KiB
 // at most) seeks past a skip of 16 KiB or more beyond what it holds,
 // asks for 4 KiB in its first read after a seek and for 64 KiB in the
-// next, and reads through a shorter skip; the bytes and offsets are the stream's
-// throughout. Without a read ahead it reads whatever its buffer holds.
+// next, and reads through a shorter skip; the bytes and offsets are the
+// stream's throughout. Without a read ahead it reads through a skip that
+// its buffer's size covers.
 func TestSkipAsCrunchReads(t *testing.T) {
 	src := data(1 << 20)
 	type step struct {
-		skip      int
-		take      int
-		seeks     int   // the source's seeks so far
-		asks      []int // the sizes asked of the source by this step
-		readAhead bool
+		skip  int
+		take  int
+		seeks int   // the source's seeks so far
+		asks  []int // the sizes asked of the source by this step
 	}
-	// Each step: a header of 9 bytes after a skip, as pass 2's goroutine
-	// reads one after a run of objects; then 70 KiB read in order.
+	// Each step skips, then takes: a record's header of 9 bytes, as pass
+	// 2's goroutine reads one after a run of objects, and last 70 KiB.
 	steps := []step{
 		{skip: 0, take: 9, asks: []int{64 << 10}},
 		{skip: 100 << 10, take: 9, seeks: 3, asks: []int{4 << 10}}, // the first seek asks the offset and the end
