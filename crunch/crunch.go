@@ -171,7 +171,19 @@ type state struct {
 // Crunch reads the HPROF dump in src twice and writes its BMD version 2
 // form to out. On error, what was written to out is incomplete.
 func Crunch(src io.ReadSeeker, out io.Writer, opt Options) (*Stats, error) {
-	st := &state{opt: &opt, strings: map[uint64]uint64{}, classNames: map[uint64]uint64{},
+	st, err := newState(&opt)
+	if err != nil {
+		return nil, err
+	}
+	in := openInput(src)
+	defer in.unmap()
+	return st.run(in, out)
+}
+
+// newState returns the state of a crunch with options opt, before its
+// passes.
+func newState(opt *Options) (*state, error) {
+	st := &state{opt: opt, strings: map[uint64]uint64{}, classNames: map[uint64]uint64{},
 		frames: map[uint64]uint64{}, classIdx: map[uint64]int{}, danglingIDs: map[uint64]uint64{}, firstNeed: map[uint64]uint32{},
 		preserveNames: map[string]bool{}, profileClass: map[string][]string{}, profileFields: map[string]bool{},
 		factClass: map[string][]string{}, factFields: map[string]bool{}, heapNames: map[uint64]bool{}, heapsSeen: map[uint32]bool{},
@@ -215,9 +227,7 @@ func Crunch(src io.ReadSeeker, out io.Writer, opt Options) (*Stats, error) {
 			return nil, fmt.Errorf("crunch: %v", err)
 		}
 	}
-	in := openInput(src)
-	defer in.unmap()
-	return st.run(in, out)
+	return st, nil
 }
 
 // collectPass1 collects the memory that pass 1 used and dropped since the

@@ -206,14 +206,17 @@ var endLinger = cores.EndLinger
 // dump (hprof.Version103), which wayOf maps where the cores are near
 // whatever its page cache. ART writes a heap dump in HEAP DUMP SEGMENTs
 // of 4 KiB or so (128 objects or 4 KiB each; the corpus's Dalvik dump
-// 4.4 KB on average). Read at offsets, pass 1 reads records so small on
-// its own goroutine (pass1.heapDump), and mapped it hands them to the
-// other goroutines in batches: on the Android-shaped dump of 134 MB
-// (docs/measurements.md), its page cache in small folios, the cores
-// near, crunch took 168.6 to 263.7 ms mapped against 206.4 to 241.4 ms at
-// offsets (8 runs each, medians 178.9 and 216.0 ms), pass 1 45 ms against
-// 82 to 100 ms. A JDK's dump, of segments of 1 MB, is split either way,
-// and read at offsets the faster there (mappedPays).
+// 4.4 KB on average). Until the fortieth session (2026-12-07), read at
+// offsets, pass 1 read records so small on its own goroutine, and mapped
+// it handed them to the other goroutines in batches: on the
+// Android-shaped dump of 134 MB (docs/measurements.md), its page cache in
+// small folios, the cores near, crunch took 168.6 to 263.7 ms mapped
+// against 206.4 to 241.4 ms at offsets (8 runs each, medians 178.9 and
+// 216.0 ms), pass 1 45 ms against 82 to 100 ms. Read at offsets, it now
+// hands them over in batches too (pass1.batchAhead); with the cores near
+// that was not measured (the VM's probe found them far), and the rule
+// stays. A JDK's dump, of segments of 1 MB, is split either way, and read
+// at offsets the faster there (mappedPays).
 func androidDump(f *os.File) bool {
 	b := make([]byte, len(hprof.Version103)+1)
 	_, err := f.ReadAt(b, 0)

@@ -262,10 +262,11 @@ func (p *pass1) record(rec hprof.Record) error {
 // dump is tens of thousands of records of 4 KiB at most (ART's hprof
 // writes 128 objects or 4 KiB a segment), which split off one by one
 // made pass 1 twice as slow with two cores as with one (genhprof -segsize
-// 4KiB, 134 MB: 128 to 140 ms against 65 to 72 ms). Those of a mapped
-// file go to the pool in batches of about splitBatchBytes, one segment
-// each (batchRecord); the others are read inline (heapDump says why for a
-// file read at offsets). Tests change them to mix the ways.
+// 4KiB, 134 MB: 128 to 140 ms against 65 to 72 ms). They go to the pool
+// in batches of about splitBatchBytes, one segment each: a mapped file's
+// noted by pass 1's goroutine (batchRecord), those of a file read at
+// offsets found by the goroutine that reads them (batchAhead); the others
+// are read inline. Tests change them to mix the ways.
 var (
 	segmentWorkers = func(split bool) int {
 		if !split {
@@ -289,14 +290,13 @@ func (p *pass1) heapDump(rec hprof.Record) error {
 	switch {
 	case p.pool == nil:
 	case p.in.at != nil:
-		// Read at offsets, small records are read inline: pass 1's
-		// goroutine reads their bytes anyway, to find the headers
-		// between them, and batches read again by the pool took 0.26 s
-		// against 0.21 s on a 134 MB dump of 4 KiB records (genhprof
-		// -segsize 4KiB, 8 alternating runs; 7,200 page faults against
-		// 2,900).
+		// Read at offsets, a small record and those after it go to the
+		// pool in a batch that its goroutine finds (batchAhead).
 		if rec.Length >= minSplitRecord && rec.Length <= limit && p.in.whole(rec.End()) {
 			return p.splitAt(rec)
+		}
+		if rec.Length < minSplitRecord && p.in.whole(rec.End()) {
+			return p.batchAhead(rec)
 		}
 	case rec.Length >= minSplitRecord && rec.Length <= limit:
 		return p.split(rec)

@@ -38,6 +38,13 @@ type segment struct {
 	// readAt: the record is read from the file at its offset (splitAt),
 	// into the buffer of the goroutine that reads it (newSegmentPool).
 	readAt bool
+	// ahead: the batch is the small heap dump records from rec on, which
+	// the goroutine that reads them finds in the file read at offsets
+	// (batchAhead); walked is closed once it has, batch holding them and
+	// end the offset after them.
+	ahead  bool
+	walked chan struct{}
+	end    int64
 
 	subs    int   // sub-records read
 	objs    idRun // IDs of the objects kept, in order
@@ -115,7 +122,7 @@ type heapName struct {
 
 // reset empties sg for the next record, keeping its buffers.
 func (sg *segment) reset() {
-	sg.subs, sg.err, sg.readAt = 0, nil, false
+	sg.subs, sg.err, sg.readAt, sg.ahead, sg.end = 0, nil, false, false, 0
 	sg.batch, sg.batchBytes = sg.batch[:0], 0
 	sg.guess, sg.target, sg.stop, sg.found, sg.at = false, 0, 0, false, 0
 	sg.objs.reset()

@@ -48,8 +48,9 @@ func TestChunkClockAdvance(t *testing.T) {
 
 // crunchSegments crunches data with pass 1 reading heap dump records on
 // workers goroutines, records under minSplit bytes in batches of as many
-// bytes (from a mapped file, mapped: else inline), those over maxSplit
-// bytes inline, pieces sub-records at a time.
+// bytes (from a file, mapped: mapped or read at offsets, as testWay
+// says; else inline), those over maxSplit bytes inline, pieces
+// sub-records at a time.
 func crunchSegments(t *testing.T, data []byte, opt Options, workers int, minSplit, maxSplit uint32, pieces int, mapped bool) ([]byte, error) {
 	w, mn, b, m, p := segmentWorkers, minSplitRecord, splitBatchBytes, maxSplitRecord, inlineSubRecords
 	defer func() {
@@ -85,7 +86,7 @@ func sameAsInline[W any](t *testing.T, data []byte, opt Options, ways []W, run f
 // sameSegmentsWays checks that reading heap dump records on other
 // goroutines (all, only the small ones, the others in pieces of a few
 // sub-records, or only the larger ones, the smaller in batches of a
-// mapped file) gives the output and error of reading them all inline.
+// file) gives the output and error of reading them all inline.
 func sameSegmentsWays(t *testing.T, data []byte, opt Options) {
 	t.Helper()
 	type way struct {
@@ -102,10 +103,11 @@ func sameSegmentsWays(t *testing.T, data []byte, opt Options) {
 }
 
 // TestSegmentsInOrder: pass 1 gives the same BMD file or error whether it
-// reads heap dump records inline or on other goroutines, one by one or
-// in batches (the small records of a mapped file), on the fixtures, the
-// corpus dumps and dumps of 4 KiB records, whole, cut short, and with a
-// byte changed; with heaps dropped (always inline) too.
+// reads heap dump records inline or on other goroutines, one by one or in
+// batches (the small records of a file, mapped or read at offsets:
+// batchRecord, batchAhead), on the fixtures, the corpus dumps and dumps of
+// 4 KiB records, whole, cut short, and with a byte changed; with heaps
+// dropped (always inline) too.
 func TestSegmentsInOrder(t *testing.T) { bothSplitReads(t, testSegmentsInOrder) }
 
 func testSegmentsInOrder(t *testing.T) {
@@ -443,5 +445,64 @@ func TestSegmentPoolBuffers(t *testing.T) {
 	}
 	if n := len(in.bufs); n == 0 || n > workers {
 		t.Errorf("%d buffers given back by %d goroutines, want 1 to %d", n, workers, workers)
+	}
+}
+
+// passOneReads counts the bytes read through a source until its first
+// seek to the start, where pass 2 begins: those of pass 1's goroutine.
+type passOneReads struct {
+	io.ReadSeeker
+	n      int64
+	rewind bool
+}
+
+func (c *passOneReads) Read(p []byte) (int, error) {
+	n, err := c.ReadSeeker.Read(p)
+	if !c.rewind {
+		c.n += int64(n)
+	}
+	return n, err
+}
+
+func (c *passOneReads) Seek(off int64, whence int) (int64, error) {
+	if off == 0 && whence == io.SeekStart {
+		c.rewind = true
+	}
+	return c.ReadSeeker.Seek(off, whence)
+}
+
+// TestBatchAheadSkips: read at offsets, pass 1's goroutine hands a dump's
+// small heap dump records to the pool in batches that the pool finds
+// (batchAhead), and seeks past them: it reads half the file at most
+// (here 35 %: its buffer's first fill of 256 KiB, then 4 KiB after each
+// seek), where reading the records inline it read all of it, and the BMD
+// is that of reading every record inline.
+func TestBatchAheadSkips(t *testing.T) {
+	defer func(w readWay, sw func(bool) int, b int64) { testWay, segmentWorkers, splitBatchBytes = w, sw, b }(testWay, segmentWorkers, splitBatchBytes)
+	testWay, segmentWorkers, splitBatchBytes = readAt, func(bool) int { return 2 }, 64<<10
+	data := spansDump(8, 4<<10)
+	want, err := crunchSegments(t, data, Options{}, 1, 0, 0, 1<<16, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := newState(&Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := openInput(openMapped(t, writeTemp(t, "dump.hprof", data)))
+	if in.at == nil {
+		t.Fatal("the file is not read at offsets")
+	}
+	src := &passOneReads{ReadSeeker: in.src}
+	in.src = src
+	var out bytes.Buffer
+	if _, err := st.run(in, &out); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(out.Bytes(), want) {
+		t.Fatalf("%d bytes of BMD, %d reading inline, not the same", out.Len(), len(want))
+	}
+	if !src.rewind || src.n > int64(len(data))/2 {
+		t.Errorf("pass 1's goroutine read %d bytes of the %d of the file (rewound: %v), want half at most", src.n, len(data), src.rewind)
 	}
 }

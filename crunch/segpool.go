@@ -1,6 +1,7 @@
 package crunch
 
 import (
+	"runtime"
 	"sync"
 
 	"github.com/heapcrunch/heapcrunch/hprof"
@@ -54,6 +55,8 @@ func newSegmentPool(n int, in *input, h hprof.Header) *segmentPool {
 				switch {
 				case sg.readAt:
 					sg.readFile(in, h, &buf)
+				case sg.ahead:
+					sg.readAhead(in, h, &buf)
 				case len(sg.batch) > 0:
 					sg.readBatch(in, h)
 				case sg.stop > 0:
@@ -111,6 +114,78 @@ func (p *pass1) batchRecord(rec hprof.Record) error {
 		sp.hand()
 	}
 	return nil
+}
+
+// batchAhead hands heap dump record rec, small and whole in the file
+// read at offsets, and the small records after it, as many as a batch
+// takes, to the pool (segment.readAhead), whose goroutine finds them; the
+// Reader then goes on after them (hprof.Reader.SkipRecords), seeking past
+// their bytes. Pass 1's goroutine reads none of them: where it read them
+// to note them (batchRecord, as for a mapped file) and the pool read them
+// again, pass 1 of the Android-shaped dump of 134 MB took 56.3 and 61.5
+// ms, 97.3 and 103.9 ms of processor time, where batchAhead (before
+// readAhead's yield) took 51.9 and 53.3 ms, 77.3 and 81.0 ms, and on its
+// own goroutine, as before 2026-12-07, 76.3 and 79.1 ms, 79.7 and 82.7 ms
+// (throwaway marks, medians of 9 runs in two rounds; docs/measurements.md,
+// "Pass 1 of an Android dump read at offsets in batches").
+func (p *pass1) batchAhead(rec hprof.Record) error {
+	sp := p.pool
+	sp.hand() // the records before it first
+	sg, err := p.take()
+	if err != nil {
+		return err
+	}
+	sg.start, sg.rec, sg.ahead, sg.walked = rec.Offset, rec, true, make(chan struct{})
+	sp.jobs <- sg
+	<-sg.walked
+	return p.r.SkipRecords(sg.end, sg.batch[len(sg.batch)-1].rec.Tag)
+}
+
+// readAhead reads the batch batchAhead hands over, from the file read at
+// offsets into buffer buf, the reading goroutine's: the heap dump record
+// at sg.start (sg.rec), whole in the file, and the HEAP DUMP SEGMENTs
+// after it, each under minSplitRecord bytes and whole in the bytes read,
+// up to splitBatchBytes or batchRecords records. It says where they end
+// (walked) before it reads their sub-records, and then lets pass 1's
+// goroutine hand the next batch over at once: left to wait until one of
+// the pool's goroutines stopped, pass 1 of the Android-shaped dump kept
+// 1.46 to 1.54 cores busy and took 61.2 to 72.0 ms, with the yield 1.65
+// to 1.76 and 51.9 to 65.2 ms (throwaway marks, medians of 5 runs in
+// three rounds).
+func (sg *segment) readAhead(in *input, h hprof.Header, buf *[]byte) {
+	first := sg.start
+	data, err := in.readAt(buf, first, min(splitBatchBytes+int64(minSplitRecord)+9, in.size-first))
+	sg.batch = append(sg.batch[:0], batchRecord{rec: sg.rec})
+	sg.end = sg.rec.End()
+	if err == nil {
+		sg.end = sg.findBatch(data, first)
+	}
+	close(sg.walked)
+	runtime.Gosched()
+	if err != nil {
+		sg.err = err
+		return
+	}
+	sg.readRecords(h, data, first)
+}
+
+// findBatch adds to the batch the HEAP DUMP SEGMENTs that follow its
+// first record in data, the file's bytes from offset first on, while
+// each is under minSplitRecord bytes and whole in data, up to
+// splitBatchBytes or batchRecords records, and returns the offset after
+// the last. A record of another kind, a larger one or one cut short is
+// left to pass 1's goroutine, which reads it as any other.
+func (sg *segment) findBatch(data []byte, first int64) int64 {
+	pos := sg.batch[0].rec.End() - first
+	for pos < splitBatchBytes && len(sg.batch) < batchRecords && pos+9 <= int64(len(data)) {
+		rec := hprof.DecodeRecordHeader(data[pos:pos+9], first+pos)
+		if rec.Tag != hprof.TagHeapDumpSegment || rec.Length >= minSplitRecord || rec.End()-first > int64(len(data)) {
+			break
+		}
+		sg.batch = append(sg.batch, batchRecord{rec: rec})
+		pos = rec.End() - first
+	}
+	return first + pos
 }
 
 // stop ends the goroutines, once they have read what they were given;
@@ -207,9 +282,17 @@ func (p *pass1) drain() error {
 func (sg *segment) readBatch(in *input, h hprof.Header) {
 	defer guard()()
 	defer in.catchFault(&sg.err)
+	sg.readRecords(h, in.mapped, 0)
+}
+
+// readRecords reads the records of the batch, each whole, from data, the
+// file's bytes from offset base on, as a Reader of the file would
+// (ResetSubRecords): to the first error, the records after it left out
+// of the batch.
+func (sg *segment) readRecords(h hprof.Header, data []byte, base int64) {
 	for i := range sg.batch {
 		b := &sg.batch[i]
-		if sg.err = sg.r.ResetSubRecords(h, b.rec, in.mapped[b.rec.Body():b.rec.End()], b.rec.Body()); sg.err == nil {
+		if sg.err = sg.r.ResetSubRecords(h, b.rec, data[b.rec.Body()-base:b.rec.End()-base], b.rec.Body()); sg.err == nil {
 			subs := sg.subs
 			for sg.read(&sg.r, 1<<14, 0, nil) {
 			}

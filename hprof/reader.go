@@ -213,15 +213,39 @@ func (r *Reader) Next() (Record, error) {
 		return Record{}, r.truncated(off, "record header", int(rest[0]), 9)
 	}
 	r.rec = DecodeRecordHeader(b, off)
-	switch r.rec.Tag {
+	r.noteSegments(r.rec.Tag)
+	r.inRecord = true
+	r.recEnd = r.Offset() + int64(r.rec.Length)
+	return r.rec, nil
+}
+
+// SkipRecords makes Next go on from file offset end, a record boundary
+// at or after the end of the current record: the records from the current
+// one to end were read elsewhere (from the same file at their offsets, on
+// another goroutine say), and Next skips their bytes as it skips what is
+// left of a record, seeking where its source can. last is the tag of the
+// last of them, which SegmentsUnended then answers for. It fails outside a
+// record or for an end before the current record's.
+func (r *Reader) SkipRecords(end int64, last Tag) error {
+	if !r.inRecord {
+		return errors.New("hprof: SkipRecords called outside a record")
+	}
+	if end < r.recEnd {
+		return fmt.Errorf("hprof: SkipRecords to offset %d, before the end %d of the %s at offset %d", end, r.recEnd, r.rec.Tag, r.rec.Offset)
+	}
+	r.recEnd = end
+	r.noteSegments(last)
+	return nil
+}
+
+// noteSegments notes a record of tag t for SegmentsUnended.
+func (r *Reader) noteSegments(t Tag) {
+	switch t {
 	case TagHeapDumpSegment:
 		r.unended = true
 	case TagHeapDump, TagHeapDumpEnd:
 		r.unended = false
 	}
-	r.inRecord = true
-	r.recEnd = r.Offset() + int64(r.rec.Length)
-	return r.rec, nil
 }
 
 // SegmentsUnended reports whether the last heap dump record read was a

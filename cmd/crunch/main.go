@@ -66,7 +66,8 @@ half as long again as read through a buffer; with them near, the page
 faults of 2 MiB of it mapped take at most a quarter of the time of
 reading them (the page cache holds the file in 2 MiB folios), or the
 dump is Android's (JAVA PROFILE 1.0.3: records of 4 KiB, which the first
-pass hands to the other core in batches only where the file is mapped).
+pass hands to the other core in batches of about 1 MiB, as it does read at
+offsets).
 Otherwise each core reads its parts at their offsets into buffers of its
 own, parts of 256 KiB in the second pass. A dump under 16 MiB, or with
 one core, is read through a buffer, its second pass on one core (a few
