@@ -137,8 +137,12 @@ func (p *pass1) batchAhead(rec hprof.Record) error {
 	}
 	sg.start, sg.rec, sg.ahead, sg.walked = rec.Offset, rec, true, make(chan struct{})
 	sp.jobs <- sg
-	<-sg.walked
-	return p.r.SkipRecords(sg.end, sg.batch[len(sg.batch)-1].rec.Tag)
+	<-sg.walked // then sg.end is set, and the batch the pool's to change
+	last := rec.Tag
+	if sg.end > rec.End() {
+		last = hprof.TagHeapDumpSegment // findBatch adds no other kind
+	}
+	return p.r.SkipRecords(sg.end, last)
 }
 
 // readAhead reads the batch batchAhead hands over, from the file read at
