@@ -174,7 +174,15 @@ const (
 // if its mapped pages cost up to half as much again as a buffer's, as
 // where they are far; on that VM, where they cost 1.00 to 1.53 times as
 // much, reading at offsets was as fast or faster with the cores near, but
-// for a page cache of 2 MiB folios (faultsCheaper).
+// for a page cache of 2 MiB folios (faultsCheaper). From the twenty-fourth
+// session to the fortieth (2026-12-07) an Android dump (JAVA PROFILE
+// 1.0.3) was mapped wherever the cores were near, since read at offsets
+// pass 1 read its 4 KiB records on its own goroutine; it hands them over
+// in batches there too since (pass1.batchAhead), and with the cores near
+// the Android-shaped dump of 134 MB took 164.3 ms at offsets against 187.4
+// mapped, its page cache in large folios, and 222.4 against 323.3 ms in
+// small ones (medians of 21 alternating runs): docs/measurements.md, "Pass
+// 1 of an Android dump read at offsets in batches".
 var wayOf = func(src io.ReadSeeker) readWay {
 	forced := os.Getenv(cores.SplitEnv) == "on"
 	f, size := largeFile(src)
@@ -190,7 +198,7 @@ var wayOf = func(src io.ReadSeeker) readWay {
 		return readAt
 	case cores.Near, cores.Far:
 		near := probed == cores.Near
-		if forced || mapPays(f, size, near) || near && canMap && androidDump(f) {
+		if forced || mapPays(f, size, near) {
 			return readMapped
 		}
 	}
@@ -201,27 +209,6 @@ var wayOf = func(src io.ReadSeeker) readWay {
 // (cmd/crunch, cores.Linger) that no probe comes: wayOf reads its input
 // through a buffer without one. Tests change it.
 var endLinger = cores.EndLinger
-
-// androidDump reports whether f starts with the header of an Android
-// dump (hprof.Version103), which wayOf maps where the cores are near
-// whatever its page cache. ART writes a heap dump in HEAP DUMP SEGMENTs
-// of 4 KiB or so (128 objects or 4 KiB each; the corpus's Dalvik dump
-// 4.4 KB on average). Until the fortieth session (2026-12-07), read at
-// offsets, pass 1 read records so small on its own goroutine, and mapped
-// it handed them to the other goroutines in batches: on the
-// Android-shaped dump of 134 MB (docs/measurements.md), its page cache in
-// small folios, the cores near, crunch took 168.6 to 263.7 ms mapped
-// against 206.4 to 241.4 ms at offsets (8 runs each, medians 178.9 and
-// 216.0 ms), pass 1 45 ms against 82 to 100 ms. Read at offsets, it now
-// hands them over in batches too (pass1.batchAhead); with the cores near
-// that was not measured (the VM's probe found them far), and the rule
-// stays. A JDK's dump, of segments of 1 MB, is split either way, and read
-// at offsets the faster there (mappedPays).
-func androidDump(f *os.File) bool {
-	b := make([]byte, len(hprof.Version103)+1)
-	_, err := f.ReadAt(b, 0)
-	return err == nil && string(b) == hprof.Version103+"\x00"
-}
 
 // mapPays is mappedPays; tests change it.
 var mapPays = mappedPays

@@ -241,20 +241,11 @@ func TestMappedPays(t *testing.T) {
 // mapped where mapped pages are cheap (mapPays, asked only then, and told
 // whether the cores are near) and at offsets where they are not
 // (mappedPays says so on a system that maps no files, and openInput reads
-// at offsets a file it fails to map), but for an Android dump with the
-// cores near, mapped where the system maps files (androidDump).
+// at offsets a file it fails to map), an Android dump as any other.
 // HEAPCRUNCH_SPLIT=on maps it whatever its size or the probe, and "off"
 // reads it through a buffer. Read through a buffer, there is no probe to
 // linger for (endLinger).
 func TestWayOf(t *testing.T) {
-	// mapWay: an Android dump is mapped with the cores near, its pages
-	// dear or not, where the system maps files (androidDump).
-	mapWay := func(w readWay) readWay {
-		if !canMap {
-			return readAt
-		}
-		return w
-	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
 	defer func(p func() (time.Duration, error)) { cores.Probe = p }(cores.Probe)
 	defer func(m func(*os.File, int64, bool) bool) { mapPays = m }(mapPays)
@@ -289,7 +280,7 @@ func TestWayOf(t *testing.T) {
 		{"large file, far cores, dear pages", func() io.ReadSeeker { return open(large) }, "", 2, far, dear, readAt, true, true, false},
 		{"large file, near cores, cheap pages", func() io.ReadSeeker { return open(large) }, "", 2, near, cheap, readMapped, true, true, true},
 		{"large file, near cores, dear pages", func() io.ReadSeeker { return open(large) }, "", 2, near, dear, readAt, true, true, true},
-		{"large Android dump, near cores, dear pages", func() io.ReadSeeker { return open(android) }, "", 2, near, dear, mapWay(readMapped), true, true, true},
+		{"large Android dump, near cores, dear pages", func() io.ReadSeeker { return open(android) }, "", 2, near, dear, readAt, true, true, true},
 		{"large Android dump, near cores, cheap pages", func() io.ReadSeeker { return open(android) }, "", 2, near, cheap, readMapped, true, true, true},
 		{"large Android dump, far cores, dear pages", func() io.ReadSeeker { return open(android) }, "", 2, far, dear, readAt, true, true, false},
 		{"large file, busy core", func() io.ReadSeeker { return open(large) }, "", 2, busy, cheap, readAt, true, false, false},

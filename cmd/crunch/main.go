@@ -64,12 +64,10 @@ the other core answers the probe and reading it mapped pays (measured,
 about 2 ms): with the cores far, 256 KiB of it read mapped take at most
 half as long again as read through a buffer; with them near, the page
 faults of 2 MiB of it mapped take at most a quarter of the time of
-reading them (the page cache holds the file in 2 MiB folios), or the
-dump is Android's (JAVA PROFILE 1.0.3: records of 4 KiB, which the first
-pass hands to the other core in batches of about 1 MiB, as it does read at
-offsets).
+reading them (the page cache holds the file in 2 MiB folios).
 Otherwise each core reads its parts at their offsets into buffers of its
-own, parts of 256 KiB in the second pass. A dump under 16 MiB, or with
+own, parts of 256 KiB in the second pass, and Android's records of 4 KiB
+in batches of about 1 MiB in the first. A dump under 16 MiB, or with
 one core, is read through a buffer, its second pass on one core (a few
 milliseconds either way). Where the second pass is not split otherwise
 (--drop-heap, a file of several heap dumps), reading and writing share
