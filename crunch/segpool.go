@@ -120,10 +120,11 @@ func (p *pass1) batchRecord(rec hprof.Record) error {
 // read at offsets, and the small records after it, as many as a batch
 // takes, to the pool (segment.readAhead), whose goroutine finds them; the
 // Reader then goes on after them (hprof.Reader.SkipRecords), seeking past
-// their bytes. Pass 1's goroutine reads none of them: where it read them
-// to note them (batchRecord, as for a mapped file) and the pool read them
-// again, pass 1 of the Android-shaped dump of 134 MB took 56.3 and 61.5
-// ms, 97.3 and 103.9 ms of processor time, where batchAhead (before
+// their bytes: pass 1's goroutine reads little of them, the 4 KiB it reads
+// after a seek for the next header (TestBatchAheadSkips). Where it read
+// them to note them (batchRecord, as for a mapped file) and the pool read
+// them again, pass 1 of the Android-shaped dump of 134 MB took 56.3 and
+// 61.5 ms, 97.3 and 103.9 ms of processor time, where batchAhead (before
 // readAhead's yield) took 51.9 and 53.3 ms, 77.3 and 81.0 ms, and on its
 // own goroutine, as before 2026-12-07, 76.3 and 79.1 ms, 79.7 and 82.7 ms
 // (throwaway marks, medians of 9 runs in two rounds; docs/measurements.md,
