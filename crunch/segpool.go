@@ -79,9 +79,12 @@ func (sp *segmentPool) hand() {
 	}
 }
 
-// take returns a free segment, once one is, queued (in file order).
+// take returns a free segment, once one is, queued (in file order) after
+// the batch being filled, if any, which it hands to the goroutines: the
+// records before the one the segment is for.
 func (p *pass1) take() (*segment, error) {
 	sp := p.pool
+	sp.hand()
 	if len(sp.free) == 0 {
 		if err := p.mergeOldest(); err != nil {
 			return nil, err
@@ -130,14 +133,12 @@ func (p *pass1) batchRecord(rec hprof.Record) error {
 // (throwaway marks, medians of 9 runs in two rounds; docs/measurements.md,
 // "Pass 1 of an Android dump read at offsets in batches").
 func (p *pass1) batchAhead(rec hprof.Record) error {
-	sp := p.pool
-	sp.hand() // the records before it first
 	sg, err := p.take()
 	if err != nil {
 		return err
 	}
 	sg.start, sg.rec, sg.ahead, sg.walked = rec.Offset, rec, true, make(chan struct{})
-	sp.jobs <- sg
+	p.pool.jobs <- sg
 	<-sg.walked // then sg.end is set, and the batch the pool's to change
 	last := rec.Tag
 	if sg.end > rec.End() {
@@ -203,8 +204,6 @@ func (sp *segmentPool) stop() {
 // split hands the current heap dump record to the pool, after merging the
 // oldest one read if no segment is free.
 func (p *pass1) split(rec hprof.Record) error {
-	sp := p.pool
-	sp.hand() // the records before it first
 	sg, err := p.take()
 	if err != nil {
 		return err
@@ -214,7 +213,7 @@ func (p *pass1) split(rec hprof.Record) error {
 	}
 	sg.start, sg.rec = sg.r.Offset(), rec
 	sg.markFrom(sg.start, p.markEvery(rec))
-	sp.jobs <- sg
+	p.pool.jobs <- sg
 	return nil
 }
 
@@ -222,15 +221,13 @@ func (p *pass1) split(rec hprof.Record) error {
 // file at its offset (input.at), after merging the oldest one read if no
 // segment is free. The Reader skips its body (Next).
 func (p *pass1) splitAt(rec hprof.Record) error {
-	sp := p.pool
-	sp.hand() // the records before it first
 	sg, err := p.take()
 	if err != nil {
 		return err
 	}
 	sg.start, sg.rec, sg.readAt = rec.Body(), rec, true
 	sg.markFrom(sg.start, p.markEvery(rec))
-	sp.jobs <- sg
+	p.pool.jobs <- sg
 	return nil
 }
 
