@@ -1,6 +1,7 @@
 package bmd
 
 import (
+	"encoding/binary"
 	"iter"
 	"sort"
 )
@@ -176,6 +177,7 @@ func (r *ObjectRun) Instance(class uint64, size int64, refs []uint64) bool {
 	if u != nil && u.instance && (u.nvals != len(refs) || u.size != size) {
 		return false
 	}
+	r.room(1 + binary.MaxVarintLen64 + len(refs)*roomPerRef)
 	start := len(r.buf)
 	buf := append(r.buf, byte(KindInstance))
 	buf = appendUvarint(buf, class)
@@ -214,6 +216,7 @@ func (r *ObjectRun) ObjectArray(class uint64, classDefined bool, elems []uint64)
 			return false
 		}
 	}
+	r.room(2 + 3*binary.MaxVarintLen64 + len(elems)*roomPerRef)
 	start := len(r.buf)
 	self := r.self()
 	buf := append(r.buf, byte(KindObjectArray))
@@ -252,6 +255,7 @@ func (r *ObjectRun) PrimitiveArray(t Type, length uint32, noData bool) bool {
 	if noData {
 		k, n = KindPrimitiveNoData, 0
 	}
+	r.room(2 + binary.MaxVarintLen64)
 	start := len(r.buf)
 	buf := append(r.buf, byte(k), byte(t))
 	r.add(appendUvarint(buf, uint64(length)), start, k, n)
@@ -271,6 +275,44 @@ func (r *ObjectRun) add(buf []byte, start int, k Kind, n uint64) {
 	s := kindSlot(k)
 	r.count[s]++
 	r.bytes[s] += uint64(len(buf) - start)
+}
+
+// roomPerRef is the room a record's reference takes in room's reckoning:
+// four bytes, those of a reference within 2^27 objects of its own, as
+// nearly all are (a longer one, or ten bytes each, would have the
+// buffer of a run of large arrays grow far beyond what it holds).
+const roomPerRef = 4
+
+// room makes room in the run's buffer for n more bytes, what the next
+// record takes but for its longest references (roomPerRef; append grows
+// the buffer by what they need beyond it), at least doubling its
+// capacity where it grows.
+// A run's buffers (and add's) grow by doubling, not by a quarter as
+// append grows a large slice: crunch's span outputs hold their runs for
+// the next span, and their buffers grown by a quarter at a time were
+// copied into new memory several times over before they reached their
+// size (crunch runs no collection, GOGC 800, that would free the old): on
+// the 134 MB dump of the README, 8.0 MB allocated against 5.2 MB doubled
+// (docs/measurements.md, "Memory written once").
+func (r *ObjectRun) room(n int) {
+	if cap(r.buf)-len(r.buf) < n || len(r.ends) == cap(r.ends) {
+		r.grow(n)
+	}
+}
+
+// grow is room's work where the buffers are short: apart, and not
+// inlined, so that room is (a branch a record).
+//
+//go:noinline
+func (r *ObjectRun) grow(n int) {
+	if cap(r.buf)-len(r.buf) < n {
+		r.buf = append(make([]byte, 0, max(2*cap(r.buf), len(r.buf)+n)), r.buf...)
+	}
+	if len(r.ends) == cap(r.ends) {
+		c := max(2*cap(r.ends), 64)
+		r.ends = append(make([]uint32, 0, c), r.ends...)
+		r.hprof = append(make([]uint64, 0, c), r.hprof...)
+	}
 }
 
 // kindSlot numbers the object kinds from 0.

@@ -18,9 +18,9 @@ func TestAheadSize(t *testing.T) {
 	if unsafe.Sizeof(uintptr(0)) == 8 && unsafe.Sizeof(ahead{}) != 32 {
 		t.Errorf("ahead is %d bytes, want 32", unsafe.Sizeof(ahead{}))
 	}
-	// maxSpanRoots of them a span's output: 512 KiB (spanOut.root).
-	if n := unsafe.Sizeof(spanRoot{}); n != 32 {
-		t.Errorf("spanRoot is %d bytes, want 32", n)
+	// maxSpanRoots of them a span's output: 256 KiB (spanOut.root).
+	if n := unsafe.Sizeof(spanRoot{}); n != 16 {
+		t.Errorf("spanRoot is %d bytes, want 16", n)
 	}
 }
 

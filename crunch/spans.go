@@ -233,25 +233,40 @@ type spanOut struct {
 	runs     []*bmd.ObjectRun // the runs of parts, reused
 	used     int              // runs in use
 	roots    []spanRoot       // the roots of the parts of roots
+	extras   []rootExtra      // their fields beyond the object
 	failed   bool             // the mapped file failed: all a gap
 	home     chan *spanOut    // the free outputs it goes back to (splitter)
 	filler   *spanWorker      // the worker that wrote it last, if any
 }
 
-// spanRoot is a GC root read ahead: its sub-record's tag and fields, its
-// object resolved to its dense ID, or, where the indexes do not hold it
-// (miss), the object ID of the dump, which pass 2's goroutine numbers in
-// its order.
+// spanRoot is a GC root read ahead: its sub-record's tag, its object
+// resolved to its dense ID, or, where the indexes do not hold it (miss),
+// the object ID of the dump, which pass 2's goroutine numbers in its
+// order, and its other fields where one is not zero (extra). It takes 16
+// bytes: nearly all of an Android dump's roots (400,730 of the 410,199 of
+// the Android-shaped dump of docs/measurements.md) are interned strings,
+// an object and nothing else, and the roots of its spans of 64 KiB were
+// the largest of crunch's allocations on that dump, 8.0 MB, with each
+// root's thread, frame, stack trace and JNI reference in it (32 bytes),
+// grown by append (now 2.6 MB, room made at once and touched only as it
+// fills; docs/measurements.md, "Memory written once").
 type spanRoot struct {
-	object, jniRef       uint64
+	object uint64
+	extra  uint32 // 1 + its place in spanOut.extras, or 0: all zero
+	tag    hprof.SubTag
+	miss   bool
+}
+
+// rootExtra holds the fields of a GC root beyond its object, where one of
+// them is not zero.
+type rootExtra struct {
+	jniRef               uint64
 	thread, frame, trace uint32
-	tag                  hprof.SubTag
-	miss                 bool
 }
 
 // reset empties o for another span.
 func (o *spanOut) reset() {
-	o.parts, o.recFirst, o.used, o.roots, o.failed = o.parts[:0], 0, 0, o.roots[:0], false
+	o.parts, o.recFirst, o.used, o.roots, o.extras, o.failed = o.parts[:0], 0, 0, o.roots[:0], o.extras[:0], false
 }
 
 // newRun returns an empty run of objects from ID first. The runs of o,
@@ -563,11 +578,11 @@ func (o *spanOut) gap(off int64) *spanPart {
 	return &o.parts[len(o.parts)-1]
 }
 
-// maxSpanRoots bounds the roots a span's output holds (32 bytes each):
-// those after them are its gaps'. A span of 64 KiB (an Android dump's) has
-// at most 13,107 roots (5 bytes each with 4-byte IDs); a JDK's record of 4
-// MiB could have 838,860, 27 MB in each of the outputs written ahead.
-// Tests change it.
+// maxSpanRoots bounds the roots a span's output holds (16 bytes each, and
+// 24 more for each with fields beyond its object): those after them are
+// its gaps'. A span of 64 KiB (an Android dump's) has at most 13,107 roots
+// (5 bytes each with 4-byte IDs); a JDK's record of 4 MiB could have
+// 838,860, 13 MB in each of the outputs written ahead. Tests change it.
 var maxSpanRoots = 1 << 14
 
 // root adds GC root s, its sub-record at offset off, to the part of roots
@@ -587,7 +602,17 @@ func (o *spanOut) root(off int64, st *state, s *hprof.SubRecord) *spanPart {
 		o.parts = append(o.parts, spanPart{from: off, to: off, roots: true, rootsFrom: len(o.roots), rootsTo: len(o.roots)})
 		n++
 	}
-	r := spanRoot{object: s.ID, jniRef: s.JNIRef, thread: s.Thread, frame: s.Frame, trace: s.StackTrace, tag: s.Tag}
+	if len(o.roots) == 0 {
+		// Room for all at once (emptyWithCap): grown by append, a quarter
+		// at a time, the roots were copied several times over, into new
+		// memory each time (GOGC 800: no collection frees the old).
+		o.roots = emptyWithCap(o.roots, maxSpanRoots)
+	}
+	r := spanRoot{object: s.ID, tag: s.Tag}
+	if s.JNIRef|uint64(s.Thread)|uint64(s.Frame)|uint64(s.StackTrace) != 0 {
+		o.extras = append(o.extras, rootExtra{jniRef: s.JNIRef, thread: s.Thread, frame: s.Frame, trace: s.StackTrace})
+		r.extra = uint32(len(o.extras))
+	}
 	if d, ok := st.known(s.ID); ok {
 		r.object = d
 	} else {
@@ -1156,7 +1181,7 @@ func (p *pass2) writeSpanRecord(rd *reader, s *span, end int64) error {
 		switch {
 		case pt.roots:
 			sp.rootsAdded += pt.rootsTo - pt.rootsFrom
-			err = p.addRoots(rd, o.roots[pt.rootsFrom:pt.rootsTo], pt.to)
+			err = p.addRoots(rd, o.roots[pt.rootsFrom:pt.rootsTo], o.extras, pt.to)
 		case pt.run == nil:
 			err = p.gap(rd, pt.to)
 		case p.fits(pt):
@@ -1224,8 +1249,9 @@ func (p *pass2) addRun(rd *reader, pt *spanPart) error {
 }
 
 // addRoots writes the GC roots of a part of roots, read ahead, as
-// directRoot would, and skips their sub-records, to offset to.
-func (p *pass2) addRoots(rd *reader, roots []spanRoot, to int64) error {
+// directRoot would, their fields beyond the object in extras (spanRoot),
+// and skips their sub-records, to offset to.
+func (p *pass2) addRoots(rd *reader, roots []spanRoot, extras []rootExtra, to int64) error {
 	for i := range roots {
 		r := &roots[i]
 		if err := p.beforeObject(r.tag); err != nil {
@@ -1235,7 +1261,11 @@ func (p *pass2) addRoots(rd *reader, roots []spanRoot, to int64) error {
 		if r.miss {
 			o = p.obj(o)
 		}
-		if err := p.writeRoot(r.tag, o, r.thread, r.frame, r.jniRef, r.trace); err != nil {
+		var x rootExtra
+		if r.extra != 0 {
+			x = extras[r.extra-1]
+		}
+		if err := p.writeRoot(r.tag, o, x.thread, x.frame, x.jniRef, x.trace); err != nil {
 			return err
 		}
 	}

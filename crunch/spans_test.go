@@ -805,3 +805,44 @@ func testSplitTakesOver(t *testing.T) {
 		t.Errorf("one span slow, stepping: %d looks, %d spans taken over, %d outputs away, %d written ahead and unused; want 3 or more, 0, 0, 0", looks, spansStolen, spanOutsAway, spansUnused)
 	}
 }
+
+// TestSpanRootExtras: a root read ahead keeps only its object and tag,
+// and its other fields (thread, frame, stack trace, JNI reference) apart
+// where one is not zero, each root's own; the roots of a span have their
+// room at once.
+func TestSpanRootExtras(t *testing.T) {
+	st := &state{index: &idIndex{}, classIndex: &idIndex{}, dropped: &idIndex{}}
+	subs := []hprof.SubRecord{
+		{Tag: hprof.SubRootInternedString, ID: 0x10},
+		{Tag: hprof.SubRootJNIGlobal, ID: 0x20, JNIRef: 0x99},
+		{Tag: hprof.SubRootJavaFrame, ID: 0x30, Thread: 2, Frame: 5},
+		{Tag: hprof.SubRootStickyClass, ID: 0x40},
+		{Tag: hprof.SubRootThreadObject, ID: 0x50, Thread: 3, StackTrace: 7},
+		{Tag: hprof.SubRootUnknown, ID: 0},
+	}
+	o := &spanOut{}
+	for i := range subs {
+		o.root(int64(9*i), st, &subs[i])
+	}
+	if cap(o.roots) < maxSpanRoots {
+		t.Errorf("room for %d roots, want maxSpanRoots (%d) at once", cap(o.roots), maxSpanRoots)
+	}
+	if len(o.roots) != len(subs) || len(o.extras) != 3 {
+		t.Fatalf("%d roots, %d with fields beyond the object; want %d and 3", len(o.roots), len(o.extras), len(subs))
+	}
+	for i, r := range o.roots {
+		s := &subs[i]
+		var x rootExtra
+		if r.extra != 0 {
+			x = o.extras[r.extra-1]
+		}
+		want := rootExtra{jniRef: s.JNIRef, thread: s.Thread, frame: s.Frame, trace: s.StackTrace}
+		if r.tag != s.Tag || r.object != s.ID || r.miss != (s.ID != 0) || x != want || (r.extra != 0) != (want != rootExtra{}) {
+			t.Errorf("root %d: %+v with %+v, want tag %v, object %#x (not in the indexes), fields %+v, kept apart only if set", i, r, x, s.Tag, s.ID, want)
+		}
+	}
+	o.reset()
+	if len(o.roots) != 0 || len(o.extras) != 0 {
+		t.Errorf("reset leaves %d roots and %d fields", len(o.roots), len(o.extras))
+	}
+}
