@@ -35,9 +35,10 @@ type pass2 struct {
 	place       uint64   // class dumps met since the last other heap record
 	loadsSeen   int      // LOAD CLASS records met
 
-	frames []uint64
-	split  *splitter  // spans written on other goroutines, or nil
-	window wordWindow // a batch's arrays' elements and their index words (directObjects)
+	frames    []uint64
+	split     *splitter     // spans written on other goroutines, or nil
+	gapReader *hprof.Reader // the gaps' bytes a span's output keeps (gapFrom)
+	window    wordWindow    // a batch's arrays' elements and their index words (directObjects)
 
 	topCount, topBytes, subCount [256]int64 // by tag, for Stats
 	rawLeftOut                   [256]int64 // top-level records left out (rawKept), by tag

@@ -211,23 +211,36 @@ func (rd *reader) eachRecord(subs, after func() error) error {
 		if err != nil {
 			return err
 		}
-		rd.rec = rec
-		rd.progress.at(rec.Offset)
-		rd.in.release(rec.Offset)
-		if err := rd.top(rec); err != nil {
+		if err := rd.startRecord(rec); err != nil {
 			return err
 		}
 		if rec.Tag.IsHeapDump() {
 			if err := subs(); err != nil {
 				return err
 			}
-			rd.b.items = append(rd.b.items, ahead{kind: aheadHeapEnd})
+			rd.endHeapDump()
 		}
 		if err := after(); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// startRecord starts top-level record rec, whose header the reader has
+// read: its item added (top), progress reported and the input before it
+// given back.
+func (rd *reader) startRecord(rec hprof.Record) error {
+	rd.rec = rec
+	rd.progress.at(rec.Offset)
+	rd.in.release(rec.Offset)
+	return rd.top(rec)
+}
+
+// endHeapDump adds the item of the end of a heap dump record, after its
+// sub-records'.
+func (rd *reader) endHeapDump() {
+	rd.b.items = append(rd.b.items, ahead{kind: aheadHeapEnd})
 }
 
 // top adds the item of a top-level record (for a heap dump record, the

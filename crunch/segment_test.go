@@ -448,23 +448,51 @@ func TestSegmentPoolBuffers(t *testing.T) {
 	}
 }
 
-// passOneReads counts the bytes read through a source until its first
-// seek to the start, where pass 2 begins: those of pass 1's goroutine.
-type passOneReads struct {
+// passReads counts the bytes read through a source until its first seek
+// to the start, where pass 2 begins: those of pass 1's goroutine (n), and
+// after it, those of pass 2's (after).
+type passReads struct {
 	io.ReadSeeker
-	n      int64
-	rewind bool
+	n, after int64
+	rewind   bool
 }
 
-func (c *passOneReads) Read(p []byte) (int, error) {
+// readsAtOffsets crunches the file at path, read at offsets, and returns
+// the bytes that the passes' goroutines read of it, after checking that
+// the BMD is want.
+func readsAtOffsets(t *testing.T, path string, want []byte) *passReads {
+	t.Helper()
+	st, err := newState(&Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := openInput(openMapped(t, path))
+	if in.at == nil {
+		t.Fatal("the file is not read at offsets")
+	}
+	src := &passReads{ReadSeeker: in.src}
+	in.src = src
+	var out bytes.Buffer
+	if _, err := st.run(in, &out); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(out.Bytes(), want) {
+		t.Fatalf("%d bytes of BMD, %d wanted, not the same", out.Len(), len(want))
+	}
+	return src
+}
+
+func (c *passReads) Read(p []byte) (int, error) {
 	n, err := c.ReadSeeker.Read(p)
 	if !c.rewind {
 		c.n += int64(n)
+	} else {
+		c.after += int64(n)
 	}
 	return n, err
 }
 
-func (c *passOneReads) Seek(off int64, whence int) (int64, error) {
+func (c *passReads) Seek(off int64, whence int) (int64, error) {
 	if off == 0 && whence == io.SeekStart {
 		c.rewind = true
 	}
@@ -485,23 +513,7 @@ func TestBatchAheadSkips(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := newState(&Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	in := openInput(openMapped(t, writeTemp(t, "dump.hprof", data)))
-	if in.at == nil {
-		t.Fatal("the file is not read at offsets")
-	}
-	src := &passOneReads{ReadSeeker: in.src}
-	in.src = src
-	var out bytes.Buffer
-	if _, err := st.run(in, &out); err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(out.Bytes(), want) {
-		t.Fatalf("%d bytes of BMD, %d reading inline, not the same", out.Len(), len(want))
-	}
+	src := readsAtOffsets(t, writeTemp(t, "dump.hprof", data), want)
 	if !src.rewind || src.n > int64(len(data))/2 {
 		t.Errorf("pass 1's goroutine read %d bytes of the %d of the file (rewound: %v), want half at most", src.n, len(data), src.rewind)
 	}

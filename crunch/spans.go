@@ -212,11 +212,11 @@ func (p *pass1) endSpan() {
 var pass2Split = cores.Split
 
 // spanPart is a part of a span: a run of object records that another
-// goroutine wrote, a run of GC roots it read, or a gap, sub-records that
-// pass 2's goroutine writes.
+// goroutine wrote, a run of GC roots it read, a HEAP DUMP INFO it read,
+// or a gap, sub-records that pass 2's goroutine writes.
 type spanPart struct {
 	from, to int64          // its sub-records' file offsets
-	run      *bmd.ObjectRun // nil for a gap or roots
+	run      *bmd.ObjectRun // nil for a gap, roots or a heap's info
 	tag      hprof.SubTag   // the run's first record's
 	trace    uint32         // the stack trace serial of its records
 	chunk    uint32         // the chunk of its records
@@ -224,7 +224,16 @@ type spanPart struct {
 	// Roots: its records are GC roots, spanOut.roots[rootsFrom:rootsTo].
 	roots              bool
 	rootsFrom, rootsTo int
+	// A heap's info: its record is a HEAP DUMP INFO, of heap heapType
+	// named by the string of ID heapName (Android's hprof starts each
+	// segment of about 4 KiB with one).
+	info     bool
+	heapType uint32
+	heapName uint64
 }
+
+// gap reports whether the part is a gap.
+func (pt *spanPart) gap() bool { return pt.run == nil && !pt.roots && !pt.info }
 
 // spanOut is what a goroutine made of a span: its parts, in order.
 type spanOut struct {
@@ -234,6 +243,9 @@ type spanOut struct {
 	used     int              // runs in use
 	roots    []spanRoot       // the roots of the parts of roots
 	extras   []rootExtra      // their fields beyond the object
+	records  []hprof.Record   // the span's records cut into parts, in order
+	whole    bool             // parts cover its records, gaps' bytes in gapData
+	gapData  []byte           // the bytes of its gaps, in order, where whole
 	failed   bool             // the mapped file failed: all a gap
 	home     chan *spanOut    // the free outputs it goes back to (splitter)
 	filler   *spanWorker      // the worker that wrote it last, if any
@@ -267,6 +279,7 @@ type rootExtra struct {
 // reset empties o for another span.
 func (o *spanOut) reset() {
 	o.parts, o.recFirst, o.used, o.roots, o.extras, o.failed = o.parts[:0], 0, 0, o.roots[:0], o.extras[:0], false
+	o.records, o.whole, o.gapData = o.records[:0], false, o.gapData[:0]
 }
 
 // newRun returns an empty run of objects from ID first. The runs of o,
@@ -336,6 +349,7 @@ func (wk *spanWorker) encode(sp *span, o *spanOut) {
 		defer guard()()
 		defer wk.in.catchFault(&err)
 		wk.parts(sp, o)
+		o.whole = o.keepGaps(sp, wk.data, wk.base)
 	}()
 	if err != nil {
 		o.failed = true
@@ -374,7 +388,11 @@ func (wk *spanWorker) parts(sp *span, o *spanOut) {
 		if i > 0 {
 			c.clk.record()
 		}
-		if !wk.recordParts(rec, &c) || rec.End()+hprof.RecordHeaderSize > sp.end || i+1 == sp.records {
+		if !wk.recordParts(rec, &c) {
+			return
+		}
+		o.records = append(o.records, rec)
+		if rec.End()+hprof.RecordHeaderSize > sp.end || i+1 == sp.records {
 			return
 		}
 		rec = hprof.DecodeRecordHeader(wk.data[rec.End()-wk.base:], rec.End())
@@ -440,9 +458,14 @@ func (wk *spanWorker) recordParts(rec hprof.Record, c *spanCursor) bool {
 			}
 		default:
 			c.clk.next()
-			if s.Tag.IsRoot() {
+			switch {
+			case s.Tag.IsRoot():
 				c.cur = o.root(off, wk.st, s)
-			} else {
+			case s.Tag == hprof.SubHeapDumpInfo:
+				o.settle()
+				o.parts = append(o.parts, spanPart{from: off, info: true, heapType: s.HeapType, heapName: s.HeapName})
+				c.cur = &o.parts[len(o.parts)-1]
+			default:
 				c.cur = o.gap(off)
 			}
 		}
@@ -571,7 +594,7 @@ func (wk *spanWorker) object(c *spanCursor, h *hprof.ObjectHead, data []byte, el
 // offset off.
 func (o *spanOut) gap(off int64) *spanPart {
 	o.settle()
-	if n := len(o.parts); n > o.recFirst && o.parts[n-1].run == nil && !o.parts[n-1].roots {
+	if n := len(o.parts); n > o.recFirst && o.parts[n-1].gap() {
 		return &o.parts[n-1]
 	}
 	o.parts = append(o.parts, spanPart{from: off, to: off})
@@ -632,15 +655,25 @@ func (o *spanOut) root(off int64, st *state, s *hprof.SubRecord) *spanPart {
 // it.
 var minRunRecords = 16
 
+// minRunBytes is the fewest bytes of the dump that a run of fewer than
+// minRunRecords records holds: at or above it, it is no gap. A run of 16
+// of the smallest records (instances of 33 bytes) holds about 528 bytes;
+// one of a few large primitive arrays, where an Android dump has them (a
+// segment of about 4 KiB holds one array of 4 KiB or more alone), went
+// to a gap, and pass 2's goroutine read and wrote 33.9 MB of the 134 MB
+// of the Android-shaped dump in 6,705 such gaps. Tests change it.
+var minRunBytes int64 = 1 << 10
+
 // settle turns the last part, once complete, into a gap if it is a run
-// of fewer than minRunRecords records, one with the gap before it.
+// of fewer than minRunRecords records and minRunBytes bytes of the dump,
+// one with the gap before it.
 func (o *spanOut) settle() {
 	n := len(o.parts)
-	if n == 0 || o.parts[n-1].run == nil || o.parts[n-1].run.Len() >= minRunRecords {
+	if n == 0 || o.parts[n-1].run == nil || o.parts[n-1].run.Len() >= minRunRecords || o.parts[n-1].to-o.parts[n-1].from >= minRunBytes {
 		return
 	}
 	o.used-- // its run is the last one used
-	if n-2 >= o.recFirst && o.parts[n-2].run == nil && !o.parts[n-2].roots {
+	if n-2 >= o.recFirst && o.parts[n-2].gap() {
 		o.parts[n-2].to = o.parts[n-1].to
 		o.parts = o.parts[:n-1]
 		return
@@ -835,6 +868,8 @@ type splitter struct {
 	part    int
 
 	added, refused int // runs added, and runs written one by one instead (fits)
+	unread         int // spans written without reading them (writeSpanRecords)
+	infosAdded     int // heap infos written from parts (addInfo)
 	rootsAdded     int // roots written from parts of roots (addRoots)
 
 	// Taking over a span whose goroutine stopped writing it (take): by
@@ -1024,6 +1059,13 @@ func (p *pass2) atSpan(rd *reader) (bool, error) {
 	if sp.cur == nil { // written here, as any other record
 		return false, nil
 	}
+	if off == s.start() && sp.cur.whole {
+		err := p.writeSpanRecords(rd, s)
+		if err == nil {
+			sp.leave()
+		}
+		return true, err
+	}
 	end := min(rd.rec.End(), s.end) // a piece's end, or the record's
 	err := p.writeSpanRecord(rd, s, end)
 	if err == nil && end == s.end {
@@ -1181,12 +1223,20 @@ func (p *pass2) writeSpanRecord(rd *reader, s *span, end int64) error {
 		switch {
 		case pt.roots:
 			sp.rootsAdded += pt.rootsTo - pt.rootsFrom
-			err = p.addRoots(rd, o.roots[pt.rootsFrom:pt.rootsTo], o.extras, pt.to)
+			if err = p.addRoots(o.roots[pt.rootsFrom:pt.rootsTo], o.extras); err == nil {
+				err = rd.skipPart(pt.to)
+			}
+		case pt.info:
+			if err = p.addInfo(pt); err == nil {
+				err = rd.skipPart(pt.to)
+			}
 		case pt.run == nil:
 			err = p.gap(rd, pt.to)
 		case p.fits(pt):
 			sp.added++
-			err = p.addRun(rd, pt)
+			if err = p.addRun(pt); err == nil {
+				err = rd.skipPart(pt.to)
+			}
 		default:
 			sp.refused++
 			err = p.gap(rd, pt.to)
@@ -1199,6 +1249,155 @@ func (p *pass2) writeSpanRecord(rd *reader, s *span, end int64) error {
 		return p.gap(rd, end)
 	}
 	return nil
+}
+
+// keepGaps reports whether the parts of o cover every record of span s,
+// a span of several whole records (an Android dump's HEAP DUMP SEGMENTs
+// of about 4 KiB), each from its body to its end, and keeps the bytes of
+// their gaps, from data, the file's bytes from offset base on: pass 2's
+// goroutine then writes the span without reading it (writeSpanRecords).
+// The gaps hold a record's HEAP DUMP INFO no more, nor a run of large
+// arrays (minRunBytes): 4.0 MB of the Android-shaped dump's 134 MB,
+// where the file's reader of pass 2's goroutine, reading each record's
+// header, read 64 KiB at a time (atReadAhead) and so nearly all of it.
+func (o *spanOut) keepGaps(s *span, data []byte, base int64) bool {
+	n := len(o.records)
+	if o.failed || s.records < 2 || n != s.records || o.records[0] != s.rec || o.records[n-1].End() != s.end {
+		return false
+	}
+	i := 0
+	for _, rec := range o.records {
+		at := rec.Body()
+		for ; i < len(o.parts) && o.parts[i].from < rec.End(); i++ {
+			pt := &o.parts[i]
+			if pt.from != at || pt.to > rec.End() {
+				return false
+			}
+			if pt.gap() {
+				if pt.from < base || pt.to-base > int64(len(data)) {
+					return false
+				}
+				o.gapData = append(o.gapData, data[pt.from-base:pt.to-base]...)
+			}
+			at = pt.to
+		}
+		if at != rec.End() {
+			return false
+		}
+	}
+	return i == len(o.parts)
+}
+
+// writeSpanRecords writes the records of span s, whose output covers
+// them (keepGaps), from the reader's offset, the first one's body, to the
+// span's end: each record's start and end as eachRecord would
+// (spanRecord), and its parts as writeSpanRecord would, but without
+// reading them from the file: its gaps from the bytes the output keeps
+// (gapReader). The file's reader then goes on from the span's end
+// (hprof.Reader.SkipRecords), seeking past it. Only a run that does not
+// fit here (fits) is read from the file, the reader moved to it first
+// (enterSpanRecord). With an Android dump's records of 4 KiB, pass 2's
+// goroutine read nearly all of a span that another goroutine had read
+// and written, each header it read taking the 64 KiB after it
+// (atReadAhead).
+func (p *pass2) writeSpanRecords(rd *reader, s *span) error {
+	sp := p.split
+	sp.unread++
+	o := sp.cur
+	in := 0   // the record the file's reader is in: the first, at its body
+	gaps := 0 // the gaps' bytes written
+	for k, rec := range o.records {
+		if k > 0 {
+			if err := p.spanRecord(rd, rec); err != nil {
+				return err
+			}
+		}
+		for ; sp.part < len(o.parts) && o.parts[sp.part].from < rec.End(); sp.part++ {
+			pt := &o.parts[sp.part]
+			var err error
+			switch {
+			case pt.roots:
+				sp.rootsAdded += pt.rootsTo - pt.rootsFrom
+				err = p.addRoots(o.roots[pt.rootsFrom:pt.rootsTo], o.extras)
+			case pt.info:
+				err = p.addInfo(pt)
+			case pt.gap():
+				n := int(pt.to - pt.from)
+				err = p.gapFrom(rd, rec, o.gapData[gaps:gaps+n], pt.from)
+				gaps += n
+			case p.fits(pt):
+				sp.added++
+				err = p.addRun(pt)
+			default:
+				sp.refused++
+				if err = p.enterSpanRecord(rd, o.records, &in, k, pt.from); err == nil {
+					err = p.gap(rd, pt.to)
+				}
+			}
+			if err != nil {
+				return err
+			}
+			rd.readTo(pt.to)
+		}
+	}
+	if last := len(o.records) - 1; in < last {
+		return rd.r.SkipRecords(s.end, o.records[last].Tag)
+	}
+	return nil
+}
+
+// gapFrom writes the sub-records of a gap of record rec from data, its
+// bytes from file offset off on, kept by the goroutine that wrote the
+// span, as gap would from the file: with a reader of those bytes in the
+// file's reader's place.
+func (p *pass2) gapFrom(rd *reader, rec hprof.Record, data []byte, off int64) error {
+	if p.gapReader == nil {
+		p.gapReader = new(hprof.Reader)
+	}
+	gr := p.gapReader
+	if err := gr.ResetSubRecords(rd.r.Header(), rec, data, off); err != nil {
+		return err
+	}
+	gr.MaxElements = maxArrayWhole
+	file := rd.r
+	rd.r = gr
+	err := p.gap(rd, off+int64(len(data)))
+	rd.r = file
+	return err
+}
+
+// spanRecord ends the heap dump record before rec and starts rec, a
+// record of a span written without reading it, as eachRecord would.
+func (p *pass2) spanRecord(rd *reader, rec hprof.Record) error {
+	rd.endHeapDump()
+	if err := p.writeItems(); err != nil {
+		return err
+	}
+	if err := rd.startRecord(rec); err != nil {
+		return err
+	}
+	return p.writeItems()
+}
+
+// enterSpanRecord moves the reader to offset at in record k of records,
+// those of the span writeSpanRecords writes, where it is in record *in:
+// past the records before k, which it has not read, to k's header, which
+// it reads, and then to at.
+func (p *pass2) enterSpanRecord(rd *reader, records []hprof.Record, in *int, k int, at int64) error {
+	if *in != k {
+		if err := rd.r.SkipRecords(records[k].Offset, records[k-1].Tag); err != nil {
+			return err
+		}
+		rec, err := rd.r.Next()
+		if err != nil {
+			return err
+		}
+		if rec != records[k] {
+			return fmt.Errorf("crunch: pass 2 at a %s of %d bytes at offset %d where pass 1 read a %s of %d bytes: the file changed", rec.Tag, rec.Length, rec.Offset, records[k].Tag, records[k].Length)
+		}
+		*in = k
+	}
+	return rd.r.SkipSubs(at)
 }
 
 // fits reports whether run pt can be added here: its first object ID is
@@ -1225,7 +1424,7 @@ func (p *pass2) fits(pt *spanPart) bool {
 
 // addRun writes run pt, as writing its objects one by one (beforeObject,
 // objectStart and the record) would.
-func (p *pass2) addRun(rd *reader, pt *spanPart) error {
+func (p *pass2) addRun(pt *spanPart) error {
 	if err := p.beforeObject(pt.tag); err != nil {
 		return err
 	}
@@ -1241,17 +1440,31 @@ func (p *pass2) addRun(rd *reader, pt *spanPart) error {
 	p.subCount[hprof.SubObjectArrayDump] += int64(pt.run.Count(bmd.KindObjectArray))
 	p.subCount[hprof.SubPrimitiveArrayDump] += int64(pt.run.Count(bmd.KindPrimitiveArray))
 	p.subCount[hprof.SubPrimitiveArrayNoData] += int64(pt.run.Count(bmd.KindPrimitiveNoData))
-	if err := rd.r.SkipSubs(pt.to); err != nil {
-		return err
-	}
-	rd.readTo(pt.to)
 	return nil
 }
 
+// skipPart skips the sub-records of a part written ahead, to offset to.
+func (rd *reader) skipPart(to int64) error {
+	if err := rd.r.SkipSubs(to); err != nil {
+		return err
+	}
+	rd.readTo(to)
+	return nil
+}
+
+// addInfo writes the HEAP DUMP INFO of part pt, read ahead, as directSub
+// would.
+func (p *pass2) addInfo(pt *spanPart) error {
+	p.split.infosAdded++
+	if err := p.beforeObject(hprof.SubHeapDumpInfo); err != nil {
+		return err
+	}
+	return p.heapInfo(pt.heapType, pt.heapName)
+}
+
 // addRoots writes the GC roots of a part of roots, read ahead, as
-// directRoot would, their fields beyond the object in extras (spanRoot),
-// and skips their sub-records, to offset to.
-func (p *pass2) addRoots(rd *reader, roots []spanRoot, extras []rootExtra, to int64) error {
+// directRoot would, their fields beyond the object in extras (spanRoot).
+func (p *pass2) addRoots(roots []spanRoot, extras []rootExtra) error {
 	for i := range roots {
 		r := &roots[i]
 		if err := p.beforeObject(r.tag); err != nil {
@@ -1269,10 +1482,6 @@ func (p *pass2) addRoots(rd *reader, roots []spanRoot, extras []rootExtra, to in
 			return err
 		}
 	}
-	if err := rd.r.SkipSubs(to); err != nil {
-		return err
-	}
-	rd.readTo(to)
 	return nil
 }
 

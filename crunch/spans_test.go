@@ -44,6 +44,11 @@ var spanOutputs int
 // parts of roots read ahead (addRoots).
 var spanRoots int
 
+// spansUnread is, after crunchFile with the split, how many spans pass
+// 2's goroutine wrote without reading them (writeSpanRecords); spanInfos,
+// the heap infos it wrote from parts read ahead (addInfo).
+var spansUnread, spanInfos int
+
 // spanOutsAway is, after crunchFile with the split, how many outputs of
 // spans are not back among the free outputs they came from (spanOut.home),
 // the goroutines' shared ones and pass 2's goroutine's own (helperOuts),
@@ -90,7 +95,7 @@ func crunchFile(t *testing.T, path string, opt Options, split bool, minSpan int6
 	spansHere = testSpansHere
 	defer func(f func(*splitter)) { splitStopped = f }(splitStopped)
 	splitStopped = func(sp *splitter) {
-		added, refused, spanRoots, spansStolen = sp.added, sp.refused, sp.rootsAdded, sp.stolen
+		added, refused, spanRoots, spansStolen, spansUnread, spanInfos = sp.added, sp.refused, sp.rootsAdded, sp.stolen, sp.unread, sp.infosAdded
 		spanRecords, spanCount, spansUnused, spanBytes, spanOutputs = 0, len(sp.spans), 0, 0, cap(sp.free)
 		spanOutsAway = outsAway(sp.free, cap(sp.free), sp.helper, false) + outsAway(sp.helperFree, helperOuts, sp.helper, true)
 		for _, o := range sp.outs {
@@ -425,6 +430,107 @@ func testSplitRefused(t *testing.T) {
 		if refused == 0 || added == 0 {
 			t.Errorf("classes taken as defined from chunk %d: %d runs added, %d refused", chunk, added, refused)
 		}
+	}
+}
+
+// TestSpanRecordsUnread: a span of several whole records (HEAP DUMP
+// SEGMENTs of 4 KiB, as Android's) is written from what was written of
+// it ahead, its gaps from their bytes kept, without reading it from the
+// file, also where some of its runs are refused (every class taken as
+// defined from the start, or never, as in TestSplitRefused), where the
+// file's reader is moved to them: the same file as one goroutine's.
+func TestSpanRecordsUnread(t *testing.T) { bothSplitReads(t, testSpanRecordsUnread) }
+
+func testSpanRecordsUnread(t *testing.T) {
+	for _, idSize := range []int{4, 8} {
+		path := writeTemp(t, "spans.hprof", spansDump(idSize, 4<<10))
+		for _, opt := range []Options{{}, {KeepPrimitives: true}} {
+			added, refused := sameSplit(t, path, opt, 64<<10)
+			if spansUnread == 0 || spanRecords < 2 || added == 0 || refused != 0 {
+				t.Errorf("%d-byte IDs, %+v: %d spans unread, at most %d records a span, %d runs added, %d refused; want some, 2 or more, some, none", idSize, opt, spansUnread, spanRecords, added, refused)
+			}
+		}
+		for _, chunk := range []uint32{0, noChunk} {
+			func() {
+				defer func(f func(*spanWorker)) { newSpanWorker = f }(newSpanWorker)
+				newSpanWorker = func(wk *spanWorker) {
+					wk.plan = slices.Repeat([]uint32{chunk}, len(wk.plan))
+				}
+				added, refused := sameSplit(t, path, Options{}, 64<<10)
+				if spansUnread == 0 || refused == 0 || added == 0 {
+					t.Errorf("%d-byte IDs, classes taken as defined from chunk %d: %d spans unread, %d runs added, %d refused; want some of each", idSize, chunk, spansUnread, added, refused)
+				}
+			}()
+		}
+	}
+}
+
+// TestSpanInfosAndArrays: in an Android dump's way, each HEAP DUMP
+// SEGMENT of about 4 KiB starting with a HEAP DUMP INFO and holding a
+// large primitive array or two, the goroutine writing a span ahead reads
+// each heap's info (addInfo), and keeps a run of fewer than minRunRecords
+// records as a run where it holds minRunBytes or more (with minRunBytes
+// larger than the arrays, pass 2's goroutine writes them, in gaps): the
+// same file as one goroutine's.
+func TestSpanInfosAndArrays(t *testing.T) { bothSplitReads(t, testSpanInfosAndArrays) }
+
+func testSpanInfosAndArrays(t *testing.T) {
+	var buf bytes.Buffer
+	w, _ := hprof.NewWriter(&buf, hprof.Header{Version: hprof.Version103, IDSize: 4})
+	w.SegmentSize = 4 << 10
+	enc := w.Encoder()
+	w.WriteRecord(hprof.TagString, 0, enc.AppendString(nil, 1, []byte("app")))
+	const records = 200
+	for i := range records {
+		w.BeginHeapDump(hprof.TagHeapDumpSegment, 0)
+		w.WriteSub(&hprof.SubRecord{Tag: hprof.SubHeapDumpInfo, HeapType: 'A', HeapName: 1})
+		for j := range 1 + i%2 {
+			id := 0x100000 + 0x10000*uint64(2*i+j)
+			w.WriteSub(&hprof.SubRecord{Tag: hprof.SubPrimitiveArrayDump, ID: id, ElemType: hprof.Byte, Length: 1500, Data: make([]byte, 1500)})
+		}
+		w.EndHeapDump()
+	}
+	w.WriteRecord(hprof.TagHeapDumpEnd, 0, nil)
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	path := writeTemp(t, "infos.hprof", buf.Bytes())
+	defer func(r int, b int64, m int) { minRunRecords, minRunBytes, testMinRun = r, b, m }(minRunRecords, minRunBytes, testMinRun)
+	testMinRun = 16
+	for _, c := range []struct {
+		minBytes   int64
+		arraysRuns bool
+	}{{1 << 10, true}, {4 << 10, false}} {
+		minRunBytes = c.minBytes
+		added, refused := sameSplit(t, path, Options{}, 64<<10)
+		if spanInfos != records || (added >= records) != c.arraysRuns || refused != 0 || spansUnread == 0 {
+			t.Errorf("runs of %d bytes or more: %d heap infos from parts, %d runs added, %d refused, %d spans unread; want %d, %d or more: %v, none, some",
+				c.minBytes, spanInfos, added, refused, spansUnread, records, records, c.arraysRuns)
+		}
+	}
+}
+
+// TestSpanRecordsSkipped: read at offsets, pass 2's goroutine seeks past
+// the spans of small records that another goroutine read and wrote
+// (writeSpanRecords, hprof.Reader.SkipRecords): it reads half the file at
+// most (here 40 %: its buffer's first fill of 256 KiB, then 4 KiB after
+// each seek), where it read all of it, and the BMD is that of one
+// goroutine.
+func TestSpanRecordsSkipped(t *testing.T) {
+	defer func(w readWay, f func(uint64) bool, h bool) { testWay, pass2Split, spansHere = w, f, h }(testWay, pass2Split, spansHere)
+	defer onOneGoroutine(true)()
+	data, _ := rootsDump(4 << 10)
+	path := writeTemp(t, "dump.hprof", data)
+	testWay, spansHere = readAt, false
+	pass2Split = func(uint64) bool { return false }
+	_, want, _, _, err := crunchFile(t, path, Options{}, false, 64<<10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pass2Split = func(uint64) bool { return true }
+	src := readsAtOffsets(t, path, want)
+	if !src.rewind || src.after > int64(len(data))/2 {
+		t.Errorf("pass 2's goroutine read %d bytes of the %d of the file (rewound: %v), want half at most", src.after, len(data), src.rewind)
 	}
 }
 

@@ -52,6 +52,7 @@ type Reader struct {
 	rec      Record
 	inRecord bool
 	recEnd   int64 // file offset just past the current record's body
+	skipPast bool  // the records to recEnd were read elsewhere (SkipRecords)
 	// unended: a HEAP DUMP SEGMENT came last of the heap dump records,
 	// and no HEAP DUMP END since (SegmentsUnended).
 	unended bool
@@ -198,7 +199,7 @@ func (r *Reader) Next() (Record, error) {
 		if err := r.skipTo(r.recEnd); err != nil {
 			return Record{}, err
 		}
-		r.inRecord = false
+		r.inRecord, r.skipPast = false, false
 	}
 	off := r.Offset()
 	b, ok := r.in.Take(9)
@@ -223,7 +224,8 @@ func (r *Reader) Next() (Record, error) {
 // at or after the end of the current record: the records from the current
 // one to end were read elsewhere (from the same file at their offsets, on
 // another goroutine say), and Next skips their bytes as it skips what is
-// left of a record, seeking where its source can. last is the tag of the
+// left of a record, but seeking past all it has not buffered where its
+// source can, however few (bufin.Reader.SkipPast). last is the tag of the
 // last of them, which SegmentsUnended then answers for. It fails outside a
 // record or for an end before the current record's.
 func (r *Reader) SkipRecords(end int64, last Tag) error {
@@ -233,7 +235,7 @@ func (r *Reader) SkipRecords(end int64, last Tag) error {
 	if end < r.recEnd {
 		return fmt.Errorf("hprof: SkipRecords to offset %d, before the end %d of the %s at offset %d", end, r.recEnd, r.rec.Tag, r.rec.Offset)
 	}
-	r.recEnd = end
+	r.recEnd, r.skipPast = end, true
 	r.noteSegments(last)
 	return nil
 }
@@ -293,7 +295,11 @@ func (r *Reader) skipTo(target int64) error {
 	if n <= 0 {
 		return nil
 	}
-	if k := r.in.Skip(n); k < n {
+	skip := r.in.Skip
+	if r.skipPast && target == r.recEnd {
+		skip = r.in.SkipPast // records read elsewhere (SkipRecords)
+	}
+	if k := skip(n); k < n {
 		return r.truncated(r.rec.Offset, r.rec.Tag.String(), int(r.rec.Tag), n-k)
 	}
 	return nil

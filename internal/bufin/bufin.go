@@ -240,7 +240,22 @@ func (b *Reader) take(n int) ([]byte, bool) {
 
 // Skip consumes the next n bytes without copying them and returns how many
 // it consumed: fewer than n only if the source ends or fails first.
-func (b *Reader) Skip(n int64) int64 {
+func (b *Reader) Skip(n int64) int64 { return b.skip(n, int64(b.seekFrom())) }
+
+// SkipPast is Skip for bytes that another reader of the source has read
+// (crunch's goroutines, which read parts of a dump at their offsets): it
+// seeks past those of the n bytes it has not buffered, however few, where
+// the source can seek, so that its next read, after the seek, asks for
+// at most soughtRead bytes with a read ahead. Skipped by Skip, a run
+// smaller than seekBytes past the buffer was read, and the read asked for
+// a read ahead's bytes after it: reading the 9 bytes of a record's header
+// after each span of 64 KiB of an Android dump that another goroutine
+// had read, pass 2's goroutine read nearly all of it.
+func (b *Reader) SkipPast(n int64) int64 { return b.skip(n, 1) }
+
+// skip is Skip, seeking past runs of from bytes or more that it has not
+// buffered.
+func (b *Reader) skip(n, from int64) int64 {
 	var done int64
 	for {
 		k := min(int64(b.end-b.pos), n-done)
@@ -249,7 +264,7 @@ func (b *Reader) Skip(n int64) int64 {
 		if done == n {
 			return done
 		}
-		if rest := n - done; rest >= int64(b.seekFrom()) && b.seek(rest) {
+		if rest := n - done; rest >= from && b.seek(rest) {
 			return n
 		}
 		if !b.fill(1) {

@@ -359,6 +359,25 @@ func TestSkipAsCrunchReads(t *testing.T) {
 		}
 	}
 
+	// SkipPast, for bytes another reader read: the 10 KiB that Skip read
+	// are sought past, and the read after asks for 4 KiB.
+	s = &countingSeeker{Reader: bytes.NewReader(src)}
+	b = New(s, 256<<10)
+	b.SetReadAhead(64 << 10)
+	b.Take(9)
+	if k := b.Skip(100 << 10); k != 100<<10 || s.seeks != 3 {
+		t.Fatalf("Skip(100 KiB) = %d with %d seeks, want all with 3", k, s.seeks)
+	}
+	b.Take(9)
+	s.asks = s.asks[:0]
+	if k := b.SkipPast(10 << 10); k != 10<<10 || s.seeks != 4 {
+		t.Errorf("SkipPast(10 KiB) = %d with %d seeks so far, want all with 4", k, s.seeks)
+	}
+	at := int(b.Offset())
+	if p, ok := b.Take(9); !ok || !bytes.Equal(p, src[at:at+9]) || !slices.Equal(s.asks, []int{4 << 10}) {
+		t.Errorf("after SkipPast(10 KiB): Take(9) = %v, %v at offset %d, reads asking %v; want the stream's bytes, one read of 4 KiB", p, ok, at, s.asks)
+	}
+
 	// No read ahead (one core's Reader, which reads all it skips): a
 	// skip of 20 KiB past what the buffer holds is read, not sought.
 	s = &countingSeeker{Reader: bytes.NewReader(src)}
