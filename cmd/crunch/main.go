@@ -67,7 +67,8 @@ faults of 2 MiB of it mapped take at most a quarter of the time of
 reading them (the page cache holds the file in 2 MiB folios).
 Otherwise each core reads its parts at their offsets into buffers of its
 own, parts of 256 KiB in the second pass, and Android's records of 4 KiB
-in batches of about 1 MiB in the first. A dump under 16 MiB, or with
+in batches of about 1 MiB in the first; in the second, a span of those
+records that the other core wrote is not read again. A dump under 16 MiB, or with
 one core, is read through a buffer, its second pass on one core (a few
 milliseconds either way). Where the second pass is not split otherwise
 (--drop-heap, a file of several heap dumps), reading and writing share

@@ -247,10 +247,11 @@ func (b *Reader) Skip(n int64) int64 { return b.skip(n, int64(b.seekFrom())) }
 // seeks past those of the n bytes it has not buffered, however few, where
 // the source can seek, so that its next read, after the seek, asks for
 // at most soughtRead bytes with a read ahead. Skipped by Skip, a run
-// smaller than seekBytes past the buffer was read, and the read asked for
-// a read ahead's bytes after it: reading the 9 bytes of a record's header
-// after each span of 64 KiB of an Android dump that another goroutine
-// had read, pass 2's goroutine read nearly all of it.
+// smaller than seekBytes past the buffer is read, and the read asks for a
+// read ahead's bytes after it: in crunch's test of a dump of spans of
+// about 64 KiB, each ending a few KiB past the buffer of the goroutine
+// that skipped them, that goroutine read all of it so
+// (TestSpanRecordsSkipped).
 func (b *Reader) SkipPast(n int64) int64 { return b.skip(n, 1) }
 
 // skip is Skip, seeking past runs of from bytes or more that it has not
