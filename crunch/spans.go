@@ -1293,7 +1293,7 @@ func (o *spanOut) keepGaps(s *span, data []byte, base int64) bool {
 // span's end: each record's start and end as eachRecord would
 // (spanRecord), and its parts as writeSpanRecord would, but without
 // reading them from the file: its gaps from the bytes the output keeps
-// (gapReader). The file's reader then goes on from the span's end
+// (gapFrom). The file's reader then goes on from the span's end
 // (hprof.Reader.SkipRecords), seeking past it. Only a run that does not
 // fit here (fits) is read from the file, the reader moved to it first
 // (enterSpanRecord). With an Android dump's records of 4 KiB, pass 2's
@@ -1304,6 +1304,9 @@ func (p *pass2) writeSpanRecords(rd *reader, s *span) error {
 	sp := p.split
 	sp.unread++
 	o := sp.cur
+	if rd.rec != o.records[0] {
+		return recordChanged(rd.rec, o.records[0])
+	}
 	in := 0   // the record the file's reader is in: the first, at its body
 	gaps := 0 // the gaps' bytes written
 	for k, rec := range o.records {
@@ -1379,6 +1382,12 @@ func (p *pass2) spanRecord(rd *reader, rec hprof.Record) error {
 	return p.writeItems()
 }
 
+// recordChanged is the error of pass 2's goroutine reading record rec
+// where the goroutine that wrote its span read want.
+func recordChanged(rec, want hprof.Record) error {
+	return fmt.Errorf("crunch: pass 2 at a %s of %d bytes at offset %d where its span's goroutine read a %s of %d bytes: the file changed", rec.Tag, rec.Length, rec.Offset, want.Tag, want.Length)
+}
+
 // enterSpanRecord moves the reader to offset at in record k of records,
 // those of the span writeSpanRecords writes, where it is in record *in:
 // past the records before k, which it has not read, to k's header, which
@@ -1393,7 +1402,7 @@ func (p *pass2) enterSpanRecord(rd *reader, records []hprof.Record, in *int, k i
 			return err
 		}
 		if rec != records[k] {
-			return fmt.Errorf("crunch: pass 2 at a %s of %d bytes at offset %d where pass 1 read a %s of %d bytes: the file changed", rec.Tag, rec.Length, rec.Offset, records[k].Tag, records[k].Length)
+			return recordChanged(rec, records[k])
 		}
 		*in = k
 	}
