@@ -287,6 +287,7 @@ const roomPerRef = 4
 // record takes but for its longest references (roomPerRef; append grows
 // the buffer by what they need beyond it), at least doubling its
 // capacity where it grows.
+//
 // A run's buffers (and add's) grow by doubling, not by a quarter as
 // append grows a large slice: crunch's span outputs hold their runs for
 // the next span, and their buffers grown by a quarter at a time were

@@ -295,11 +295,13 @@ func (r *Reader) skipTo(target int64) error {
 	if n <= 0 {
 		return nil
 	}
-	skip := r.in.Skip
+	var k int64
 	if r.skipPast && target == r.recEnd {
-		skip = r.in.SkipPast // records read elsewhere (SkipRecords)
+		k = r.in.SkipPast(n) // records read elsewhere (SkipRecords)
+	} else {
+		k = r.in.Skip(n)
 	}
-	if k := skip(n); k < n {
+	if k < n {
 		return r.truncated(r.rec.Offset, r.rec.Tag.String(), int(r.rec.Tag), n-k)
 	}
 	return nil
