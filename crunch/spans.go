@@ -1219,26 +1219,12 @@ func (p *pass2) writeSpanRecord(rd *reader, s *span, end int64) error {
 		if off := rd.r.Offset(); off != pt.from {
 			return fmt.Errorf("crunch: pass 2 at offset %d where a part of the span %d to %d starts at %d", off, s.start(), s.end, pt.from)
 		}
-		var err error
+		added, err := p.addPart(o, pt)
 		switch {
-		case pt.roots:
-			sp.rootsAdded += pt.rootsTo - pt.rootsFrom
-			if err = p.addRoots(o.roots[pt.rootsFrom:pt.rootsTo], o.extras); err == nil {
-				err = rd.skipPart(pt.to)
-			}
-		case pt.info:
-			if err = p.addInfo(pt); err == nil {
-				err = rd.skipPart(pt.to)
-			}
-		case pt.run == nil:
-			err = p.gap(rd, pt.to)
-		case p.fits(pt):
-			sp.added++
-			if err = p.addRun(pt); err == nil {
-				err = rd.skipPart(pt.to)
-			}
+		case err != nil:
+		case added:
+			err = rd.skipPart(pt.to)
 		default:
-			sp.refused++
 			err = p.gap(rd, pt.to)
 		}
 		if err != nil {
@@ -1249,6 +1235,28 @@ func (p *pass2) writeSpanRecord(rd *reader, s *span, end int64) error {
 		return p.gap(rd, end)
 	}
 	return nil
+}
+
+// addPart writes part pt of output o from what was written of it ahead
+// (roots, a heap's info, a run that fits here), and reports false where
+// pass 2's goroutine writes it from the dump's bytes instead: a gap, or a
+// run refused (fits).
+func (p *pass2) addPart(o *spanOut, pt *spanPart) (bool, error) {
+	sp := p.split
+	switch {
+	case pt.roots:
+		sp.rootsAdded += pt.rootsTo - pt.rootsFrom
+		return true, p.addRoots(o.roots[pt.rootsFrom:pt.rootsTo], o.extras)
+	case pt.info:
+		return true, p.addInfo(pt)
+	case pt.run == nil:
+		return false, nil
+	case p.fits(pt):
+		sp.added++
+		return true, p.addRun(pt)
+	}
+	sp.refused++
+	return false, nil
 }
 
 // keepGaps reports whether the parts of o cover every record of span s,
@@ -1291,8 +1299,8 @@ func (o *spanOut) keepGaps(s *span, data []byte, base int64) bool {
 // writeSpanRecords writes the records of span s, whose output covers
 // them (keepGaps), from the reader's offset, the first one's body, to the
 // span's end: each record's start and end as eachRecord would
-// (spanRecord), and its parts as writeSpanRecord would, but without
-// reading them from the file: its gaps from the bytes the output keeps
+// (spanRecord), and its parts as writeSpanRecord would (addPart), but
+// without reading them from the file: its gaps from the bytes the output keeps
 // (gapFrom). The file's reader then goes on from the span's end
 // (hprof.Reader.SkipRecords), seeking past it. Only a run that does not
 // fit here (fits) is read from the file, the reader moved to it first
@@ -1317,22 +1325,14 @@ func (p *pass2) writeSpanRecords(rd *reader, s *span) error {
 		}
 		for ; sp.part < len(o.parts) && o.parts[sp.part].from < rec.End(); sp.part++ {
 			pt := &o.parts[sp.part]
-			var err error
+			added, err := p.addPart(o, pt)
 			switch {
-			case pt.roots:
-				sp.rootsAdded += pt.rootsTo - pt.rootsFrom
-				err = p.addRoots(o.roots[pt.rootsFrom:pt.rootsTo], o.extras)
-			case pt.info:
-				err = p.addInfo(pt)
+			case err != nil, added:
 			case pt.gap():
 				n := int(pt.to - pt.from)
 				err = p.gapFrom(rd, rec, o.gapData[gaps:gaps+n], pt.from)
 				gaps += n
-			case p.fits(pt):
-				sp.added++
-				err = p.addRun(pt)
-			default:
-				sp.refused++
+			default: // a run refused
 				if err = p.enterSpanRecord(rd, o.records, &in, k, pt.from); err == nil {
 					err = p.gap(rd, pt.to)
 				}
