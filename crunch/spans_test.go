@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"runtime"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -950,5 +951,74 @@ func TestSpanRootExtras(t *testing.T) {
 	o.reset()
 	if len(o.roots) != 0 || len(o.extras) != 0 {
 		t.Errorf("reset leaves %d roots and %d fields", len(o.roots), len(o.extras))
+	}
+}
+
+// TestSpanRecordChanged: where the file changes between pass 1 and pass
+// 2, so that the heap dump record pass 2's goroutine reads at a span's
+// start is not the one the span's output was written from (its header's
+// time changed here, harmless to a crunch that reads the file once), the
+// split stops with an error that says where (recordChanged), not with a
+// BMD written from records the file no longer holds. The same file
+// crunched whole after the change gives a BMD, which shows the error is
+// the check's, not the change's.
+func TestSpanRecordChanged(t *testing.T) { bothSplitReads(t, testSpanRecordChanged) }
+
+func testSpanRecordChanged(t *testing.T) {
+	defer func(f func(*spanWorker)) { newSpanWorker = f }(newSpanWorker)
+	data := spansDump(4, 4<<10)
+	path := writeTemp(t, "changed.hprof", data)
+	r, err := hprof.NewReaderBytes(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var heap []hprof.Record
+	for {
+		rec, err := r.Next()
+		if err != nil {
+			break
+		}
+		if rec.Tag.IsHeapDump() {
+			heap = append(heap, rec)
+		}
+	}
+	// The records past what pass 2's goroutine may have read before it
+	// splits: read at offsets, the first fill of its buffer
+	// (atBufferBytes).
+	i := slices.IndexFunc(heap, func(rec hprof.Record) bool { return rec.Offset >= atBufferBytes })
+	if i < 0 || len(heap)-i < 10 {
+		t.Fatalf("%d heap dump records, %d past offset %d; want 10 or more", len(heap), len(heap)-i, atBufferBytes)
+	}
+	changed := heap[i:]
+	once := false
+	newSpanWorker = func(*spanWorker) {
+		if once {
+			return
+		}
+		once = true
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer f.Close()
+		for _, rec := range changed {
+			if _, err := f.WriteAt(binary.BigEndian.AppendUint32(nil, rec.Time+1), rec.Offset+1); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	// Spans of several records (minSpan 64 KiB), written whole from
+	// their outputs (writeSpanRecords).
+	_, _, _, _, err = crunchFile(t, path, Options{}, true, 64<<10)
+	at := slices.IndexFunc(changed, func(rec hprof.Record) bool {
+		return err != nil && strings.HasSuffix(err.Error(), fmt.Sprintf("%s of %d bytes at offset %d where its span's goroutine read a %s of %d bytes: the file changed",
+			rec.Tag, rec.Length, rec.Offset, rec.Tag, rec.Length))
+	})
+	if !once || at < 0 || spansUnread == 0 {
+		t.Fatalf("split, the records from offset %d changed when pass 2 began: error %v, %d spans unread before it; want one saying the file changed at one of those records, after some", changed[0].Offset, err, spansUnread)
+	}
+	if _, _, _, _, err := crunchFile(t, path, Options{}, false, 64<<10); err != nil {
+		t.Fatalf("one goroutine, the file as changed: %v", err)
 	}
 }
