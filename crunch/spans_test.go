@@ -1022,3 +1022,56 @@ func testSpanRecordChanged(t *testing.T) {
 		t.Fatalf("one goroutine, the file as changed: %v", err)
 	}
 }
+
+// TestSplitArrayClasses: object arrays whose class ID is no class of the
+// dump (null, an instance, an ID not in the dump), which HPROF does not
+// forbid, are written by a split pass 2 as by one goroutine, byte for
+// byte: the goroutine writing a span ahead numbers such a class as an
+// object of the dump (spanWorker.resolve) or leaves the array to pass 2's
+// goroutine.
+func TestSplitArrayClasses(t *testing.T) { bothSplitReads(t, testSplitArrayClasses) }
+
+func testSplitArrayClasses(t *testing.T) {
+	for _, idSize := range []int{4, 8} {
+		var buf bytes.Buffer
+		w, _ := hprof.NewWriter(&buf, hprof.Header{Version: hprof.Version102, IDSize: idSize})
+		w.SegmentSize = 4 << 10
+		enc := w.Encoder()
+		w.WriteRecord(hprof.TagString, 0, enc.AppendString(nil, 1, []byte("java.lang.Object")))
+		w.WriteRecord(hprof.TagString, 0, enc.AppendString(nil, 2, []byte("[Ljava.lang.Object;")))
+		const object, array = 0x10, 0x20
+		w.WriteRecord(hprof.TagLoadClass, 0, enc.AppendLoadClass(nil, hprof.LoadClass{Serial: 1, ClassID: object, Name: 1}))
+		w.WriteRecord(hprof.TagLoadClass, 0, enc.AppendLoadClass(nil, hprof.LoadClass{Serial: 2, ClassID: array, Name: 2}))
+		w.BeginHeapDump(hprof.TagHeapDumpSegment, 0)
+		w.WriteSub(&hprof.SubRecord{Tag: hprof.SubClassDump, ID: object, Class: hprof.ClassDump{ID: object}})
+		w.WriteSub(&hprof.SubRecord{Tag: hprof.SubClassDump, ID: array, Class: hprof.ClassDump{ID: array, Super: object}})
+		id := func(i int) uint64 { return 0x100000 + 16*uint64(i) }
+		for i := range 20000 {
+			if i%2 == 0 {
+				w.WriteSub(&hprof.SubRecord{Tag: hprof.SubInstanceDump, ID: id(i), StackTrace: 1, ClassID: object})
+				continue
+			}
+			class := uint64(array)
+			switch i % 14 {
+			case 3:
+				class = 0
+			case 5:
+				class = id(i - 1) // an instance
+			case 7:
+				class = 0xbeef0000 + uint64(i%3) // not in the dump
+			case 9:
+				class = object
+			}
+			w.WriteSub(&hprof.SubRecord{Tag: hprof.SubObjectArrayDump, ID: id(i), StackTrace: 1, ClassID: class, Elements: []uint64{id(i - 1), 0}})
+		}
+		w.EndHeapDump()
+		w.WriteRecord(hprof.TagHeapDumpEnd, 0, nil)
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		path := writeTemp(t, "arrays.hprof", buf.Bytes())
+		if added, refused := sameSplit(t, path, Options{}, 64<<10); added == 0 || refused != 0 || spansUnread == 0 {
+			t.Errorf("%d-byte IDs: %d runs added, %d refused, %d spans unread; want some, none, some", idSize, added, refused, spansUnread)
+		}
+	}
+}
