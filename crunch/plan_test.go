@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"io"
-	"os"
 	"slices"
 	"testing"
 
@@ -122,26 +121,11 @@ func TestClassSoonerInPass2(t *testing.T) {
 	})
 	t.Run("split", func(t *testing.T) {
 		bothSplitReads(t, func(t *testing.T) {
-			defer func(f func(*spanWorker)) { newSpanWorker = f }(newSpanWorker)
 			path := writeTemp(t, "sooner.hprof", first)
-			changed := false
-			newSpanWorker = func(*spanWorker) { // the first made, as pass 2 starts
-				if !changed {
-					changed = true
-					if f, err := os.OpenFile(path, os.O_WRONLY, 0); err != nil {
-						t.Error(err)
-					} else {
-						_, err := f.WriteAt(second[at:at+4], int64(at))
-						f.Close()
-						if err != nil {
-							t.Error(err)
-						}
-					}
-				}
-			}
+			changed := changeWhenSplit(t, path, map[int64][]byte{int64(at): second[at : at+4]})
 			_, out, added, _, err := crunchFile(t, path, opt, true, 64<<10)
-			if err != nil || !changed || added == 0 {
-				t.Fatalf("split: %v, the dump changed %v, %d runs added; want no error, changed, some", err, changed, added)
+			if err != nil || !*changed || added == 0 {
+				t.Fatalf("split: %v, the dump changed %v, %d runs added; want no error, changed, some", err, *changed, added)
 			}
 			sameCanonical(t, out, want)
 		})

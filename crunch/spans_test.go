@@ -965,7 +965,6 @@ func TestSpanRootExtras(t *testing.T) {
 func TestSpanRecordChanged(t *testing.T) { bothSplitReads(t, testSpanRecordChanged) }
 
 func testSpanRecordChanged(t *testing.T) {
-	defer func(f func(*spanWorker)) { newSpanWorker = f }(newSpanWorker)
 	data := spansDump(4, 4<<10)
 	path := writeTemp(t, "changed.hprof", data)
 	r, err := hprof.NewReaderBytes(data)
@@ -990,24 +989,11 @@ func testSpanRecordChanged(t *testing.T) {
 		t.Fatalf("%d heap dump records, %d past offset %d; want 10 or more", len(heap), len(heap)-i, atBufferBytes)
 	}
 	changed := heap[i:]
-	once := false
-	newSpanWorker = func(*spanWorker) {
-		if once {
-			return
-		}
-		once = true
-		f, err := os.OpenFile(path, os.O_WRONLY, 0)
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		defer f.Close()
-		for _, rec := range changed {
-			if _, err := f.WriteAt(binary.BigEndian.AppendUint32(nil, rec.Time+1), rec.Offset+1); err != nil {
-				t.Error(err)
-			}
-		}
+	writes := map[int64][]byte{}
+	for _, rec := range changed {
+		writes[rec.Offset+1] = binary.BigEndian.AppendUint32(nil, rec.Time+1)
 	}
+	once := changeWhenSplit(t, path, writes)
 	// Spans of several records (minSpan 64 KiB), written whole from
 	// their outputs (writeSpanRecords).
 	_, _, _, _, err = crunchFile(t, path, Options{}, true, 64<<10)
@@ -1015,7 +1001,7 @@ func testSpanRecordChanged(t *testing.T) {
 		return err != nil && strings.HasSuffix(err.Error(), fmt.Sprintf("%s of %d bytes at offset %d where its span's goroutine read a %s of %d bytes: the file changed",
 			rec.Tag, rec.Length, rec.Offset, rec.Tag, rec.Length))
 	})
-	if !once || at < 0 || spansUnread == 0 {
+	if !*once || at < 0 || spansUnread == 0 {
 		t.Fatalf("split, the records from offset %d changed when pass 2 began: error %v, %d spans unread before it; want one saying the file changed at one of those records, after some", changed[0].Offset, err, spansUnread)
 	}
 	if _, _, _, _, err := crunchFile(t, path, Options{}, false, 64<<10); err != nil {
@@ -1074,4 +1060,33 @@ func testSplitArrayClasses(t *testing.T) {
 			t.Errorf("%d-byte IDs: %d runs added, %d refused, %d spans unread; want some, none, some", idSize, added, refused, spansUnread)
 		}
 	}
+}
+
+// changeWhenSplit writes each of writes (bytes by file offset) into the
+// file at path when pass 2 starts its split (the first spanWorker made),
+// and reports through the bool it returns whether it did; the test's end
+// restores newSpanWorker.
+func changeWhenSplit(t *testing.T, path string, writes map[int64][]byte) *bool {
+	t.Helper()
+	prev := newSpanWorker
+	t.Cleanup(func() { newSpanWorker = prev })
+	done := new(bool)
+	newSpanWorker = func(*spanWorker) {
+		if *done {
+			return
+		}
+		*done = true
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer f.Close()
+		for off, b := range writes {
+			if _, err := f.WriteAt(b, off); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	return done
 }
