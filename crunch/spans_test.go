@@ -972,10 +972,9 @@ func testSpanRecordChanged(t *testing.T) {
 		t.Fatal(err)
 	}
 	var heap []hprof.Record
-	for {
-		rec, err := r.Next()
+	for rec, err := range r.Records() {
 		if err != nil {
-			break
+			t.Fatal(err)
 		}
 		if rec.Tag.IsHeapDump() {
 			heap = append(heap, rec)

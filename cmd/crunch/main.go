@@ -68,9 +68,9 @@ reading them (the page cache holds the file in 2 MiB folios).
 Otherwise each core reads its parts at their offsets into buffers of its
 own, parts of 256 KiB in the second pass, and Android's records of 4 KiB
 in batches of about 1 MiB in the first; in the second, a span of those
-records that the other core wrote is not read again. A dump under 16 MiB, or with
-one core, is read through a buffer, its second pass on one core (a few
-milliseconds either way). Where the second pass is not split otherwise
+records that the other core wrote is not read again. A dump under 16
+MiB, or with one core, is read through a buffer, its second pass on one
+core (a few milliseconds either way). Where the second pass is not split otherwise
 (--drop-heap, a file of several heap dumps), reading and writing share
 its work in a pipeline if a cache line goes to the other core and back
 in under 150 ns (the cores share a cache, and the other one is not
