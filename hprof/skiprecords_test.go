@@ -80,25 +80,26 @@ func TestSkipRecords(t *testing.T) {
 	// them: here 639 bytes past its buffer of 64 KiB, which Skip would
 	// read, with all that follows (5,716 bytes).
 	data, recs = segmentsDump(100, 60000, 6000, 5000, 50)
-	src := &readCounter{ReadSeeker: bytes.NewReader(data)}
+	src := &countingReadSeeker{Reader: bytes.NewReader(data)}
 	r, err := NewReaderSize(src, 64<<10)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r.SetReadAhead(64 << 10)
-	r.Next()
-	if _, err := r.Next(); err != nil {
-		t.Fatal(err)
+	for range 2 {
+		if _, err := r.Next(); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if src.n != 64<<10 || recs[3].End() != 64<<10+639 {
-		t.Fatalf("%d bytes read, the third segment ending at %d: the dump is not as this test reckons", src.n, recs[3].End())
+	if src.read != 64<<10 || recs[3].End() != 64<<10+639 {
+		t.Fatalf("%d bytes read, the third segment ending at %d: the dump is not as this test reckons", src.read, recs[3].End())
 	}
 	if err := r.SkipRecords(recs[3].End(), TagHeapDumpSegment); err != nil {
 		t.Fatal(err)
 	}
-	src.n = 0
-	if rec, err := r.Next(); err != nil || rec != recs[4] || src.n > 4096 {
-		t.Errorf("Next after SkipRecords past the buffer: %+v, %v, %d bytes read; want %+v and 4 KiB at most", rec, err, src.n, recs[4])
+	src.read = 0
+	if rec, err := r.Next(); err != nil || rec != recs[4] || src.read > 4096 {
+		t.Errorf("Next after SkipRecords past the buffer: %+v, %v, %d bytes read; want %+v and 4 KiB at most", rec, err, src.read, recs[4])
 	}
 
 	// The last record skipped decides SegmentsUnended: a HEAP DUMP END
@@ -118,16 +119,4 @@ func TestSkipRecords(t *testing.T) {
 	if _, err := r.Next(); err != io.EOF || r.SegmentsUnended() {
 		t.Fatalf("after skipping to the end: %v, SegmentsUnended %v", err, r.SegmentsUnended())
 	}
-}
-
-// readCounter counts the bytes read through a source.
-type readCounter struct {
-	io.ReadSeeker
-	n int
-}
-
-func (c *readCounter) Read(p []byte) (int, error) {
-	n, err := c.ReadSeeker.Read(p)
-	c.n += n
-	return n, err
 }
