@@ -29,9 +29,45 @@ type Options struct {
 	// Progress, when set, is called now and then with the pass (1 or 2)
 	// and the input bytes read so far in that pass.
 	Progress func(pass int, done int64)
+	// Phase, when set, is called on the goroutine that runs the crunch
+	// as each of its phases starts, in order, and with PhaseDone once the
+	// BMD is written to its end; not after an error.
+	Phase func(Phase)
 	// hashName, when set, hashes a name that is not kept in the clear
 	// (CrunchV1 sets Java's hash); nil is names.Hash and names.Len.
 	hashName func(text []byte) (length int, hash uint64)
+}
+
+// A Phase is a stretch of a crunch (Options.Phase).
+type Phase int
+
+// The phases of a crunch, in the order they come.
+const (
+	// PhaseFirstPass: pass 1 reads the dump's records, collecting the
+	// object IDs, the classes and the names.
+	PhaseFirstPass Phase = iota + 1
+	// PhaseNumbering: pass 1's end numbers the objects (the ID index) and
+	// sorts out the names and the classes' definitions.
+	PhaseNumbering
+	// PhaseSecondPass: pass 2 reads the dump again and writes the BMD.
+	PhaseSecondPass
+	// PhaseDone: the BMD is written to its end.
+	PhaseDone
+)
+
+// String names the phase as crunch --stats prints it.
+func (p Phase) String() string {
+	switch p {
+	case PhaseFirstPass:
+		return "pass 1"
+	case PhaseNumbering:
+		return "numbering"
+	case PhaseSecondPass:
+		return "pass 2"
+	case PhaseDone:
+		return "done"
+	}
+	return fmt.Sprintf("Phase(%d)", int(p))
 }
 
 // Canonical returns the options as the command-line flags that produce
@@ -270,14 +306,24 @@ func (st *state) run(in *input, out io.Writer) (stats *Stats, err error) {
 	defer st.freeIndexes() // after the passes, whose goroutines have ended
 	defer guard()()
 	defer in.catchFault(&err)
+	st.phase(PhaseFirstPass)
 	if err := st.runPass1(in); err != nil {
 		return nil, err
 	}
 	st.collectPass1()
+	st.phase(PhaseSecondPass)
 	if err := st.runPass2(in, out); err != nil {
 		return nil, err
 	}
+	st.phase(PhaseDone)
 	return st.stats, nil
+}
+
+// phase tells Options.Phase, if set, that phase p starts.
+func (st *state) phase(p Phase) {
+	if st.opt.Phase != nil {
+		st.opt.Phase(p)
+	}
 }
 
 // obj maps an HPROF object ID to its dense ID: classes and objects of the

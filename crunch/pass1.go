@@ -144,6 +144,7 @@ func (st *state) runPass1(in *input) error {
 	}
 	st.dumpBytes = r.Offset()
 	p.endSpan()
+	st.phase(PhaseNumbering)
 	return p.finish()
 }
 
