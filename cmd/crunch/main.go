@@ -85,6 +85,7 @@ and spool files: 130 SIGINT, 143 SIGTERM, 129 SIGHUP, 131 SIGQUIT; 141 the
 output's reader (pipe or FIFO) went away before the end.`
 
 func main() {
+	mainStarted = newPhaseClock()
 	cliutil.CollectLess(gcPercent)
 	heapAdvised = adviseHeap()
 	os.Exit(cliutil.Run(app(), os.Args))
@@ -160,7 +161,7 @@ func app() *cli.App {
 			&cli.StringSliceFlag{Name: "label", Usage: "store key=value in the file's metadata (repeatable): app id, version, build id, mapping id; decrunch --info prints them"},
 			&cli.StringFlag{Name: "compress", Usage: "compress the output: none, zstd or gzip (default: by output name, .zst, .zstd or .gz in any case)"},
 			&cli.StringFlag{Name: "format", Value: "v2", Usage: "BMD version to write: v2 (this project's) or v1 (the 2014 tools')"},
-			&cli.BoolFlag{Name: "stats", Usage: "print records and bytes per kind, in and out, on stderr"},
+			&cli.BoolFlag{Name: "stats", Usage: "print records and bytes per kind, in and out, and the run's time by phase, on stderr"},
 			&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "replace an existing output file (a FIFO or character device needs none)"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress bar, no warnings (nor, with --format v1, the list of what version 1 cannot carry)"},
 		},
@@ -213,6 +214,9 @@ func run(c *cli.Context) error {
 	if other := otherCompression(outName); other != "" {
 		warn(c, "%s: written %s, although its name says %s: crunch compresses with zstd (.zst) or gzip (.gz)", outName, compressedText(kind), other)
 	}
+	if c.Bool("stats") {
+		opt.Phase = mainStarted.mark
+	}
 	heapAdvised()
 	src, size, _, cleanup, err := cliutil.SeekableInput(inName, checkHead)
 	if err != nil {
@@ -244,13 +248,81 @@ func run(c *cli.Context) error {
 	if err := out.Commit(); err != nil {
 		return err
 	}
+	committed := mainStarted.now()
 	for _, w := range st.Warnings {
 		warn(c, "%s", w)
 	}
 	if c.Bool("stats") {
 		printStats(os.Stderr, st, bmdBytes, out.Written(), kind)
+		mainStarted.print(os.Stderr, committed)
 	}
 	return nil
+}
+
+// mainStarted is the clock of the run from main's start on, whose
+// phases --stats prints.
+var mainStarted = newPhaseClock()
+
+// A phaseClock keeps when a run started, and when each phase of its
+// crunch began (crunch.Options.Phase), with the processor time the
+// process had taken by then, for --stats.
+type phaseClock struct {
+	start  instant
+	phases []crunch.Phase
+	at     []instant
+}
+
+// An instant is a moment of the run: the clock, and the processor time
+// (cliutil.ProcessorTime) taken by then.
+type instant struct {
+	t   time.Time
+	cpu time.Duration
+}
+
+func newPhaseClock() *phaseClock {
+	c := &phaseClock{}
+	c.start = c.now()
+	return c
+}
+
+// now returns the present instant.
+func (c *phaseClock) now() instant {
+	cpu, _ := cliutil.ProcessorTime()
+	return instant{time.Now(), cpu}
+}
+
+// mark notes that phase p begins now.
+func (c *phaseClock) mark(p crunch.Phase) {
+	c.phases = append(c.phases, p)
+	c.at = append(c.at, c.now())
+}
+
+// print writes the run's time from main's start to end, the output
+// committed, and how it went: before the first phase, each phase, and
+// after PhaseDone; then the processor time over the same stretch, and
+// the cores it kept busy on average, where the system tells it.
+func (c *phaseClock) print(w io.Writer, end instant) {
+	ms := func(d time.Duration) string { return fmt.Sprintf("%.1f", float64(d)/1e6) }
+	var b strings.Builder
+	fmt.Fprintf(&b, "time:   %s ms from main's start to the output committed", ms(end.t.Sub(c.start.t)))
+	if len(c.at) > 0 {
+		fmt.Fprintf(&b, ": %s ms before pass 1", ms(c.at[0].t.Sub(c.start.t)))
+		for i, p := range c.phases {
+			next := end.t
+			if i+1 < len(c.at) {
+				next = c.at[i+1].t
+			}
+			if p == crunch.PhaseDone {
+				fmt.Fprintf(&b, ", %s ms after", ms(next.Sub(c.at[i].t)))
+			} else {
+				fmt.Fprintf(&b, ", %s %s ms", p, ms(next.Sub(c.at[i].t)))
+			}
+		}
+	}
+	if cpu := end.cpu - c.start.cpu; cpu > 0 {
+		fmt.Fprintf(&b, "; processor time %s ms, %.2f cores busy", ms(cpu), float64(cpu)/float64(max(end.t.Sub(c.start.t), 1)))
+	}
+	fmt.Fprintln(w, b.String())
 }
 
 // otherCompression returns the compression an output name asks for that

@@ -6,10 +6,13 @@ import (
 	"compress/gzip"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -1031,6 +1034,54 @@ func TestStatsPrintable(t *testing.T) {
 	}
 	if want := `input:  "JAVA PROFILE 1.0.2\x1b[2J", 8-byte IDs`; !strings.Contains(r.Stderr, want) {
 		t.Errorf("--stats output lacks %s:\n%s", want, clitest.Head(r.Stderr))
+	}
+}
+
+// TestStatsTime: --stats ends with the run's time from main's start to
+// the output committed, and its parts: before pass 1, each phase of the
+// crunch in order (crunch.Options.Phase), after it; the parts add up to
+// the whole, and on Linux the processor time follows. Without --stats,
+// nothing of it.
+func TestStatsTime(t *testing.T) {
+	fixtures(t)
+	d := clitest.NewDir(t)
+	d.Write(t, "in.hprof", small)
+	r := d.Run(t, nil, crunchBin, "--stats", "in.hprof", "out.bmd")
+	clitest.ExpectOK(t, r)
+	line := ""
+	for _, l := range strings.Split(r.Stderr, "\n") {
+		if strings.HasPrefix(l, "time:") {
+			line = l
+		}
+	}
+	re := regexp.MustCompile(`^time: +([0-9.]+) ms from main's start to the output committed: ([0-9.]+) ms before pass 1, pass 1 ([0-9.]+) ms, numbering ([0-9.]+) ms, pass 2 ([0-9.]+) ms, ([0-9.]+) ms after(; processor time ([0-9.]+) ms, ([0-9.]+) cores busy)?$`)
+	m := re.FindStringSubmatch(line)
+	if m == nil {
+		t.Fatalf("--stats printed no time line of the form wanted:\n%s", r.Stderr)
+	}
+	var total, parts float64
+	for i := 1; i <= 6; i++ {
+		v, err := strconv.ParseFloat(m[i], 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 1 {
+			total = v
+		} else {
+			parts += v
+		}
+	}
+	// Each figure is rounded to 0.1 ms.
+	if total <= 0 || math.Abs(total-parts) > 0.3 {
+		t.Errorf("the parts add up to %.1f ms, the whole is %.1f ms: %s", parts, total, line)
+	}
+	if runtime.GOOS == "linux" && m[7] == "" {
+		t.Errorf("no processor time on Linux: %s", line)
+	}
+	r = d.Run(t, nil, crunchBin, "--force", "in.hprof", "out.bmd")
+	clitest.ExpectOK(t, r)
+	if strings.Contains(r.Stderr, "time:") {
+		t.Errorf("without --stats: %q", r.Stderr)
 	}
 }
 

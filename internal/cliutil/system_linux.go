@@ -3,6 +3,7 @@ package cliutil
 import (
 	"os"
 	"path/filepath"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -48,4 +49,15 @@ func openUnnamed(dir string, perm os.FileMode) *os.File {
 		return nil
 	}
 	return os.NewFile(uintptr(fd), filepath.Join(dir, "(unnamed)"))
+}
+
+// ProcessorTime returns the processor time the process has taken, user
+// and system, all its threads (getrusage(2), RUSAGE_SELF), and whether
+// the system told it.
+func ProcessorTime() (time.Duration, bool) {
+	var ru unix.Rusage
+	if unix.Getrusage(unix.RUSAGE_SELF, &ru) != nil {
+		return 0, false
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), true
 }
