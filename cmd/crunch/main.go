@@ -259,8 +259,9 @@ func run(c *cli.Context) error {
 	return nil
 }
 
-// mainStarted is the clock of the run from main's start on, whose
-// phases --stats prints.
+// mainStarted is the clock of the run, whose phases --stats prints: from
+// main's start, which sets it, or for a run of app in a test's process,
+// from the package's initialization.
 var mainStarted = newPhaseClock()
 
 // A phaseClock keeps when a run started, and when each phase of its
@@ -279,6 +280,7 @@ type instant struct {
 	cpu time.Duration
 }
 
+// newPhaseClock returns a clock started now.
 func newPhaseClock() *phaseClock {
 	c := &phaseClock{}
 	c.start = c.now()
