@@ -21,6 +21,7 @@ runs=${RUNS:-11}
 [[ $runs =~ ^[1-9][0-9]*$ ]] || { echo "phases: RUNS must be a number above 0, got '$runs'" >&2; exit 2; }
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
+. "$root/scripts/timing.sh"
 (cd "$root" && go build -o "$work/" ./cmd/crunch)
 
 # parts LINE: the time line's numbers, tab-separated: whole, before pass 1,
@@ -41,14 +42,14 @@ for i in $(seq "$runs"); do
     done
 done
 
-# median COLUMN FILE
-median() { cut -f"$1" "$2" | sort -g | awk 'NF { v[++n] = $1 } END { if (n == 0) { printf "-"; exit } printf "%.1f", n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2 }'; }
+# col N FILE: the median of FILE's column N (timing.sh, median).
+col() { median <(cut -f"$1" "$2"); }
 
 echo "$1: $runs runs each way, medians in ms (from main's start to the output committed)"
 printf '%-22s %8s %12s %8s %10s %8s %6s %10s\n' "" whole "before pass 1" "pass 1" numbering "pass 2" after processor
 for way in two one; do
     label="two cores"
     [[ $way == one ]] && label="GOMAXPROCS=1"
-    printf '%-22s %8s %12s %8s %10s %8s %6s %10s\n' "$label" "$(median 1 "$work/$way")" "$(median 2 "$work/$way")" \
-        "$(median 3 "$work/$way")" "$(median 4 "$work/$way")" "$(median 5 "$work/$way")" "$(median 6 "$work/$way")" "$(median 7 "$work/$way")"
+    printf '%-22s %8s %12s %8s %10s %8s %6s %10s\n' "$label" "$(col 1 "$work/$way")" "$(col 2 "$work/$way")" \
+        "$(col 3 "$work/$way")" "$(col 4 "$work/$way")" "$(col 5 "$work/$way")" "$(col 6 "$work/$way")" "$(col 7 "$work/$way")"
 done

@@ -53,10 +53,6 @@ ms() {
     awk '{ printf "%.3f\n", $4 * 1000 }' "$work/ms" >>"$out.cpu"
 }
 
-# median FILE [FORMAT]: the median of FILE's numbers, one a line, printed
-# with FORMAT (default %.1f).
-median() { sort -g "$1" | awk -v f="${2:-%.1f}" '{ v[NR] = $1 } END { printf f, NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-
 # busy TWO ONE [INDENT]: prints the medians of the processor time (user
 # and system, all threads: timeit) of the two-core runs, whose times are
 # in TWO, and of the one-core runs, in ONE, and of the cores each kept

@@ -1,4 +1,4 @@
-# Sourced by scripts/bench.sh, scale.sh and vsoriginal.sh: the one way they time
+# Sourced by scripts/bench.sh, scale.sh, vsoriginal.sh, rounds.sh and phases.sh: the one way they time
 # a command and read the floor of two passes. RUNS (default 3) runs each.
 
 RUNS=${RUNS:-3}
@@ -37,6 +37,11 @@ timed() {
 
 # best OUT: the line of OUT (from timed) with the smallest time.
 best() { sort -n "$1" | head -1; }
+
+# median FILE [FORMAT]: the median of FILE's numbers, one a line (empty
+# lines left out), printed with FORMAT (default %.1f); "-" where it has
+# none.
+median() { sort -g "$1" | awk -v f="${2:-%.1f}" 'NF { v[++n] = $1 } END { if (n == 0) { printf "-"; exit } printf f, n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2 }'; }
 
 # read_twice FILE OUT: puts FILE in the page cache, then prints the best
 # time of RUNS runs of `cat FILE FILE >/dev/null` (their times in OUT):
