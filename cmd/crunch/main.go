@@ -85,7 +85,6 @@ and spool files: 130 SIGINT, 143 SIGTERM, 129 SIGHUP, 131 SIGQUIT; 141 the
 output's reader (pipe or FIFO) went away before the end.`
 
 func main() {
-	mainStarted = newPhaseClock()
 	cliutil.CollectLess(gcPercent)
 	heapAdvised = adviseHeap()
 	os.Exit(cliutil.Run(app(), os.Args))
@@ -259,9 +258,9 @@ func run(c *cli.Context) error {
 	return nil
 }
 
-// mainStarted is the clock of the run, whose phases --stats prints: from
-// main's start, which sets it, or for a run of app in a test's process,
-// from the package's initialization.
+// mainStarted is the clock of the run, whose phases --stats prints,
+// started as package main is initialized: the last package to be, just
+// before main runs.
 var mainStarted = newPhaseClock()
 
 // A phaseClock keeps when a run started, and when each phase of its
@@ -269,8 +268,13 @@ var mainStarted = newPhaseClock()
 // process had taken by then, for --stats.
 type phaseClock struct {
 	start  instant
-	phases []crunch.Phase
-	at     []instant
+	phases []phaseStart
+}
+
+// A phaseStart is when a phase of the crunch began.
+type phaseStart struct {
+	phase crunch.Phase
+	at    instant
 }
 
 // An instant is a moment of the run: the clock, and the processor time
@@ -295,8 +299,7 @@ func (c *phaseClock) now() instant {
 
 // mark notes that phase p begins now.
 func (c *phaseClock) mark(p crunch.Phase) {
-	c.phases = append(c.phases, p)
-	c.at = append(c.at, c.now())
+	c.phases = append(c.phases, phaseStart{p, c.now()})
 }
 
 // print writes the run's time from main's start to end, the output
@@ -307,18 +310,19 @@ func (c *phaseClock) print(w io.Writer, end instant) {
 	ms := func(d time.Duration) string { return fmt.Sprintf("%.1f", float64(d)/1e6) }
 	var b strings.Builder
 	fmt.Fprintf(&b, "time:   %s ms from main's start to the output committed", ms(end.t.Sub(c.start.t)))
-	if len(c.at) > 0 {
-		fmt.Fprintf(&b, ": %s ms before pass 1", ms(c.at[0].t.Sub(c.start.t)))
-		for i, p := range c.phases {
-			next := end.t
-			if i+1 < len(c.at) {
-				next = c.at[i+1].t
-			}
-			if p == crunch.PhaseDone {
-				fmt.Fprintf(&b, ", %s ms after", ms(next.Sub(c.at[i].t)))
-			} else {
-				fmt.Fprintf(&b, ", %s %s ms", p, ms(next.Sub(c.at[i].t)))
-			}
+	if len(c.phases) > 0 {
+		fmt.Fprintf(&b, ": %s ms before pass 1", ms(c.phases[0].at.t.Sub(c.start.t)))
+	}
+	for i, p := range c.phases {
+		next := end.t
+		if i+1 < len(c.phases) {
+			next = c.phases[i+1].at.t
+		}
+		took := ms(next.Sub(p.at.t))
+		if p.phase == crunch.PhaseDone {
+			fmt.Fprintf(&b, ", %s ms after", took)
+		} else {
+			fmt.Fprintf(&b, ", %s %s ms", p.phase, took)
 		}
 	}
 	if cpu := end.cpu - c.start.cpu; cpu > 0 {
