@@ -1019,7 +1019,10 @@ func TestSplitArrayClasses(t *testing.T) { bothSplitReads(t, testSplitArrayClass
 func testSplitArrayClasses(t *testing.T) {
 	for _, idSize := range []int{4, 8} {
 		var buf bytes.Buffer
-		w, _ := hprof.NewWriter(&buf, hprof.Header{Version: hprof.Version102, IDSize: idSize})
+		w, err := hprof.NewWriter(&buf, hprof.Header{Version: hprof.Version102, IDSize: idSize})
+		if err != nil {
+			t.Fatal(err)
+		}
 		w.SegmentSize = 4 << 10
 		enc := w.Encoder()
 		w.WriteRecord(hprof.TagString, 0, enc.AppendString(nil, 1, []byte("java.lang.Object")))
