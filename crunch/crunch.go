@@ -31,7 +31,9 @@ type Options struct {
 	Progress func(pass int, done int64)
 	// Phase, when set, is called on the goroutine that runs the crunch
 	// as each of its phases starts, in order, and with PhaseDone once the
-	// BMD is written to its end; not after an error.
+	// BMD is written to its end (with CrunchV1, the version 2 records it
+	// turns into version 1, whose last may still be on their way); not
+	// after an error.
 	Phase func(Phase)
 	// hashName, when set, hashes a name that is not kept in the clear
 	// (CrunchV1 sets Java's hash); nil is names.Hash and names.Len.
