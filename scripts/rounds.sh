@@ -19,6 +19,10 @@
 # processor time and cores kept busy (busy, below), then the same medians
 # and ratios over the rounds whose probe found the cores near, and over
 # those that found them far.
+# BUSY=1 keeps a shell loop running through the rounds (as bench.sh's
+# "one core busy": a phone's other work), so that the medians say whether
+# crunch's second core pays where another program holds a core: one core
+# over two under 1 where it does not.
 # READBACK=1 first drops each dump from the page cache and reads it back
 # (timing.sh, reread_pages). Wall times from internal/cmd/timeit
 # (timing.sh, time1), in ms; they include a process's start and end, as
@@ -30,7 +34,8 @@ rounds=$1; shift
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "rounds: ROUNDS must be a number above 0, got '$rounds'" >&2; exit 2; }
 for f in "$@"; do [[ -r $f ]] || { echo "rounds: cannot read $f" >&2; exit 2; }; done
 work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
+loop=""
+trap '[[ -z "$loop" ]] || kill "$loop" 2>/dev/null; rm -rf "$work"' EXIT
 . "$root/scripts/timing.sh"
 (cd "$root" && go build -o "$work/" ./cmd/crunch ./internal/cmd/coreprobe ./internal/cmd/pagelayout)
 timeit_build "$work"
@@ -78,6 +83,11 @@ for f in "$@"; do
     page_layout "$work/pagelayout" "$f" >"$work/$n.pages"
     for k in probe read two one; do : >"$work/$n.$k"; : >"$work/$n.$k.faults"; : >"$work/$n.$k.cpu"; done
 done
+loopNote=""
+if [[ ${BUSY:-} == 1 ]]; then
+    sh -c 'while :; do :; done' &
+    loop=$! loopNote=", a shell loop running through them (BUSY=1)"
+fi
 for _ in $(seq "$rounds"); do
     n=0
     for f in "$@"; do
@@ -88,11 +98,15 @@ for _ in $(seq "$rounds"); do
         GOMAXPROCS=1 ms "$work/$n.one" "$work/crunch" -q "$f" /dev/null # no env(1): its own start would count
     done
 done
+if [[ -n $loop ]]; then
+    kill "$loop"
+    loop=""
+fi
 n=0
 for f in "$@"; do
     n=$((n + 1))
     read2=$(median "$work/$n.read") two=$(median "$work/$n.two") one=$(median "$work/$n.one")
-    echo "$f: $rounds rounds"
+    echo "$f: $rounds rounds$loopNote"
     echo "  its pages before the rounds: $(cat "$work/$n.pages")"
     echo "  its pages after them: $(page_layout "$work/pagelayout" "$f")"
     grep -E '^[0-9]+$' "$work/$n.probe" | sort -n >"$work/$n.ns" || true
