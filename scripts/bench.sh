@@ -19,9 +19,9 @@
 # others, which changes the times with two cores, not those with one).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-in="$1"; work="$(mktemp -d)"; busy=""
-trap '[[ -z "$busy" ]] || kill "$busy" 2>/dev/null; rm -rf "$work"' EXIT
+in="$1"; work="$(mktemp -d)"
 . "$root/scripts/timing.sh"
+trap 'busy_end; rm -rf "$work"' EXIT
 (cd "$root" && go build -o "$work/" ./cmd/crunch ./cmd/decrunch ./internal/cmd/coreprobe ./internal/cmd/pagelayout)
 timeit_build "$work"
 
@@ -40,14 +40,14 @@ echo "input: $(stat -c %s "$in") bytes; reading it twice from the page cache: $(
 echo "its pages: $(page_layout "$work/pagelayout" "$in")"
 report "crunch" "$work/crunch" -q "$in" /dev/null
 GOMAXPROCS=1 report "crunch, GOMAXPROCS=1" "$work/crunch" -q "$in" /dev/null
-sh -c 'while :; do :; done' & busy=$!
+busy_loop
 report "crunch, one core busy" "$work/crunch" -q "$in" /dev/null
-kill "$busy"; busy=""
+busy_end
 "$work/crunch" -q "$in" "$work/out.bmd"
 echo "BMD: $(stat -c %s "$work/out.bmd") bytes"
 report "decrunch" "$work/decrunch" -q --force "$work/out.bmd" -o /dev/null
 GOMAXPROCS=1 report "decrunch, GOMAXPROCS=1" "$work/decrunch" -q --force "$work/out.bmd" -o /dev/null
-sh -c 'while :; do :; done' & busy=$!
+busy_loop
 report "decrunch, one core busy" "$work/decrunch" -q --force "$work/out.bmd" -o /dev/null
-kill "$busy"; busy=""
+busy_end
 echo "cores: $("$work/coreprobe")"

@@ -34,9 +34,8 @@ rounds=$1; shift
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "rounds: ROUNDS must be a number above 0, got '$rounds'" >&2; exit 2; }
 for f in "$@"; do [[ -r $f ]] || { echo "rounds: cannot read $f" >&2; exit 2; }; done
 work="$(mktemp -d)"
-loop=""
-trap '[[ -z "$loop" ]] || kill "$loop" 2>/dev/null; rm -rf "$work"' EXIT
 . "$root/scripts/timing.sh"
+trap 'busy_end; rm -rf "$work"' EXIT
 (cd "$root" && go build -o "$work/" ./cmd/crunch ./internal/cmd/coreprobe ./internal/cmd/pagelayout)
 timeit_build "$work"
 
@@ -85,8 +84,8 @@ for f in "$@"; do
 done
 loopNote=""
 if [[ ${BUSY:-} == 1 ]]; then
-    sh -c 'while :; do :; done' &
-    loop=$! loopNote=", a shell loop running through them (BUSY=1)"
+    busy_loop
+    loopNote=", a shell loop running through them (BUSY=1)"
 fi
 for _ in $(seq "$rounds"); do
     n=0
@@ -98,10 +97,7 @@ for _ in $(seq "$rounds"); do
         GOMAXPROCS=1 ms "$work/$n.one" "$work/crunch" -q "$f" /dev/null # no env(1): its own start would count
     done
 done
-if [[ -n $loop ]]; then
-    kill "$loop"
-    loop=""
-fi
+busy_end
 n=0
 for f in "$@"; do
     n=$((n + 1))

@@ -7,6 +7,20 @@ RUNS=${RUNS:-3}
 # its binaries (timeit_build) before it times anything.
 TIMEIT=${TIMEIT:-}
 
+# busy_loop starts a shell loop that keeps a core busy (a phone's other
+# work: bench.sh's "one core busy", rounds.sh's BUSY=1); busy_end stops it,
+# and does nothing where none runs. A script that starts one calls busy_end
+# in its EXIT trap too, so that no loop outlives it.
+BUSY_PID=""
+busy_loop() {
+    sh -c 'while :; do :; done' &
+    BUSY_PID=$!
+}
+busy_end() {
+    [[ -z $BUSY_PID ]] || kill "$BUSY_PID" 2>/dev/null || true
+    BUSY_PID=""
+}
+
 # timeit_build DIR: builds internal/cmd/timeit into DIR and sets TIMEIT.
 timeit_build() {
     (cd "$(dirname "${BASH_SOURCE[0]}")/.." && go build -o "$1/timeit" ./internal/cmd/timeit)
