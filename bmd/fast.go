@@ -209,7 +209,8 @@ func (r *Reader) fastInstance(rec *Record, b []byte) int {
 	if r.inObjects && uint64(size) > r.objSize-r.objData {
 		return 0
 	}
-	if r.SkipValues {
+	skip := r.SkipValues && r.nextID != r.ValuesOf
+	if skip {
 		if k >= 0 {
 			if pos, ok = skipVarints(b, pos, int(k)); !ok {
 				return 0
@@ -224,7 +225,7 @@ func (r *Reader) fastInstance(rec *Record, b []byte) int {
 	}
 	self := r.nextID
 	values := rec.Values[:0]
-	if !r.SkipValues {
+	if !skip {
 		values = slices.Grow(values, len(ch))[:len(ch)]
 	}
 	for i, f := range ch {

@@ -331,3 +331,103 @@ func TestSpecObjectsExample(t *testing.T) {
 		t.Errorf("the Writer writes % x, want % x then END", f.stream, want)
 	}
 }
+
+// TestDecodeRun: with SkipObjects and DecodeRun, the reader decodes the
+// runs DecodeRun picks, given their first ID and count, and returns their
+// records as a full read does (offsets, IDs, values), skips the others,
+// and returns the records that are not objects as a read with SkipObjects
+// alone does.
+func TestDecodeRun(t *testing.T) {
+	b := sampleBMD(t, crunch.Options{})
+	full := map[uint64]string{} // object ID -> the record as a full read renders it
+	r, err := bmd.NewReader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rec, err := r.Next(); err != io.EOF; rec, err = r.Next() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if isObject(rec.Kind) {
+			full[rec.ID] = fmt.Sprintf("@%d %s", rec.Offset, rtRender(rec))
+		}
+	}
+	skim, skimKinds, err := skimRead(b, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every other run, by the order DecodeRun is asked.
+	r, err = bmd.NewReader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.SkipObjects = true
+	asked, picked := 0, map[uint64]bool{}
+	last := uint64(0)
+	r.DecodeRun = func(first, count uint64) bool {
+		asked++
+		if first < last {
+			t.Errorf("run from ID %d asked after one from %d", first, last)
+		}
+		last = first
+		if asked%2 == 0 {
+			return false
+		}
+		for id := first; id < first+count; id++ {
+			picked[id] = true
+		}
+		return true
+	}
+	var rest []string
+	var restKinds []bmd.Kind
+	decoded := 0
+	for rec, err := r.Next(); err != io.EOF; rec, err = r.Next() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := fmt.Sprintf("@%d %s", rec.Offset, rtRender(rec))
+		if isObject(rec.Kind) && picked[rec.ID] {
+			decoded++
+			if s != full[rec.ID] {
+				t.Fatalf("object %d decoded as %q, a full read gives %q", rec.ID, s, full[rec.ID])
+			}
+			continue
+		}
+		rest, restKinds = append(rest, s), append(restKinds, rec.Kind)
+	}
+	if asked < 2 || decoded != len(picked) || decoded == 0 {
+		t.Fatalf("%d runs asked for, %d objects decoded of the %d picked", asked, decoded, len(picked))
+	}
+	// What is left is a read with SkipObjects, but the OBJECTS records of
+	// the runs decoded.
+	var want []string
+	for i, s := range skim {
+		if skimKinds[i] == bmd.KindObjects {
+			continue
+		}
+		want = append(want, s)
+	}
+	var got []string
+	for i, s := range rest {
+		if restKinds[i] != bmd.KindObjects {
+			got = append(got, s)
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("the records outside the runs decoded: %d, a read with SkipObjects gives %d", len(got), len(want))
+	}
+	if n := countKind(restKinds, bmd.KindObjects); n != asked/2 {
+		t.Errorf("%d OBJECTS records returned for %d runs skipped", n, asked/2)
+	}
+}
+
+// countKind counts k in kinds.
+func countKind(kinds []bmd.Kind, k bmd.Kind) int {
+	n := 0
+	for _, x := range kinds {
+		if x == k {
+			n++
+		}
+	}
+	return n
+}

@@ -104,6 +104,20 @@ type Reader struct {
 	// the 134 MB dump's BMD: 6 to 8 ms against 65 to 70).
 	SkipObjects bool
 
+	// DecodeRun, with SkipObjects, picks the runs Next decodes after all:
+	// a run whose objects take the IDs first to first+count-1 is decoded
+	// and its records returned, as without SkipObjects, if DecodeRun
+	// reports true for it. A pass that needs a few objects of known IDs
+	// reads the runs that hold them and skips the others (decrunch's
+	// enum names, enumnames.go).
+	DecodeRun func(first, count uint64) bool
+
+	// ValuesOf, with SkipValues, names an object whose values Next
+	// decodes all the same, if it is an instance: its ID, or 0 for none.
+	// A pass that needs the values of a few objects of known IDs, met in
+	// the order of their IDs, sets it to the next of them as it reads.
+	ValuesOf uint64
+
 	// MaxElements, when above 0, is the most elements Next puts in an
 	// OBJECT ARRAY's Elements: an array of more comes with Elements
 	// empty and Pending set to its length (Count), and NextElements
@@ -287,6 +301,10 @@ func (r *Reader) Layout(idx uint64) ([]Field, bool) {
 	return f, ok
 }
 
+// NextID returns the object ID that the next object record takes: the
+// objects of a run skipped (SkipObjects) have taken theirs.
+func (r *Reader) NextID() uint64 { return r.nextID }
+
 // Classes returns the number of class records read so far.
 func (r *Reader) Classes() uint64 { return uint64(r.lay.n) }
 
@@ -348,8 +366,8 @@ func (r *Reader) Next() (*Record, error) {
 			return nil, d.fail("not an object record, inside the OBJECTS run at offset %d", r.objAt)
 		}
 		recordDecoders[k](r, rec, d)
-		if k == KindObjects && d.err == nil && !r.SkipObjects {
-			return r.Next() // framing: the next record is the first of the run
+		if k == KindObjects && d.err == nil && r.inObjects {
+			return r.Next() // framing: the next record is the first of the run (decoded)
 		}
 	}
 	if d.err != nil {
@@ -709,7 +727,7 @@ func (r *Reader) readInstance(rec *Record, d *decoder) {
 		return
 	}
 	rec.Values = rec.Values[:0]
-	if r.SkipValues {
+	if r.SkipValues && self != r.ValuesOf {
 		d.skipValues(ch)
 		return
 	}
@@ -907,7 +925,7 @@ func (r *Reader) readObjects(rec *Record, d *decoder) {
 	case count == 0 || count > n/2 || count > 1<<32-1 || n > 1<<62: // an object record takes 2 bytes at least
 		d.fail("%d object records in %d bytes", count, n)
 		return
-	case !r.SkipObjects:
+	case !r.SkipObjects || r.DecodeRun != nil && r.DecodeRun(r.nextID, count):
 		r.inObjects, r.objAt, r.objEnd = true, rec.Offset, r.off()+int64(n)
 		r.objFirst, r.objCount = r.records, count
 		r.objSize, r.objData = size, 0

@@ -627,6 +627,11 @@ func (c *converter) runObjects(b *aheadBatch, lo, hi int) error {
 func (c *converter) instance(id, class uint64, trace uint32, types []bmd.Type, vals []uint64) error {
 	c.begun()
 	c.inst = c.instanceData(c.inst[:0], types, vals)
+	if e := c.enums; e != nil && id >= e.nextFix {
+		if f := e.due(id); f != nil && !f.array {
+			e.putCount(f, c.inst)
+		}
+	}
 	c.s.Tag, c.s.ID, c.s.StackTrace, c.s.ClassID, c.s.Data = hprof.SubInstanceDump, c.obj(id), trace, c.obj(class), c.inst
 	return c.object()
 }
@@ -676,6 +681,11 @@ func (c *converter) shapedInstance(id, class uint64, trace uint32, sh *classShap
 	}
 	for _, f := range sh.prims {
 		putValue(data[f.off:], f.size, vals[f.i])
+	}
+	if e := c.enums; e != nil && id >= e.nextFix {
+		if f := e.due(id); f != nil && !f.array {
+			e.putCount(f, data)
+		}
 	}
 	c.st.Objects++
 	return nil
@@ -752,6 +762,15 @@ func (c *converter) primitiveArray(tag hprof.SubTag, id uint64, trace, length ui
 	}
 	if !c.inHeap || c.idOverflow {
 		return c.canWrite(tag)
+	}
+	if e := c.enums; e != nil && id >= e.nextFix {
+		if f := e.due(id); f != nil && f.array {
+			if text := e.arrayText(f, length, elem); text != nil {
+				c.st.EnumNames++
+				c.s.Tag, c.s.ID, c.s.StackTrace, c.s.Length, c.s.ElemType, c.s.Data = tag, hid, trace, length, elem, text
+				return c.object()
+			}
+		}
 	}
 	if err := c.w.ZeroArray(hid, trace, length, elem); err != nil {
 		return err

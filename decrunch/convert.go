@@ -51,7 +51,9 @@ func Decrunch(src io.ReadSeeker, out io.Writer, opt Options) (*Stats, error) {
 	}
 	if r, ok := first.(*bmd.Reader); ok {
 		r.SkipValues = true  // the first pass needs no values,
-		r.SkipObjects = true // nor the objects of OBJECTS runs
+		r.SkipObjects = true // nor the objects of OBJECTS runs,
+		c.enums = newEnumNames(r)
+		c.enums.start(r) // but those of enum constants and their names (enumnames.go)
 	}
 	errA := c.firstPass(first)
 	if errA != nil && !salvageable(errA, opt) {
@@ -67,6 +69,14 @@ func Decrunch(src io.ReadSeeker, out io.Writer, opt Options) (*Stats, error) {
 		// What the heap records ask for, counted by the first pass:
 		// refused before any of it is written.
 		return nil, &OutputLimitError{Limit: opt.MaxOutput}
+	}
+	if c.enums != nil && errA == nil {
+		c.findEnumNames()
+	} else if c.enums != nil {
+		c.enums.fixes = nil // the first pass met damage: none
+	}
+	if c.enums != nil && len(c.enums.fixes) == 0 {
+		c.enums = nil // nothing for the writing pass to look for
 	}
 	second, err := c.open()
 	if err != nil {
@@ -99,6 +109,8 @@ type converter struct {
 	enc  hprof.BodyEncoder
 	ids  objectIDs
 	rn   *renamer
+
+	enums *enumNames // the enum constants' names to write (enumnames.go), or nil
 
 	source     Source // the one being read
 	idOverflow bool
@@ -266,12 +278,18 @@ func isObject(k bmd.Kind) bool {
 func (c *converter) firstPass(r Source) error {
 	c.source = r
 	for {
+		if c.enums != nil {
+			c.enums.before()
+		}
 		rec, err := r.Next()
 		if err == io.EOF {
 			return nil
 		}
 		if err != nil {
 			return err
+		}
+		if c.enums != nil && isObject(rec.Kind) {
+			c.enums.object(rec, c.texts)
 		}
 		if rec.Kind == bmd.KindInstance && rec.Class < uint64(len(c.shapes)) && c.shapes[rec.Class] != nil {
 			// An instance outside OBJECTS runs (most records of a file
@@ -297,8 +315,14 @@ func (c *converter) names(rec *bmd.Record) error {
 	case bmd.KindString, bmd.KindHashedString, bmd.KindArrayName:
 		return c.name(rec)
 	case bmd.KindLoadClass:
+		if c.enums != nil {
+			c.enums.loadClass(rec, c.texts)
+		}
 		return c.loadClass(rec)
 	case bmd.KindClass:
+		if c.enums != nil {
+			c.enums.class(rec, func(i int) string { return c.staticName(rec, i) })
+		}
 		if c.rn != nil {
 			return c.renameMembers(rec, nil)
 		}
@@ -637,6 +661,21 @@ func (c *converter) rename(rec *bmd.Record, sid uint64, orig string, ok bool, co
 		*count++
 	}
 	return id, nil
+}
+
+// staticName returns the name of static i of CLASS record rec as the
+// dump is written: the mapping's, if it renames it.
+func (c *converter) staticName(rec *bmd.Record, i int) string {
+	n := rec.Def.Statics[i].Name
+	if n >= uint64(len(c.texts)) {
+		return ""
+	}
+	if c.rn != nil {
+		if orig, ok := c.opt.Mapping.Field(c.rn.classBy[rec.Def.Index], c.rn.texts[n]); ok {
+			return orig
+		}
+	}
+	return c.texts[n]
 }
 
 // renameMembers renames the statics and fields of the class definition

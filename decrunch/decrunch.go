@@ -65,6 +65,11 @@ type Stats struct {
 
 	// Uses of names renamed by Options.Mapping.
 	RenamedClasses, RenamedFields, RenamedMethods uint64
+
+	// EnumNames counts the enum constants whose names were written back
+	// into their Strings, from the names of the static fields that hold
+	// them (enumnames.go).
+	EnumNames uint64
 }
 
 // HPROF IDs written: objects at multiples of the dump's alignment (8 or

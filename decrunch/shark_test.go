@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/heapcrunch/heapcrunch/apkstrings"
 	"github.com/heapcrunch/heapcrunch/crunch"
 	"github.com/heapcrunch/heapcrunch/internal/heapstat"
 	"github.com/heapcrunch/heapcrunch/internal/testutil"
@@ -29,13 +30,14 @@ func sharkSummary(t *testing.T, tool, dump string) string {
 
 // sharkComparable drops the lines of a Shark report that may differ after
 // a round trip: the file's name and size (decrunch may cut the heap dump
-// into other segments), and the metadata Shark reads from String contents
-// (the process name and Build.MANUFACTURER), which no crunch keeps.
+// into other segments), the metadata Shark reads from String contents
+// (the process name and Build.MANUFACTURER), which no crunch keeps, and
+// the label it makes of a Fragment's tag, the app's String.
 func sharkComparable(report string) string {
 	var keep []string
 	for _, l := range strings.Split(report, "\n") {
 		if strings.HasPrefix(l, "file.name=") || strings.HasPrefix(l, "file.bytes=") || strings.HasPrefix(l, "metadata.App process name=") ||
-			strings.HasPrefix(l, "metadata.Build.MANUFACTURER=") {
+			strings.HasPrefix(l, "metadata.Build.MANUFACTURER=") || strings.Contains(l, "Fragment.mTag = ") {
 			continue
 		}
 		keep = append(keep, l)
@@ -158,4 +160,47 @@ func appNameTable(t *testing.T, src []byte) *NameTable {
 		add(n)
 	}
 	return names
+}
+
+// TestSharkFragmentLeak is the product's flow on the leak Android apps
+// have most, an androidx Fragment kept after it was destroyed
+// (testdata/fragment: a HotSpot dump of gen/FragmentLeak.java, with
+// stand-ins for android.os.Build on the boot class path and for androidx
+// in the app's jar). Shark finds a destroyed Fragment by the name of its
+// lifecycle state, an enum constant's name String, which a BMD does not
+// hold: crunched with defaults and restored with the app's jar alone,
+// Shark must give the same report as on the original, the leak, its trace
+// and its retained size included (decrunch writes the constants' names
+// back, enumnames.go).
+func TestSharkFragmentLeak(t *testing.T) {
+	tool := testutil.SharedTool(t, "shark/shark-summary.sh")
+	dir := testutil.Fixture("fragment")
+	orig := filepath.Join(t.TempDir(), "fragmentleak.hprof")
+	src := testutil.ReadAll(t, filepath.Join(dir, "fragmentleak.hprof.gz"))
+	if err := os.WriteFile(orig, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := sharkComparable(sharkSummary(t, tool, orig))
+	for _, line := range []string{"metadata.Build.VERSION.SDK_INT=33", "applicationLeaks=1", "shortDescription=FragmentLeak.leakedFragment",
+		"Leaking: YES (Fragment.mLifecycleRegistry.state is DESTROYED)"} {
+		if !strings.Contains(want, line) {
+			t.Fatalf("Shark on the original dump does not report %q: the oracle changed", line)
+		}
+	}
+	names := NewNameTable()
+	add := names.Source("fragmentleak-app.jar")
+	if _, err := apkstrings.ReadJAR(filepath.Join(dir, "fragmentleak-app.jar"), func(s string) { apkstrings.Spellings(s, add) }); err != nil {
+		t.Fatal(err)
+	}
+	out, st := decrunchBytes(t, crunchBytes(t, src, crunch.Options{}), Options{Names: names})
+	if st.Missing != 0 || st.EnumNames == 0 {
+		t.Errorf("%d hashed names not recovered from the app's jar, %d enum names written back", st.Missing, st.EnumNames)
+	}
+	p := filepath.Join(t.TempDir(), "restored.hprof")
+	if err := os.WriteFile(p, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := sharkComparable(sharkSummary(t, tool, p)); got != want {
+		t.Errorf("Shark's report differs:\n%s", lineDiff(want, got))
+	}
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerate the committed test dumps in testdata/ (see testdata/README.md).
 #
-#   scripts/gentestdata.sh          Sample, Secrets, LibUser, HugeArray, Sample with ZGC and
+#   scripts/gentestdata.sh          Sample, Secrets, LibUser, HugeArray, FragmentLeak, Sample with ZGC and
 #                                   Shenandoah (64-bit JVM, 8-byte IDs)
 #   WITH_ID32=1 scripts/gentestdata.sh   also sample32.hprof.gz (needs scripts/install-jdk32.sh)
 #   WITH_PROGUARD=1 scripts/gentestdata.sh   also obfuscated/* (needs proguard: apt-get install proguard)
@@ -47,6 +47,14 @@ cp "$TMP/libuser/lib.jar" "$TMP/libuser/libuser-app.jar" "$TD/libuser/"
 # array in pieces.
 "$ROOT/scripts/gendump.sh" HugeArray "$TMP/hugearray.hprof" 200000
 pack "$TMP/hugearray.hprof" "$TD/hugearray.hprof.gz"
+
+# An app that leaks an androidx Fragment, on stand-ins for android.os.Build
+# (boot class path) and androidx (the app's jar): Shark's Android analysis
+# finds the leak by the name of the fragment's lifecycle state.
+FRAGMENT_OUT=$TMP/fragment "$ROOT/scripts/gendump.sh" FragmentLeak "$TMP/fragment/fragmentleak.hprof"
+mkdir -p "$TD/fragment"
+pack "$TMP/fragment/fragmentleak.hprof" "$TD/fragment/fragmentleak.hprof.gz"
+cp "$TMP/fragment/fragmentleak-app.jar" "$TD/fragment/"
 
 # The collectors whose dumps list objects in heap-walk order, not by
 # address.

@@ -56,6 +56,13 @@ the right flag. Of a source's names, decrunch keeps those whose hash the
 BMD holds (version 2, xxhash64), which it reads for them first; of a
 --mapping, the classes whose names it holds, hashed or in the clear.
 
+Strings and primitive arrays have no text in a BMD: their characters are
+written as zeros. An enum constant's name is the exception: it is the name
+of the static field that holds the constant, which the BMD keeps, and
+decrunch writes it into the constant's name String (version 2; a renamed
+field needs the build's --mapping), where analyzers read it (LeakCanary
+finds a destroyed androidx Fragment by its lifecycle state's name).
+
 With --salvage, a truncated or damaged BMD (plain or compressed) gives an
 HPROF of everything before the damage: every block of the BMD whose checksum
 holds, with the names and class definitions its objects need.
@@ -647,6 +654,7 @@ func printStats(c *cli.Context, st *decrunch.Stats, names *decrunch.NameTable, m
 		fmt.Fprintf(os.Stderr, "mapping: %d class lines read, %d classes kept, renamed %d class, %d field and %d method name uses\n", mapping.ClassLines(), mapping.Classes(), st.RenamedClasses, st.RenamedFields, st.RenamedMethods)
 	}
 	fmt.Fprintf(os.Stderr, "objects: %d, roots: %d, HPROF bytes: %d\n", st.Objects, st.Roots, st.OutBytes)
+	fmt.Fprintf(os.Stderr, "enum constants' names written back from their static fields' names: %d Strings\n", st.EnumNames)
 }
 
 // info prints what the header of a BMD file says, reading nothing else:

@@ -17,10 +17,17 @@ import (
 // sub-record of the dump in data, and returns the first error, the
 // reader's or f's.
 func Walk(data []byte, f func(rec hprof.Record, r *hprof.Reader, s *hprof.SubRecord) error) error {
+	return walk(data, false, f)
+}
+
+// walk is Walk, with the elements of primitive arrays in their
+// sub-records' Data if arrays is set (hprof.Reader.ArrayData).
+func walk(data []byte, arrays bool, f func(rec hprof.Record, r *hprof.Reader, s *hprof.SubRecord) error) error {
 	r, err := hprof.NewReader(bytes.NewReader(data))
 	if err != nil {
 		return err
 	}
+	r.ArrayData = arrays
 	for rec, err := range r.Records() {
 		if err != nil {
 			return err

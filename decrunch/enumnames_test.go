@@ -1,0 +1,325 @@
+package decrunch
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/heapcrunch/heapcrunch/apkstrings"
+	"github.com/heapcrunch/heapcrunch/crunch"
+	"github.com/heapcrunch/heapcrunch/hprof"
+	"github.com/heapcrunch/heapcrunch/internal/heapstat"
+	"github.com/heapcrunch/heapcrunch/internal/testutil"
+)
+
+// TestEnumNames is the user's flow (crunch with defaults, decrunch with
+// the app's own names) on every real dump: each enum constant's name, as
+// Shark reads the String (heapstat.EnumNames), must read in the round
+// trip as in the original wherever the original's is the name of the
+// static field that holds the constant, the one source of it in a BMD
+// file; elsewhere (a build that renamed the field) its characters are
+// zeros, as every String's were before.
+func TestEnumNames(t *testing.T) {
+	more := []string{testutil.Fixture("libuser/libuser.hprof.gz"), testutil.Fixture("obfuscated/obfuscated.hprof.gz"),
+		testutil.Fixture("fragment/fragmentleak.hprof.gz")}
+	for _, p := range append(layoutInputs(t), more...) {
+		t.Run(filepath.Base(p), func(t *testing.T) {
+			src := testutil.ReadAll(t, p)
+			want, err := heapstat.EnumNames(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, st := decrunchBytes(t, crunchBytes(t, src, crunch.Options{}), Options{Names: appNameTable(t, src)})
+			got, err := heapstat.EnumNames(out)
+			if err != nil {
+				t.Fatalf("output does not read back: %v", err)
+			}
+			same, other := 0, 0
+			var bad []string
+			for k, w := range want {
+				field := k[strings.LastIndexByte(k, '.')+1:]
+				g, ok := got[k]
+				switch {
+				case !ok:
+					bad = append(bad, k+": not in the round trip")
+				case w == field && g == w:
+					same++
+				case w != field && g == strings.Repeat("\x00", len(w)):
+					other++
+				default:
+					bad = append(bad, k+": "+quote(g)+" where the original has "+quote(w))
+				}
+			}
+			sort.Strings(bad)
+			if len(bad) > 0 {
+				t.Fatalf("%d of %d constants:\n%s", len(bad), len(want), strings.Join(bad[:min(len(bad), 20)], "\n"))
+			}
+			if len(got) != len(want) {
+				t.Errorf("%d constants in the round trip, %d in the original", len(got), len(want))
+			}
+			// Constants of the same name share an interned String.
+			if st.EnumNames > uint64(same) || same > 0 && st.EnumNames == 0 {
+				t.Errorf("Stats.EnumNames %d, %d constants' names written", st.EnumNames, same)
+			}
+			t.Logf("%d enum constants: %d names written back (%d Strings), %d not the field's name", len(want), same, st.EnumNames, other)
+		})
+	}
+}
+
+// TestEnumNamesMapping: in an app whose build renamed an enum's fields
+// (the obfuscated fixture, ProGuard), its constants' names are written
+// back where decrunch is given the build's mapping, which names the
+// fields as the constants.
+func TestEnumNamesMapping(t *testing.T) {
+	dir := testutil.Fixture("obfuscated")
+	src := testutil.ReadAll(t, filepath.Join(dir, "obfuscated.hprof.gz"))
+	m, err := apkstrings.ParseMapping(bytes.NewReader(testutil.ReadAll(t, filepath.Join(dir, "mapping.txt"))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, st := decrunchBytes(t, crunchBytes(t, src, crunch.Options{}), Options{Names: appNameTable(t, src), Mapping: m})
+	got, err := heapstat.EnumNames(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var level []string
+	for k, g := range got {
+		i := strings.LastIndexByte(k, '.')
+		cls, field := k[:i], k[i+1:]
+		if g != field {
+			t.Errorf("%s reads %s", k, quote(g))
+		}
+		if strings.ReplaceAll(cls, "/", ".") == "org.example.lib.Level" {
+			level = append(level, g)
+		}
+	}
+	sort.Strings(level)
+	if want := []string{"DEBUG", "ERROR", "INFO", "TRACE", "WARN"}; !slices.Equal(level, want) {
+		t.Errorf("org.example.lib.Level's constants read %q, want %q", level, want)
+	}
+	t.Logf("%d constants, %d Strings written back", len(got), st.EnumNames)
+}
+
+func quote(s string) string { return "\"" + s + "\"" }
+
+// enumFlavour is a String layout of a VM, as its dumps have it.
+type enumFlavour struct {
+	name    string
+	fields  []string // java.lang.String's instance fields, "value" the array
+	elem    hprof.BasicType
+	sdk     int64              // android.os.Build$VERSION.SDK_INT, or -1 for none
+	count   func(n int) uint32 // the count a String of n ASCII chars has, if String has one
+	charFor map[string]bool    // the names whose array is of chars where elem is Byte (ART's uncompressed)
+}
+
+var enumFlavours = []enumFlavour{
+	{name: "jdk", fields: []string{"value", "coder", "hash"}, elem: hprof.Byte, sdk: -1},
+	{name: "dalvik", fields: []string{"count", "hashCode", "offset", "value"}, elem: hprof.Char, sdk: 19, count: func(n int) uint32 { return uint32(n) }},
+	{name: "art25", fields: []string{"count", "hash", "value"}, elem: hprof.Char, sdk: 25, count: func(n int) uint32 { return uint32(n) }},
+	{name: "art33", fields: []string{"count", "hash", "value"}, elem: hprof.Byte, sdk: 33, count: func(n int) uint32 { return uint32(n) << 1 },
+		charFor: map[string]bool{"GREEN": true}},
+}
+
+// enumDump returns an HPROF of an app's enum com.example.Color on the
+// String layout of flavour f: RED, whose name String lies before it (its
+// array after the String); GREEN, its String and array after it; BLUE, a
+// constant with a body (Color$1), its array before its String, before it;
+// DEFAULT, an alias of RED; and a static "a" that holds the constant
+// named LONGNAME (a field renamed by a build). Each String has the text
+// and count a VM gives it.
+func enumDump(t *testing.T, f enumFlavour) []byte {
+	t.Helper()
+	var out bytes.Buffer
+	w, err := hprof.NewWriter(&out, hprof.Header{Version: hprof.Version102, IDSize: 4, Timestamp: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc := w.Encoder()
+	sid := map[string]uint64{}
+	str := func(s string) uint64 {
+		if id, ok := sid[s]; ok {
+			return id
+		}
+		id := uint64(0x100 + 8*len(sid))
+		sid[s] = id
+		w.WriteRecord(hprof.TagString, 0, enc.AppendString(nil, id, []byte(s)))
+		return id
+	}
+	const (
+		object, enum, stringC, color, color1, build, colorArr = 0x1000, 0x1010, 0x1020, 0x1030, 0x1040, 0x1050, 0x1060
+	)
+	classes := []struct {
+		id   uint64
+		name string
+	}{{object, "java.lang.Object"}, {enum, "java.lang.Enum"}, {stringC, "java.lang.String"}, {color, "com.example.Color"},
+		{color1, "com.example.Color$1"}, {build, "android.os.Build$VERSION"}, {colorArr, "com.example.Color[]"}}
+	for i, c := range classes {
+		w.WriteRecord(hprof.TagLoadClass, 0, enc.AppendLoadClass(nil, hprof.LoadClass{Serial: uint32(i + 1), ClassID: c.id, Name: str(c.name)}))
+	}
+	// The objects: each name's String, its array, its constant.
+	type constant struct {
+		name        string
+		obj, s, arr uint64
+		class       uint64
+		statics     []string
+	}
+	consts := []constant{
+		{"RED", 0x2100, 0x2000, 0x2008, color, []string{"RED", "DEFAULT"}},
+		{"GREEN", 0x2110, 0x2200, 0x2208, color, []string{"GREEN"}},
+		{"BLUE", 0x2120, 0x1f10, 0x1f00, color1, []string{"BLUE"}},
+		{"LONGNAME", 0x2130, 0x2300, 0x2308, color, []string{"a"}},
+	}
+	w.BeginHeapDump(hprof.TagHeapDump, 0)
+	sub := func(s hprof.SubRecord) {
+		if err := w.WriteSub(&s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var strFields []hprof.Field
+	for _, n := range f.fields {
+		t := hprof.Int
+		switch n {
+		case "value":
+			t = hprof.Object
+		case "coder":
+			t = hprof.Byte
+		}
+		strFields = append(strFields, hprof.Field{Name: str(n), Type: t})
+	}
+	var statics []hprof.StaticField
+	for _, c := range consts {
+		for _, n := range c.statics {
+			statics = append(statics, hprof.StaticField{Name: str(n), Type: hprof.Object, Value: c.obj})
+		}
+	}
+	statics = append(statics, hprof.StaticField{Name: str("$VALUES"), Type: hprof.Object, Value: 0x2400})
+	app := uint64(0x4000) // the app's class loader: names hashed
+	sub(hprof.SubRecord{Tag: hprof.SubClassDump, Class: hprof.ClassDump{ID: object}})
+	sub(hprof.SubRecord{Tag: hprof.SubClassDump, Class: hprof.ClassDump{ID: enum, Super: object, InstanceSize: 8,
+		Fields: []hprof.Field{{Name: str("name"), Type: hprof.Object}, {Name: str("ordinal"), Type: hprof.Int}}}})
+	sub(hprof.SubRecord{Tag: hprof.SubClassDump, Class: hprof.ClassDump{ID: stringC, Super: object, InstanceSize: 16, Fields: strFields}})
+	sub(hprof.SubRecord{Tag: hprof.SubClassDump, Class: hprof.ClassDump{ID: color, Super: enum, Loader: app, InstanceSize: 8, Statics: statics}})
+	sub(hprof.SubRecord{Tag: hprof.SubClassDump, Class: hprof.ClassDump{ID: color1, Super: color, Loader: app, InstanceSize: 8}})
+	sub(hprof.SubRecord{Tag: hprof.SubClassDump, Class: hprof.ClassDump{ID: colorArr, Super: object, Loader: app}})
+	if f.sdk >= 0 {
+		sub(hprof.SubRecord{Tag: hprof.SubClassDump, Class: hprof.ClassDump{ID: build, Super: object,
+			Statics: []hprof.StaticField{{Name: str("SDK_INT"), Type: hprof.Int, Value: uint64(f.sdk)}}}})
+	}
+	type obj struct {
+		id  uint64
+		sub hprof.SubRecord
+	}
+	var objs []obj
+	for i, c := range consts {
+		elem := f.elem
+		if f.charFor[c.name] {
+			elem = hprof.Char
+		}
+		var arr []byte
+		for _, ch := range []byte(c.name) {
+			if elem == hprof.Char {
+				arr = append(arr, 0)
+			}
+			arr = append(arr, ch)
+		}
+		objs = append(objs, obj{c.arr, hprof.SubRecord{Tag: hprof.SubPrimitiveArrayDump, ID: c.arr, ElemType: elem, Length: uint32(len(c.name)), Data: arr}})
+		var data []byte
+		for _, n := range f.fields {
+			switch n {
+			case "value":
+				data = enc.AppendID(data, c.arr)
+			case "coder":
+				data = append(data, 0) // Latin-1
+			case "count":
+				n := f.count(len(c.name))
+				if elem == hprof.Char && f.elem == hprof.Byte {
+					n |= 1 // ART's uncompressed
+				}
+				data = binary.BigEndian.AppendUint32(data, n)
+			default:
+				data = binary.BigEndian.AppendUint32(data, 0)
+			}
+		}
+		objs = append(objs, obj{c.s, hprof.SubRecord{Tag: hprof.SubInstanceDump, ID: c.s, ClassID: stringC, Data: data}})
+		objs = append(objs, obj{c.obj, hprof.SubRecord{Tag: hprof.SubInstanceDump, ID: c.obj, ClassID: c.class,
+			Data: binary.BigEndian.AppendUint32(enc.AppendID(nil, c.s), uint32(i))}})
+	}
+	objs = append(objs, obj{0x2400, hprof.SubRecord{Tag: hprof.SubObjectArrayDump, ID: 0x2400, ClassID: colorArr, Elements: []uint64{0x2100, 0x2110, 0x2120, 0x2130}}})
+	slices.SortFunc(objs, func(a, b obj) int { return cmp.Compare(a.id, b.id) })
+	for _, o := range objs {
+		sub(o.sub)
+	}
+	sub(hprof.SubRecord{Tag: hprof.SubRootStickyClass, ID: color})
+	if err := w.EndHeapDump(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
+}
+
+// TestEnumNamesLayouts: on the String layouts of a JDK, Dalvik and ART
+// before and after Android 8 (enumDump), in every order of a constant, its
+// String and its array, each constant's name String reads after a round
+// trip as in the original, its count (where String has one) as the VM
+// gave it; the constant whose static was renamed keeps no text (its
+// String's count 0 on Android, where Shark then reads the empty string).
+func TestEnumNamesLayouts(t *testing.T) {
+	for _, f := range enumFlavours {
+		t.Run(f.name, func(t *testing.T) {
+			src := enumDump(t, f)
+			want, err := heapstat.EnumStrings(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, st := decrunchBytes(t, crunchBytes(t, src, crunch.Options{}), Options{Names: appNameTable(t, src)})
+			got, err := heapstat.EnumStrings(out)
+			if err != nil {
+				t.Fatalf("output does not read back: %v", err)
+			}
+			if len(want) != 5 || len(got) != 5 {
+				t.Fatalf("%d constants' statics in the original, %d in the round trip, want 5", len(want), len(got))
+			}
+			for k, w := range want {
+				g := got[k]
+				if strings.HasSuffix(k, ".a") {
+					if w.Text != "LONGNAME" || strings.Trim(g.Text, "\x00") != "" || g.Fields["count"] != 0 {
+						t.Errorf("%s: %q (count %d), want no text; the original %q", k, g.Text, g.Fields["count"], w.Text)
+					}
+					continue
+				}
+				if g.Text != w.Text || g.Fields["count"] != w.Fields["count"] || g.Fields["offset"] != 0 {
+					t.Errorf("%s: %q (count %d), want %q (count %d)", k, g.Text, g.Fields["count"], w.Text, w.Fields["count"])
+				}
+			}
+			if st.EnumNames != 3 {
+				t.Errorf("Stats.EnumNames %d, want 3 (RED and DEFAULT share a String)", st.EnumNames)
+			}
+		})
+	}
+}
+
+// TestEnumFuzzSeeds writes the BMD files of enumDump's dumps as seeds of
+// FuzzDecrunch (testdata/fuzz), where ENUM_FUZZ_SEEDS is set: a seed
+// whose classes hold enum constants, which the dumps sampled for the
+// other seeds lack.
+func TestEnumFuzzSeeds(t *testing.T) {
+	if os.Getenv("ENUM_FUZZ_SEEDS") == "" {
+		t.Skip("writes seeds: set ENUM_FUZZ_SEEDS=1")
+	}
+	for _, f := range enumFlavours {
+		b := crunchBytes(t, enumDump(t, f), crunch.Options{})
+		p := filepath.Join("testdata", "fuzz", "FuzzDecrunch", "enum-"+f.name)
+		if err := os.WriteFile(p, fmt.Appendf(nil, "go test fuzz v1\n[]byte(%q)\n", b), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
