@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -307,19 +308,34 @@ func TestEnumNamesLayouts(t *testing.T) {
 	}
 }
 
-// TestEnumFuzzSeeds writes the BMD files of enumDump's dumps as seeds of
-// FuzzDecrunch (testdata/fuzz), where ENUM_FUZZ_SEEDS is set: a seed
-// whose classes hold enum constants, which the dumps sampled for the
-// other seeds lack.
+// TestEnumFuzzSeeds: the seeds of FuzzDecrunch in testdata/fuzz that hold
+// enum constants (the BMD files of enumDump's dumps, which the dumps
+// sampled for the other seeds lack) decrunch, and write names back: they
+// lead the fuzzer into enumnames.go. With ENUM_FUZZ_SEEDS=1 it writes
+// them first, from enumDump as it is.
 func TestEnumFuzzSeeds(t *testing.T) {
-	if os.Getenv("ENUM_FUZZ_SEEDS") == "" {
-		t.Skip("writes seeds: set ENUM_FUZZ_SEEDS=1")
-	}
 	for _, f := range enumFlavours {
-		b := crunchBytes(t, enumDump(t, f), crunch.Options{})
 		p := filepath.Join("testdata", "fuzz", "FuzzDecrunch", "enum-"+f.name)
-		if err := os.WriteFile(p, fmt.Appendf(nil, "go test fuzz v1\n[]byte(%q)\n", b), 0o644); err != nil {
+		if os.Getenv("ENUM_FUZZ_SEEDS") != "" {
+			b := crunchBytes(t, enumDump(t, f), crunch.Options{})
+			if err := os.WriteFile(p, fmt.Appendf(nil, "go test fuzz v1\n[]byte(%q)\n", b), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		seed, err := os.ReadFile(p)
+		if err != nil {
 			t.Fatal(err)
+		}
+		_, lit, ok := strings.Cut(strings.TrimSpace(string(seed)), "\n[]byte(")
+		if !ok || !strings.HasPrefix(string(seed), "go test fuzz v1\n") {
+			t.Fatalf("%s: not a fuzz seed", p)
+		}
+		text, err := strconv.Unquote(strings.TrimSuffix(lit, ")"))
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		if _, st := decrunchBytes(t, []byte(text), Options{Names: appNameTable(t, enumDump(t, f))}); st.EnumNames == 0 {
+			t.Errorf("%s: no enum name written back", p)
 		}
 	}
 }
