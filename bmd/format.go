@@ -49,7 +49,7 @@ const (
 	KindPlaceClasses    Kind = 22 // the next class definitions were dumped here, among the objects
 	KindArrayName       Kind = 23 // an array class name, made of its element name
 	KindObjectID        Kind = 24 // sets the ID of the next object record (files with several heap dumps)
-	KindObjects         Kind = 25 // frames a run of object records: its bytes, records and HPROF bytes (Next returns it only with SkipObjects)
+	KindObjects         Kind = 25 // frames a run of object records: its bytes, records and HPROF bytes (Next returns it only with SkipObjects, for a run it skips)
 	maxKind                  = 25
 )
 

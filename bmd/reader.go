@@ -916,7 +916,7 @@ func (r *Reader) readPlaceClasses(rec *Record, d *decoder) {
 }
 
 // readObjects reads the header of a run of object records, and skips the
-// run with SkipObjects.
+// run with SkipObjects, unless DecodeRun picks it.
 func (r *Reader) readObjects(rec *Record, d *decoder) {
 	n, count, size := d.uvarint(), d.uvarint(), d.uvarint()
 	switch {
