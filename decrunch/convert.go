@@ -671,11 +671,17 @@ func (c *converter) staticName(rec *bmd.Record, i int) string {
 		return ""
 	}
 	if c.rn != nil {
-		if orig, ok := c.opt.Mapping.Field(c.rn.classBy[rec.Def.Index], c.rn.texts[n]); ok {
+		if orig, ok := c.mappedMember(&rec.Def, n); ok {
 			return orig
 		}
 	}
 	return c.texts[n]
+}
+
+// mappedMember returns the mapping's name of the static or field named
+// name in class definition d, if the mapping renames it.
+func (c *converter) mappedMember(d *bmd.Class, name uint64) (string, bool) {
+	return c.opt.Mapping.Field(c.rn.classBy[d.Index], c.rn.texts[name])
 }
 
 // renameMembers renames the statics and fields of the class definition
@@ -685,7 +691,6 @@ func (c *converter) staticName(rec *bmd.Record, i int) string {
 // sets their IDs in cd and counts them.
 func (c *converter) renameMembers(rec *bmd.Record, cd *hprof.ClassDump) error {
 	d := &rec.Def
-	cls := c.rn.classBy[d.Index]
 	var count *uint64
 	if cd != nil {
 		count = &c.st.RenamedFields
@@ -696,7 +701,7 @@ func (c *converter) renameMembers(rec *bmd.Record, cd *hprof.ClassDump) error {
 		defer func() { c.idOverflow, c.overWhat = over, what }()
 	}
 	for i, f := range d.Statics {
-		orig, ok := c.opt.Mapping.Field(cls, c.rn.texts[f.Name])
+		orig, ok := c.mappedMember(d, f.Name)
 		id, err := c.rename(rec, f.Name, orig, ok, count)
 		if err != nil {
 			return err
@@ -706,7 +711,7 @@ func (c *converter) renameMembers(rec *bmd.Record, cd *hprof.ClassDump) error {
 		}
 	}
 	for i, f := range d.Fields {
-		orig, ok := c.opt.Mapping.Field(cls, c.rn.texts[f.Name])
+		orig, ok := c.mappedMember(d, f.Name)
 		id, err := c.rename(rec, f.Name, orig, ok, count)
 		if err != nil {
 			return err
