@@ -51,7 +51,7 @@ type enumNames struct {
 	consts   map[uint64][]constStatic // constant -> the statics that hold it
 	strNames map[uint64][]string      // name String -> its constants' names
 	arrayOf  map[uint64]uint64        // name String -> its array
-	found    map[uint64]bmd.Record    // array -> its type and length
+	found    map[uint64]bmd.Record    // array -> its type and length (the reading's, or as written)
 
 	// The reading: the IDs it still looks for ahead, least first (a heap:
 	// a file's statics come in any order, and a sorted slice took a copy
@@ -60,11 +60,10 @@ type enumNames struct {
 	want idHeap
 	next []uint64
 
-	fixes     []enumFix             // sorted by ID
-	fixAt     int                   // the first fix not passed by the writing pass
-	nextFix   uint64                // its ID (math.MaxUint64 past the last)
-	hasOffset bool                  // java.lang.String has an offset field
-	written   map[uint64]bmd.Record // array fixed -> its type and length, as written
+	fixes     []enumFix // sorted by ID
+	fixAt     int       // the first fix not passed by the writing pass
+	nextFix   uint64    // its ID (math.MaxUint64 past the last)
+	hasOffset bool      // java.lang.String has an offset field
 }
 
 // The classes enumNames looks for, in their spellings of LOAD CLASS
@@ -79,7 +78,6 @@ var enumClassNames = map[string]string{
 type enumClass struct {
 	super  uint64
 	fields []bmd.Field // its own instance fields
-	sdk    int64       // the value of its int static SDK_INT where kept, else -1
 }
 
 // constStatic is a static field of an enum class (owner) that refers to
@@ -165,8 +163,7 @@ func (e *enumNames) class(rec *bmd.Record, staticName func(i int) string) {
 	if _, seen := e.classes[rec.ID]; seen || d.Redump {
 		return
 	}
-	k := &enumClass{super: d.Super, fields: slices.Clone(d.Fields), sdk: -1}
-	e.classes[rec.ID] = k
+	e.classes[rec.ID] = &enumClass{super: d.Super, fields: slices.Clone(d.Fields)}
 	enum, isEnum := e.named["java.lang.Enum"]
 	isEnum = isEnum && d.Super == enum
 	for i, f := range d.Statics {
@@ -175,7 +172,7 @@ func (e *enumNames) class(rec *bmd.Record, staticName func(i int) string) {
 			e.consts[f.Value] = append(e.consts[f.Value], constStatic{rec.ID, staticName(i)})
 			e.follow(f.Value)
 		case f.Type == bmd.Int && f.Kept && e.named["android.os.Build$VERSION"] == rec.ID && staticName(i) == "SDK_INT":
-			k.sdk = int64(int32(f.Value))
+			e.sdk = int64(int32(f.Value))
 		}
 	}
 }
@@ -308,9 +305,6 @@ func (c *converter) findEnumNames() {
 			return
 		}
 	}
-	if k := e.classes[e.named["android.os.Build$VERSION"]]; k != nil {
-		e.sdk = k.sdk
-	}
 	e.makeFixes(c)
 }
 
@@ -371,19 +365,19 @@ func (e *enumNames) makeFixes(c *converter) {
 		}
 	}
 	slices.SortFunc(e.fixes, func(a, b enumFix) int { return cmp.Compare(a.id, b.id) })
-	e.written = map[uint64]bmd.Record{}
 	e.due(0)
 }
 
 // arrayText returns the elements of the array of fix f, of length
 // elements of elem, big-endian as HPROF writes them: the one of its names
-// that fits; nil if none does.
+// that fits; nil if none does. It notes the array's type and length for
+// the Strings written after it (putCount).
 func (e *enumNames) arrayText(f *enumFix, length uint32, elem hprof.BasicType) []byte {
+	e.found[f.id] = bmd.Record{Type: bmd.Type(elem), Count: length}
 	text, ok := fitting(f.names, int(length))
 	if !ok || elem != hprof.Char && elem != hprof.Byte {
 		return nil
 	}
-	e.written[f.id] = bmd.Record{Type: bmd.Type(elem), Count: length}
 	if elem == hprof.Byte {
 		return []byte(text)
 	}
@@ -398,10 +392,7 @@ func (e *enumNames) arrayText(f *enumFix, length uint32, elem hprof.BasicType) [
 // if its array has, or will have, one of its names (arrayText): written
 // before it, or found ahead of it by the reading.
 func (e *enumNames) putCount(f *enumFix, data []byte) {
-	arr, ok := e.written[f.arr]
-	if !ok && f.arr > f.id {
-		arr, ok = e.found[f.arr]
-	}
+	arr, ok := e.found[f.arr]
 	if !ok || f.off+4 > len(data) {
 		return
 	}
