@@ -37,7 +37,7 @@ func TestEnumNames(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out, st := decrunchBytes(t, crunchBytes(t, src, crunch.Options{}), Options{Names: appNameTable(t, src)})
+			out, st := userFlow(t, src, crunch.Options{})
 			got, err := heapstat.EnumNames(out)
 			if err != nil {
 				t.Fatalf("output does not read back: %v", err)
@@ -281,7 +281,7 @@ func TestEnumNamesLayouts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out, st := decrunchBytes(t, crunchBytes(t, src, crunch.Options{}), Options{Names: appNameTable(t, src)})
+			out, st := userFlow(t, src, crunch.Options{})
 			got, err := heapstat.EnumStrings(out)
 			if err != nil {
 				t.Fatalf("output does not read back: %v", err)

@@ -93,8 +93,7 @@ func TestDefaultsAppNames(t *testing.T) {
 	for _, p := range append(layoutInputs(t), more...) {
 		t.Run(filepath.Base(p), func(t *testing.T) {
 			src := testutil.ReadAll(t, p)
-			b := crunchBytes(t, src, crunch.Options{})
-			out, st := decrunchBytes(t, b, Options{Names: appNameTable(t, src)})
+			out, st := userFlow(t, src, crunch.Options{})
 			lines := sameHeap(t, heapstat.Canonical, src, out)
 			// The names not recovered are no class's or field's: the
 			// heap compared equal. On these inputs they are the method

@@ -66,7 +66,7 @@ func TestSharkDialer(t *testing.T) {
 		opt  crunch.Options
 	}{{"default", crunch.Options{}}, {"profile leak", crunch.Options{Profile: "leak"}}} {
 		t.Run(c.name, func(t *testing.T) {
-			out, st := decrunchBytes(t, crunchBytes(t, src, c.opt), Options{Names: appNameTable(t, src)})
+			out, st := userFlow(t, src, c.opt)
 			if st.Missing != 0 {
 				t.Errorf("%d hashed names not recovered from the app's names", st.Missing)
 			}
@@ -132,7 +132,7 @@ func TestSharkDropHeapImage(t *testing.T) {
 	if !strings.Contains(want, "applicationLeaks=1\n") || !strings.Contains(want, "totalRetainedBytes=836 totalRetainedObjects=16") {
 		t.Fatalf("Shark's leak analysis of the original changed: the oracle changed:\n%s", want)
 	}
-	out, st := decrunchBytes(t, crunchBytes(t, src, crunch.Options{DropHeaps: []string{"image"}}), Options{Names: appNameTable(t, src)})
+	out, st := userFlow(t, src, crunch.Options{DropHeaps: []string{"image"}})
 	if st.Missing != 0 {
 		t.Errorf("%d hashed names not recovered from the app's names", st.Missing)
 	}
@@ -143,6 +143,14 @@ func TestSharkDropHeapImage(t *testing.T) {
 	if got := sharkLeaks(t, sharkSummary(t, tool, p)); got != want {
 		t.Errorf("Shark's leak analysis differs:\n%s", lineDiff(want, got))
 	}
+}
+
+// userFlow is the user's flow on the dump src: crunched with opt (the
+// phone's), decrunched with only the names the app's own files give
+// (appNameTable).
+func userFlow(t *testing.T, src []byte, opt crunch.Options) ([]byte, *Stats) {
+	t.Helper()
+	return decrunchBytes(t, crunchBytes(t, src, opt), Options{Names: appNameTable(t, src)})
 }
 
 // appNameTable returns a name table of the names the app's own files give
