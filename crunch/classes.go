@@ -16,7 +16,7 @@ type classInfo struct {
 	dump        *hprof.ClassDump // its first dump
 	offset      int64            // where its first dump's CLASS DUMP sub-record is
 	keepAll     bool             // preserve-class or keep-primitives
-	keepFields  map[uint64]bool  // HPROF field and static name IDs kept by a profile
+	keepFields  map[uint64]bool  // HPROF field and static name IDs kept by a profile, and lifecycle flags
 	keepStatics map[uint64]bool  // HPROF static-name string IDs kept as platform facts
 	picks       []fieldPick      // what its instances keep (picks)
 	picked      bool             // picks is built
@@ -212,7 +212,7 @@ func (st *state) pickFields(k int, picks []fieldPick) ([]fieldPick, bool) {
 
 // keptValues decides which primitive values each class keeps: all with
 // --keep-primitives or --preserve-class, the fields of the profile, and
-// the platform facts of boot classes.
+// the platform facts and lifecycle flags of boot classes.
 func (st *state) keptValues() {
 	for _, ci := range st.classes {
 		ci.keepAll = st.opt.KeepPrimitives
@@ -240,6 +240,14 @@ func (st *state) keptValues() {
 			for _, f := range ci.dump.Statics {
 				if slices.Contains(fields, st.textOf(f.Name)) {
 					ci.keepStatics[f.Name] = true
+				}
+			}
+			for _, f := range ci.dump.Fields {
+				if slices.Contains(fields, st.textOf(f.Name)) {
+					if ci.keepFields == nil {
+						ci.keepFields = map[uint64]bool{}
+					}
+					ci.keepFields[f.Name] = true
 				}
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/heapcrunch/heapcrunch/bmd"
@@ -193,7 +194,7 @@ type state struct {
 	preserveNames map[string]bool // class name spellings to preserve
 	profileClass  map[string][]string
 	profileFields map[string]bool
-	factClass     map[string][]string // class name spellings -> platform fact statics
+	factClass     map[string][]string // class name spellings -> platform facts' statics and lifecycle flags
 	factFields    map[string]bool
 	drop          map[uint32]bool
 	addrs         addressLayout
@@ -232,7 +233,7 @@ func newState(opt *Options) (*state, error) {
 			st.preserveNames[s] = true
 		}
 	}
-	for _, p := range PlatformFacts {
+	for _, p := range slices.Concat(PlatformFacts, LifecycleFlags) {
 		for _, s := range classNameSpellings(p.Class) {
 			st.factClass[s] = append(st.factClass[s], p.Field)
 		}

@@ -2,6 +2,7 @@ package crunch_test
 
 import (
 	"bytes"
+	"slices"
 	"testing"
 
 	"github.com/heapcrunch/heapcrunch/bmd"
@@ -124,6 +125,54 @@ func TestProfileKeepsStatics(t *testing.T) {
 		case bmd.KindInstance:
 			if len(rec.Values) != 2 || rec.Values[0] != 5678 {
 				t.Errorf("instance values %v: want watchUptimeMillis 5678", rec.Values)
+			}
+		}
+	}
+}
+
+// TestLifecycleFlags: a default crunch keeps the lifecycle flags
+// (spec/bmd.md §7.3: Activity.mDestroyed and the others) in instances of
+// a framework class, one of the boot class loader, and in no app class of
+// the same name; the other primitive fields of the class keep no value.
+func TestLifecycleFlags(t *testing.T) {
+	classes := map[string][]string{}
+	for _, f := range crunch.LifecycleFlags {
+		classes[f.Class] = append(classes[f.Class], f.Field)
+	}
+	if len(classes) < 4 {
+		t.Fatalf("lifecycle flags of %d classes, want Activity, Window, MessageQueue and View", len(classes))
+	}
+	for class, flags := range classes {
+		for _, loader := range []uint64{0, 0x9000} {
+			kept := loader == 0
+			fields := append(slices.Clone(flags), "mSecret")
+			recs := keepRecords(t, loaderDump(t, loader, class, "", nil, fields), crunch.Options{})
+			found := 0
+			for _, rec := range recs {
+				switch rec.Kind {
+				case bmd.KindClass:
+					for i, f := range rec.Def.Fields {
+						if want := kept && i < len(flags); f.Kept != want {
+							t.Errorf("%s, loader 0x%x: field %d (%s) kept %v, want %v", class, loader, i, fields[i], f.Kept, want)
+						}
+					}
+				case bmd.KindInstance:
+					found++
+					// A dropped field reads 0, a kept one loaderDump's
+					// value of every field.
+					want := make([]uint64, len(fields))
+					for i := range flags {
+						if kept {
+							want[i] = 0x162e
+						}
+					}
+					if !slices.Equal(rec.Values, want) {
+						t.Errorf("%s, loader 0x%x: instance values %v, want %v", class, loader, rec.Values, want)
+					}
+				}
+			}
+			if found != 1 {
+				t.Fatalf("%s, loader 0x%x: %d instances, want 1", class, loader, found)
 			}
 		}
 	}

@@ -65,6 +65,26 @@ var LeakProfile = []struct{ Class, Field string }{
 	{"java.lang.Thread", "threadStatus"},
 }
 
+// LifecycleFlags lists the primitive instance fields of Android framework
+// classes that say whether an object's life has ended: an Activity
+// destroyed or finished, a Window destroyed, a MessageQueue quitting, a
+// View attached to a window once (then detached, its attachment gone).
+// LeakCanary's Shark (v2.14, AndroidObjectInspectors) decides by them
+// which objects are leaking: a destroyed Activity held from a root is the
+// leak it reports most, and Views, Windows and ViewRootImpls are leaking
+// when their Activity is destroyed. They are the framework's state, which
+// the app does not choose and which tells nothing of the user. A default
+// crunch keeps their values, in classes of the boot class loader only, as
+// it keeps PlatformFacts (spec/bmd.md §7.3).
+var LifecycleFlags = []struct{ Class, Field string }{
+	{"android.app.Activity", "mDestroyed"},
+	{"android.app.Activity", "mFinished"},
+	{"android.view.Window", "mDestroyed"},
+	{"android.os.MessageQueue", "mQuitting"},
+	{"android.os.MessageQueue", "mQuiting"}, // before API 17
+	{"android.view.View", "mWindowAttachCount"},
+}
+
 // PlatformFacts lists the primitive static fields of platform classes that
 // describe the runtime, not the user, and that analyzers read to infer the
 // API level or the object layout. A default crunch keeps their values, in

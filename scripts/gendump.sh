@@ -4,7 +4,7 @@
 #   scripts/gendump.sh PROGRAM OUT.hprof [program args...]
 #
 # PROGRAM is the base name of testdata/gen/PROGRAM.java (Sample, Secrets, LibUser, Big, HugeArray,
-# ManyClasses, Oom, FragmentLeak). Oom is not dumped by jcmd: it runs out of memory, and the JVM writes
+# ManyClasses, Oom, FragmentLeak, ActivityLeak). Oom is not dumped by jcmd: it runs out of memory, and the JVM writes
 # the dump itself (-XX:+HeapDumpOnOutOfMemoryError; XMX sets its heap, default 96m).
 # The program is compiled into a temporary directory under $GENDUMP_TMP (default
 # ${TMPDIR:-/tmp}), run until it prints READY, dumped with
@@ -35,9 +35,11 @@
 #   LIBUSER_OUT    LibUser only: directory that receives lib.jar (the library, built from
 #                  testdata/gen/lib), libuser-app.jar (the program's own classes) and
 #                  classes/ (the same classes unpacked). Default: the directory of OUT.hprof.
-#   FRAGMENT_OUT   FragmentLeak only: directory that receives fragmentleak-app.jar (androidx's
-#                  stand-ins and the program: what the app's APK holds). Default: the
-#                  directory of OUT.hprof. android.os.Build's stand-in runs on the boot
+#   APP_OUT        FragmentLeak and ActivityLeak only: directory that receives
+#                  fragmentleak-app.jar or activityleak-app.jar (androidx's stand-ins and
+#                  the program: what the app's APK holds). Default: the directory of
+#                  OUT.hprof. The stand-ins of the framework (android.os.Build,
+#                  android.app.Activity: testdata/gen/android/boot) run on the boot
 #                  class path (-Xbootclasspath/a), as a phone's framework does.
 #   PROGUARD=1     LibUser only: obfuscate the program and its library with ProGuard
 #                  (Debian: apt-get install proguard) and dump the obfuscated program, as
@@ -172,18 +174,19 @@ if [[ "$PROGRAM" == LibUser ]]; then
         proguard_libuser
         CP=$LIBOUT/obfuscated.jar
     fi
-elif [[ "$PROGRAM" == FragmentLeak ]]; then
-    # The Android framework's stand-in (android.os.Build) on the boot class
-    # path, as a phone's framework is; androidx's (Fragment, Lifecycle) and
-    # the program in the app's jar, as an APK holds them.
+elif [[ "$PROGRAM" == FragmentLeak || "$PROGRAM" == ActivityLeak ]]; then
+    # The Android framework's stand-ins (android.os.Build, android.app.Activity)
+    # on the boot class path, as a phone's framework is; androidx's (Fragment,
+    # Lifecycle) and the program in the app's jar, as an APK holds them.
     JAVAC_OPTS+=(-XDstringConcat=inline)
-    APPOUT=${FRAGMENT_OUT:-$OUTDIR}
+    APPOUT=${APP_OUT:-$OUTDIR}
+    APPJAR=$(echo "$PROGRAM" | tr '[:upper:]' '[:lower:]')-app.jar
     mkdir -p "$APPOUT" "$WORK/boot"
     APPOUT=$(cd "$APPOUT" && pwd)
-    "$JAVAC" "${JAVAC_OPTS[@]}" -d "$WORK/boot" $(find "$GEN/fragment/boot" -name '*.java' | sort)
-    "$JAVAC" "${JAVAC_OPTS[@]}" -cp "$WORK/boot" -d "$CP" $(find "$GEN/fragment/androidx" -name '*.java' | sort) "$SRC"
-    rm -f "$APPOUT/fragmentleak-app.jar"
-    "$JAR" --create --file "$APPOUT/fragmentleak-app.jar" -C "$CP" .
+    "$JAVAC" "${JAVAC_OPTS[@]}" -d "$WORK/boot" $(find "$GEN/android/boot" -name '*.java' | sort)
+    "$JAVAC" "${JAVAC_OPTS[@]}" -cp "$WORK/boot" -d "$CP" $(find "$GEN/android/androidx" -name '*.java' | sort) "$SRC"
+    rm -f "$APPOUT/$APPJAR"
+    "$JAR" --create --file "$APPOUT/$APPJAR" -C "$CP" .
     JAVA_OPTS="-Xbootclasspath/a:$WORK/boot ${JAVA_OPTS:-}"
 else
     "$JAVAC" "${JAVAC_OPTS[@]}" -d "$CP" "$SRC"

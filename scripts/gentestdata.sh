@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Regenerate the committed test dumps in testdata/ (see testdata/README.md).
 #
-#   scripts/gentestdata.sh          Sample, Secrets, LibUser, HugeArray, FragmentLeak, Sample with ZGC and
-#                                   Shenandoah (64-bit JVM, 8-byte IDs)
+#   scripts/gentestdata.sh          Sample, Secrets, LibUser, HugeArray, FragmentLeak, ActivityLeak,
+#                                   Sample with ZGC and Shenandoah (64-bit JVM, 8-byte IDs)
 #   WITH_ID32=1 scripts/gentestdata.sh   also sample32.hprof.gz (needs scripts/install-jdk32.sh)
 #   WITH_PROGUARD=1 scripts/gentestdata.sh   also obfuscated/* (needs proguard: apt-get install proguard)
 #   WITH_JDK25=1 scripts/gentestdata.sh      also sample-jdk25.hprof.gz (needs a JDK 25 in $JDK25_HOME,
@@ -51,10 +51,18 @@ pack "$TMP/hugearray.hprof" "$TD/hugearray.hprof.gz"
 # An app that leaks an androidx Fragment, on stand-ins for android.os.Build
 # (boot class path) and androidx (the app's jar): Shark's Android analysis
 # finds the leak by the name of the fragment's lifecycle state.
-FRAGMENT_OUT=$TMP/fragment "$ROOT/scripts/gendump.sh" FragmentLeak "$TMP/fragment/fragmentleak.hprof"
+APP_OUT=$TMP/fragment "$ROOT/scripts/gendump.sh" FragmentLeak "$TMP/fragment/fragmentleak.hprof"
 mkdir -p "$TD/fragment"
 pack "$TMP/fragment/fragmentleak.hprof" "$TD/fragment/fragmentleak.hprof.gz"
 cp "$TMP/fragment/fragmentleak-app.jar" "$TD/fragment/"
+
+# An app that leaks an Activity, on stand-ins for android.app.Activity and
+# android.os.Build (boot class path): Shark's Android analysis finds the
+# leak by the activity's mDestroyed, a lifecycle flag crunch keeps.
+APP_OUT=$TMP/activity "$ROOT/scripts/gendump.sh" ActivityLeak "$TMP/activity/activityleak.hprof"
+mkdir -p "$TD/activity"
+pack "$TMP/activity/activityleak.hprof" "$TD/activity/activityleak.hprof.gz"
+cp "$TMP/activity/activityleak-app.jar" "$TD/activity/"
 
 # The collectors whose dumps list objects in heap-walk order, not by
 # address.

@@ -9,7 +9,7 @@ import java.util.List;
  * reachable from a static field (the most common leak of Android apps),
  * beside a resumed one that is in use. Its heap runs on HotSpot with
  * stand-ins for the Android framework's android.os.Build (on the boot class
- * path) and androidx's Fragment and Lifecycle (testdata/gen/fragment/), so
+ * path) and androidx's Fragment and Lifecycle (testdata/gen/android/), so
  * that LeakCanary's Shark analyses its dump as an Android app's: it finds
  * the destroyed fragment by its lifecycle state's name, DESTROYED, the
  * text of an enum constant's name String.

@@ -1,0 +1,65 @@
+package com.example.activities;
+
+import android.app.Activity;
+
+/**
+ * An app that leaks an Activity, the leak LeakCanary reports most: a
+ * callback an activity registered and did not unregister holds the
+ * activity after the framework destroyed it. Beside it, a live activity
+ * in use. Its heap runs on HotSpot with stand-ins for the Android
+ * framework's android.app.Activity and android.os.Build on the boot class
+ * path (testdata/gen/android/boot/), so that LeakCanary's Shark analyses
+ * its dump as an Android app's: it finds the destroyed activity by its
+ * mDestroyed field, a primitive value of a framework class.
+ */
+public class ActivityLeak {
+    /** The registered callbacks: one of a destroyed activity, the leak. */
+    static Runnable onNetworkChange;
+
+    /** The activity in use. */
+    static Activity current;
+
+    /** The app's main activity, whose callback outlives it. */
+    public static class MainActivity extends Activity {
+        final byte[] header = new byte[2048];
+        int refreshes;
+
+        /** Refreshes the activity's content (an inner class: it holds the activity). */
+        class Refresh implements Runnable {
+            public void run() {
+                refreshes++;
+            }
+        }
+    }
+
+    /** Another activity of the app, in use. */
+    public static class SettingsActivity extends Activity {
+        final StringBuilder summary = new StringBuilder("settings");
+    }
+
+    public static void main(String[] args) throws Exception {
+        Class.forName("android.os.Build", true, null);
+        Class.forName("android.os.Build$VERSION", true, null);
+        // In a method of its own, so that no local of the main thread's
+        // frames holds an activity when the heap is dumped: Shark ignores
+        // the main thread's locals by its name, a String's text, which a
+        // BMD file does not hold (README, Known gaps).
+        launch();
+        System.out.println("READY");
+        System.out.flush();
+        Thread.sleep(Long.MAX_VALUE);
+    }
+
+    /** Runs the activities: the main one, destroyed, and the settings. */
+    static void launch() {
+        MainActivity main = new MainActivity();
+        main.performCreate("Main");
+        onNetworkChange = main.new Refresh();
+        onNetworkChange.run();
+        main.finish(-1);
+        main.performDestroy();
+        SettingsActivity settings = new SettingsActivity();
+        settings.performCreate("Settings");
+        current = settings;
+    }
+}
