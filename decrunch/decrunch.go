@@ -70,6 +70,11 @@ type Stats struct {
 	// into their Strings, from the names of the static fields that hold
 	// them (enumnames.go).
 	EnumNames uint64
+
+	// ThreadNames counts the Strings of an Android app's main thread's
+	// name written back ("main", from the thread of
+	// android.os.Looper.sMainLooper: enumnames.go), 0 or 1.
+	ThreadNames uint64
 }
 
 // HPROF IDs written: objects at multiples of the dump's alignment (8 or

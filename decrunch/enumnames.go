@@ -31,6 +31,14 @@ import (
 // renamed and no mapping gave back) keeps its zeros. Nothing of this comes
 // from the heap's contents: the texts are field names the file holds.
 //
+// The same way, decrunch writes back the name of an Android app's main
+// thread, "main": Shark ignores the locals of the thread of that name
+// (AndroidReferenceMatchers.MAIN) and labels it as never leaking
+// (AndroidObjectInspectors.MAIN_THREAD). Android names its main thread
+// "main", and the file shows which thread it is: the one of
+// android.os.Looper.sMainLooper (Looper.mThread). Its name String gets the
+// text where its array has 4 elements.
+//
 // The first pass follows each constant to its name String and the String
 // to its array as it reads on (bmd.Reader.DecodeRun and ValuesOf: the
 // runs of objects that hold one are decoded, the values of those objects
@@ -49,7 +57,9 @@ type enumNames struct {
 	sdk     int64                 // android.os.Build$VERSION.SDK_INT where the file kept it, else -1
 
 	consts   map[uint64][]constStatic // constant -> the statics that hold it
-	strNames map[uint64][]string      // name String -> its constants' names
+	hops     map[uint64]hop           // object on the way to the main thread's name -> what it is
+	threads  map[uint64]bool          // the main thread's name String
+	strNames map[uint64][]string      // name String -> its constants' names (or the main thread's)
 	arrayOf  map[uint64]uint64        // name String -> its array
 	found    map[uint64]bmd.Record    // array -> its type and length (the reading's, or as written)
 
@@ -71,8 +81,21 @@ type enumNames struct {
 var enumClassNames = map[string]string{
 	"java.lang.Enum": "java.lang.Enum", "java/lang/Enum": "java.lang.Enum",
 	"java.lang.String": "java.lang.String", "java/lang/String": "java.lang.String",
-	"android.os.Build$VERSION": "android.os.Build$VERSION",
+	"android.os.Build$VERSION": "android.os.Build$VERSION", "android/os/Build$VERSION": "android.os.Build$VERSION",
+	"android.os.Looper": "android.os.Looper", "android/os/Looper": "android.os.Looper",
+	"java.lang.Thread": "java.lang.Thread", "java/lang/Thread": "java.lang.Thread",
 }
+
+// hop is what an object on the way to the main thread's name is.
+type hop uint8
+
+const (
+	hopLooper hop = iota // the main Looper, whose mThread is the main thread
+	hopThread            // the main thread, whose name is its name String
+)
+
+// mainThreadName is the name Android gives an app's main thread.
+const mainThreadName = "main"
 
 // enumClass is what enumNames keeps of a class definition.
 type enumClass struct {
@@ -93,17 +116,18 @@ type constStatic struct {
 // as the array is written, from its length; a String written before its
 // array takes the array's type and length from the reading that found it.
 type enumFix struct {
-	id    uint64
-	array bool
-	names []string
-	arr   uint64
-	off   int
+	id     uint64
+	array  bool
+	names  []string
+	arr    uint64
+	off    int
+	thread bool // the main thread's name (Stats.ThreadNames, not EnumNames)
 }
 
 // newEnumNames returns the enumNames of a first pass by r.
 func newEnumNames(r *bmd.Reader) *enumNames {
 	return &enumNames{classes: map[uint64]*enumClass{}, named: map[string]uint64{}, sdk: -1,
-		consts: map[uint64][]constStatic{}, strNames: map[uint64][]string{}, arrayOf: map[uint64]uint64{}, found: map[uint64]bmd.Record{}, r: r}
+		consts: map[uint64][]constStatic{}, hops: map[uint64]hop{}, threads: map[uint64]bool{}, strNames: map[uint64][]string{}, arrayOf: map[uint64]uint64{}, found: map[uint64]bmd.Record{}, r: r}
 }
 
 // start readies r, the first pass's reader or a reading's, to decode the
@@ -173,6 +197,9 @@ func (e *enumNames) class(rec *bmd.Record, staticName func(i int) string) {
 			e.follow(f.Value)
 		case f.Type == bmd.Int && f.Kept && e.named["android.os.Build$VERSION"] == rec.ID && staticName(i) == "SDK_INT":
 			e.sdk = int64(int32(f.Value))
+		case f.Type == bmd.Object && f.Value != 0 && e.named["android.os.Looper"] == rec.ID && staticName(i) == "sMainLooper":
+			e.hops[f.Value] = hopLooper
+			e.follow(f.Value)
 		}
 	}
 }
@@ -203,6 +230,10 @@ func (e *enumNames) take(rec *bmd.Record, texts []string) {
 		heap.Pop(&e.want)
 	}
 	e.setValuesOf()
+	if h, ok := e.hops[rec.ID]; ok && rec.Kind == bmd.KindInstance {
+		e.hop(rec, h, texts)
+		return
+	}
 	switch {
 	case rec.Kind == bmd.KindPrimitiveArray && (rec.Type == bmd.Char || rec.Type == bmd.Byte):
 		e.found[rec.ID] = bmd.Record{Type: rec.Type, Count: rec.Count}
@@ -239,6 +270,36 @@ func (e *enumNames) constant(rec *bmd.Record, texts []string) {
 	}
 	if n == 0 && len(e.strNames[str]) > 0 {
 		e.follow(str)
+	}
+}
+
+// hop takes an instance on the way to the main thread's name: the main
+// Looper gives its thread (Looper.mThread), the thread its name String
+// (java.lang.Thread.name), which is looked for as a constant's is.
+func (e *enumNames) hop(rec *bmd.Record, h hop, texts []string) {
+	decl, name := e.named["android.os.Looper"], "mThread"
+	if h == hopThread {
+		decl, name = e.named["java.lang.Thread"], "name"
+	}
+	i, t, ok := e.field(texts, rec.Class, decl, name)
+	if !ok || t != bmd.Object || i >= len(rec.Values) || rec.Values[i] == 0 {
+		return
+	}
+	v := rec.Values[i]
+	if h == hopLooper {
+		if _, seen := e.hops[v]; !seen {
+			e.hops[v] = hopThread
+			e.follow(v)
+		}
+		return
+	}
+	if e.threads[v] {
+		return
+	}
+	e.threads[v] = true
+	e.strNames[v] = append(e.strNames[v], mainThreadName)
+	if len(e.strNames[v]) == 1 {
+		e.follow(v)
 	}
 }
 
@@ -359,7 +420,7 @@ func (e *enumNames) makeFixes(c *converter) {
 		}
 	}
 	for s, a := range e.arrayOf {
-		e.fixes = append(e.fixes, enumFix{id: a, array: true, names: e.strNames[s]})
+		e.fixes = append(e.fixes, enumFix{id: a, array: true, names: e.strNames[s], thread: e.threads[s]})
 		if hasCount {
 			e.fixes = append(e.fixes, enumFix{id: s, names: e.strNames[s], arr: a, off: countOff})
 		}

@@ -128,6 +128,42 @@ var enumFlavours = []enumFlavour{
 		charFor: map[string]bool{"GREEN": true}},
 }
 
+// stringOf returns the array and the String instance (of class
+// stringC) of text, at IDs s and arr, as a VM of flavour f makes them: its
+// array of f's elements or, with chars, of chars (ART's uncompressed).
+func (f enumFlavour) stringOf(enc hprof.BodyEncoder, text string, chars bool, s, arr, stringC uint64) (array, str hprof.SubRecord) {
+	elem := f.elem
+	if chars {
+		elem = hprof.Char
+	}
+	var elems []byte
+	for _, ch := range []byte(text) {
+		if elem == hprof.Char {
+			elems = append(elems, 0)
+		}
+		elems = append(elems, ch)
+	}
+	var data []byte
+	for _, n := range f.fields {
+		switch n {
+		case "value":
+			data = enc.AppendID(data, arr)
+		case "coder":
+			data = append(data, 0) // Latin-1
+		case "count":
+			n := f.count(len(text))
+			if elem == hprof.Char && f.elem == hprof.Byte {
+				n |= 1 // ART's uncompressed
+			}
+			data = binary.BigEndian.AppendUint32(data, n)
+		default:
+			data = binary.BigEndian.AppendUint32(data, 0)
+		}
+	}
+	return hprof.SubRecord{Tag: hprof.SubPrimitiveArrayDump, ID: arr, ElemType: elem, Length: uint32(len(text)), Data: elems},
+		hprof.SubRecord{Tag: hprof.SubInstanceDump, ID: s, ClassID: stringC, Data: data}
+}
+
 // enumDump returns an HPROF of an app's enum com.example.Color on the
 // String layout of flavour f: RED, whose name String lies before it (its
 // array after the String); GREEN, its String and array after it; BLUE, a
@@ -219,36 +255,8 @@ func enumDump(t *testing.T, f enumFlavour) []byte {
 	}
 	var objs []obj
 	for i, c := range consts {
-		elem := f.elem
-		if f.charFor[c.name] {
-			elem = hprof.Char
-		}
-		var arr []byte
-		for _, ch := range []byte(c.name) {
-			if elem == hprof.Char {
-				arr = append(arr, 0)
-			}
-			arr = append(arr, ch)
-		}
-		objs = append(objs, obj{c.arr, hprof.SubRecord{Tag: hprof.SubPrimitiveArrayDump, ID: c.arr, ElemType: elem, Length: uint32(len(c.name)), Data: arr}})
-		var data []byte
-		for _, n := range f.fields {
-			switch n {
-			case "value":
-				data = enc.AppendID(data, c.arr)
-			case "coder":
-				data = append(data, 0) // Latin-1
-			case "count":
-				n := f.count(len(c.name))
-				if elem == hprof.Char && f.elem == hprof.Byte {
-					n |= 1 // ART's uncompressed
-				}
-				data = binary.BigEndian.AppendUint32(data, n)
-			default:
-				data = binary.BigEndian.AppendUint32(data, 0)
-			}
-		}
-		objs = append(objs, obj{c.s, hprof.SubRecord{Tag: hprof.SubInstanceDump, ID: c.s, ClassID: stringC, Data: data}})
+		arr, str := f.stringOf(enc, c.name, f.charFor[c.name], c.s, c.arr, stringC)
+		objs = append(objs, obj{c.arr, arr}, obj{c.s, str})
 		objs = append(objs, obj{c.obj, hprof.SubRecord{Tag: hprof.SubInstanceDump, ID: c.obj, ClassID: c.class,
 			Data: binary.BigEndian.AppendUint32(enc.AppendID(nil, c.s), uint32(i))}})
 	}

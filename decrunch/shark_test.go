@@ -191,13 +191,15 @@ func TestSharkFragmentLeak(t *testing.T) {
 // TestSharkActivityLeak is the product's flow on the other leak Android
 // apps have most, an Activity held after the framework destroyed it, here
 // by a callback it registered (testdata/activity: a HotSpot dump of
-// gen/ActivityLeak.java, with stand-ins for android.app.Activity and
-// android.os.Build on the boot class path). Shark finds a destroyed
-// Activity by its mDestroyed field, a primitive value: crunched with
-// defaults, which keep the framework's lifecycle flags
-// (crunch.LifecycleFlags) and no other primitive value, and restored with
-// the app's jar alone, Shark must give the original's report, the leak,
-// its trace and its retained sizes included.
+// gen/ActivityLeak.java, with stand-ins for android.app.Activity,
+// android.os.Looper and android.os.Build on the boot class path). Shark
+// finds a destroyed Activity by its mDestroyed field, a primitive value,
+// and ignores the locals of the thread named "main", one of which holds
+// the activity. Crunched with defaults, which keep the framework's
+// lifecycle flags (crunch.LifecycleFlags) and no other primitive value,
+// and restored with the app's jar alone (decrunch writes the main
+// thread's name back: enumnames.go), Shark must give the original's
+// report, the leak, its trace and its retained sizes included.
 func TestSharkActivityLeak(t *testing.T) {
 	sharkFixture(t, "activity", "activityleak", "metadata.Build.VERSION.SDK_INT=33", "applicationLeaks=1",
 		"shortDescription=ActivityLeak.onNetworkChange", "Leaking: YES (Activity#mDestroyed is true)",

@@ -61,7 +61,10 @@ written as zeros. An enum constant's name is the exception: it is the name
 of the static field that holds the constant, which the BMD keeps, and
 decrunch writes it into the constant's name String (version 2; a renamed
 field needs the build's --mapping), where analyzers read it (LeakCanary
-finds a destroyed androidx Fragment by its lifecycle state's name).
+finds a destroyed androidx Fragment by its lifecycle state's name). So is
+an Android app's main thread's name, "main": the thread of
+android.os.Looper.sMainLooper, where its name has 4 characters (LeakCanary
+ignores that thread's locals by its name).
 
 With --salvage, a truncated or damaged BMD (plain or compressed) gives an
 HPROF of everything before the damage: every block of the BMD whose checksum
@@ -655,6 +658,7 @@ func printStats(c *cli.Context, st *decrunch.Stats, names *decrunch.NameTable, m
 	}
 	fmt.Fprintf(os.Stderr, "objects: %d, roots: %d, HPROF bytes: %d\n", st.Objects, st.Roots, st.OutBytes)
 	fmt.Fprintf(os.Stderr, "enum constants' names written back from their static fields' names: %d Strings\n", st.EnumNames)
+	fmt.Fprintf(os.Stderr, "the main thread's name written back (Looper.sMainLooper's thread, \"main\"): %d Strings\n", st.ThreadNames)
 }
 
 // info prints what the header of a BMD file says, reading nothing else:

@@ -83,6 +83,59 @@ func EnumStrings(data []byte) (map[string]EnumString, error) {
 	return out, nil
 }
 
+// MainThreadName returns the name String of an Android app's main thread
+// in the dump in data, the thread of android.os.Looper.sMainLooper
+// (Looper.mThread's java.lang.Thread.name), as EnumStrings gives a
+// constant's; ok false if the dump has no such chain (a JDK's).
+func MainThreadName(data []byte) (name EnumString, ok bool, err error) {
+	ix, err := newIndex(data)
+	if err != nil {
+		return EnumString{}, false, err
+	}
+	inst := map[uint64]*hprof.SubRecord{}
+	arrays := map[uint64]*hprof.SubRecord{}
+	err = walk(data, true, func(_ hprof.Record, _ *hprof.Reader, s *hprof.SubRecord) error {
+		switch {
+		case s == nil:
+		case s.Tag == hprof.SubInstanceDump:
+			inst[s.ID] = &hprof.SubRecord{Tag: s.Tag, ID: s.ID, ClassID: s.ClassID, Data: append([]byte(nil), s.Data...)}
+		case s.Tag == hprof.SubPrimitiveArrayDump && (s.ElemType == hprof.Char || s.ElemType == hprof.Byte):
+			arrays[s.ID] = &hprof.SubRecord{Tag: s.Tag, ID: s.ID, ElemType: s.ElemType, Length: s.Length, Data: append([]byte(nil), s.Data...)}
+		}
+		return nil
+	})
+	if err != nil {
+		return EnumString{}, false, err
+	}
+	for id, c := range ix.classes {
+		if n := ix.className(id); n != "android.os.Looper" && n != "android/os/Looper" {
+			continue
+		}
+		for _, f := range c.Statics {
+			looper := inst[f.Value]
+			if f.Type != hprof.Object || ix.strs[f.Name] != "sMainLooper" || looper == nil {
+				continue
+			}
+			t, ok := ix.field(looper, "mThread")
+			if !ok || inst[t] == nil {
+				continue
+			}
+			s, ok := ix.field(inst[t], "name")
+			if !ok || inst[s] == nil {
+				continue
+			}
+			name = EnumString{Text: ix.javaString(inst[s], arrays), Fields: map[string]uint64{}}
+			ix.fields(inst[s], func(n uint64, t hprof.BasicType, v uint64) {
+				if t != hprof.Object {
+					name.Fields[ix.strs[n]] = v
+				}
+			})
+			return name, true, nil
+		}
+	}
+	return EnumString{}, false, nil
+}
+
 // below reports whether class k is class top or one of its subclasses.
 func (ix *index) below(k, top uint64) bool {
 	for n := 0; k != 0 && n <= len(ix.classes); n++ {

@@ -1,16 +1,17 @@
 package com.example.activities;
 
 import android.app.Activity;
+import android.os.Looper;
 
 /**
  * An app that leaks an Activity, the leak LeakCanary reports most: a
  * callback an activity registered and did not unregister holds the
  * activity after the framework destroyed it. Beside it, a live activity
  * in use. Its heap runs on HotSpot with stand-ins for the Android
- * framework's android.app.Activity and android.os.Build on the boot class
- * path (testdata/gen/android/boot/), so that LeakCanary's Shark analyses
- * its dump as an Android app's: it finds the destroyed activity by its
- * mDestroyed field, a primitive value of a framework class.
+ * framework's android.app.Activity, android.os.Build and android.os.Looper
+ * on the boot class path (testdata/gen/android/boot/), so that LeakCanary's
+ * Shark analyses its dump as an Android app's: it finds the destroyed
+ * activity by its mDestroyed field, a primitive value of a framework class.
  */
 public class ActivityLeak {
     /** The registered callbacks: one of a destroyed activity, the leak. */
@@ -40,18 +41,21 @@ public class ActivityLeak {
     public static void main(String[] args) throws Exception {
         Class.forName("android.os.Build", true, null);
         Class.forName("android.os.Build$VERSION", true, null);
-        // In a method of its own, so that no local of the main thread's
-        // frames holds an activity when the heap is dumped: Shark ignores
-        // the main thread's locals by its name, a String's text, which a
-        // BMD file does not hold (README, Known gaps).
-        launch();
+        Looper.prepareMainLooper();
+        // The main thread's frame holds the destroyed activity in a local
+        // as the heap is dumped. Shark ignores the locals of the thread
+        // named "main" (a String's text, which a BMD file does not hold:
+        // decrunch writes it back for the thread of Looper.sMainLooper);
+        // were they followed, the callback would not retain the activity.
+        Activity last = launch();
         System.out.println("READY");
         System.out.flush();
         Thread.sleep(Long.MAX_VALUE);
+        System.out.println(last);
     }
 
     /** Runs the activities: the main one, destroyed, and the settings. */
-    static void launch() {
+    static Activity launch() {
         MainActivity main = new MainActivity();
         main.performCreate("Main");
         onNetworkChange = main.new Refresh();
@@ -61,5 +65,6 @@ public class ActivityLeak {
         SettingsActivity settings = new SettingsActivity();
         settings.performCreate("Settings");
         current = settings;
+        return main;
     }
 }

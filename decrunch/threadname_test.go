@@ -1,0 +1,139 @@
+package decrunch
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/binary"
+	"slices"
+	"testing"
+
+	"github.com/heapcrunch/heapcrunch/crunch"
+	"github.com/heapcrunch/heapcrunch/hprof"
+	"github.com/heapcrunch/heapcrunch/internal/heapstat"
+)
+
+// mainThreadDump returns an HPROF of an Android app's main thread on the
+// String layout of flavour f: android.os.Looper.sMainLooper, its thread
+// (Looper.mThread), named name, the name's String and its array, at the
+// IDs of ids (Looper, thread, String, array), and a second thread, not
+// the main one, named "main" too.
+func mainThreadDump(t *testing.T, f enumFlavour, name string, ids [4]uint64) []byte {
+	t.Helper()
+	var out bytes.Buffer
+	w, err := hprof.NewWriter(&out, hprof.Header{Version: hprof.Version102, IDSize: 4, Timestamp: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc := w.Encoder()
+	sid := map[string]uint64{}
+	str := func(s string) uint64 {
+		if id, ok := sid[s]; ok {
+			return id
+		}
+		id := uint64(0x100 + 8*len(sid))
+		sid[s] = id
+		must(t, w.WriteRecord(hprof.TagString, 0, enc.AppendString(nil, id, []byte(s))))
+		return id
+	}
+	const object, stringC, thread, looper, build = 0x1000, 0x1010, 0x1020, 0x1030, 0x1040
+	for i, c := range []struct {
+		id   uint64
+		name string
+	}{{object, "java.lang.Object"}, {stringC, "java.lang.String"}, {thread, "java.lang.Thread"}, {looper, "android.os.Looper"},
+		{build, "android.os.Build$VERSION"}} {
+		must(t, w.WriteRecord(hprof.TagLoadClass, 0, enc.AppendLoadClass(nil, hprof.LoadClass{Serial: uint32(i + 1), ClassID: c.id, Name: str(c.name)})))
+	}
+	must(t, w.BeginHeapDump(hprof.TagHeapDump, 0))
+	sub := func(s hprof.SubRecord) { must(t, w.WriteSub(&s)) }
+	var strFields []hprof.Field
+	for _, n := range f.fields {
+		ty := hprof.Int
+		switch n {
+		case "value":
+			ty = hprof.Object
+		case "coder":
+			ty = hprof.Byte
+		}
+		strFields = append(strFields, hprof.Field{Name: str(n), Type: ty})
+	}
+	sub(hprof.SubRecord{Tag: hprof.SubClassDump, Class: hprof.ClassDump{ID: object}})
+	sub(hprof.SubRecord{Tag: hprof.SubClassDump, Class: hprof.ClassDump{ID: stringC, Super: object, InstanceSize: 16, Fields: strFields}})
+	sub(hprof.SubRecord{Tag: hprof.SubClassDump, Class: hprof.ClassDump{ID: thread, Super: object, InstanceSize: 8,
+		Fields: []hprof.Field{{Name: str("name"), Type: hprof.Object}, {Name: str("priority"), Type: hprof.Int}}}})
+	sub(hprof.SubRecord{Tag: hprof.SubClassDump, Class: hprof.ClassDump{ID: looper, Super: object, InstanceSize: 4,
+		Statics: []hprof.StaticField{{Name: str("sMainLooper"), Type: hprof.Object, Value: ids[0]}},
+		Fields:  []hprof.Field{{Name: str("mThread"), Type: hprof.Object}}}})
+	if f.sdk >= 0 {
+		sub(hprof.SubRecord{Tag: hprof.SubClassDump, Class: hprof.ClassDump{ID: build, Super: object,
+			Statics: []hprof.StaticField{{Name: str("SDK_INT"), Type: hprof.Int, Value: uint64(f.sdk)}}}})
+	}
+	arr, s := f.stringOf(enc, name, false, ids[2], ids[3], stringC)
+	other, otherS := f.stringOf(enc, "main", false, 0x5010, 0x5018, stringC)
+	objs := []hprof.SubRecord{arr, s, other, otherS,
+		{Tag: hprof.SubInstanceDump, ID: ids[0], ClassID: looper, Data: enc.AppendID(nil, ids[1])},
+		{Tag: hprof.SubInstanceDump, ID: ids[1], ClassID: thread, Data: binary.BigEndian.AppendUint32(enc.AppendID(nil, ids[2]), 5)},
+		{Tag: hprof.SubInstanceDump, ID: 0x5000, ClassID: thread, Data: binary.BigEndian.AppendUint32(enc.AppendID(nil, 0x5010), 5)},
+	}
+	slices.SortFunc(objs, func(a, b hprof.SubRecord) int { return cmp.Compare(a.ID, b.ID) })
+	for _, o := range objs {
+		sub(o)
+	}
+	sub(hprof.SubRecord{Tag: hprof.SubRootStickyClass, ID: looper})
+	sub(hprof.SubRecord{Tag: hprof.SubRootThreadObject, ID: ids[1], Thread: 1})
+	sub(hprof.SubRecord{Tag: hprof.SubRootThreadObject, ID: 0x5000, Thread: 2})
+	must(t, w.EndHeapDump())
+	must(t, w.Flush())
+	return out.Bytes()
+}
+
+// must fails t on an error.
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestMainThreadName: on the String layouts of a JDK, Dalvik and ART
+// before and after Android 8 (enumFlavours), with the Looper, the thread,
+// its name String and the String's array in each order, the name of the
+// thread of android.os.Looper.sMainLooper reads "main" after a round trip
+// with defaults, its count (where String has one) as the VM gave it, and
+// not another thread's, named "main" too; a main thread of another length
+// of name gets no text. (One the app renamed to another name of 4 letters
+// would read "main": the file holds no more than the length.)
+func TestMainThreadName(t *testing.T) {
+	orders := map[string][4]uint64{
+		"ahead":  {0x2000, 0x2100, 0x2200, 0x2300}, // Looper, thread, String, array
+		"behind": {0x2300, 0x2200, 0x2100, 0x2000}, // each behind what refers to it
+		"mixed":  {0x2300, 0x2000, 0x2100, 0x2400}, // the thread and its String behind the Looper, the array ahead
+	}
+	for _, f := range enumFlavours {
+		for order, ids := range orders {
+			for _, name := range []string{"main", "ui"} {
+				t.Run(f.name+"/"+order+"/"+name, func(t *testing.T) {
+					src := mainThreadDump(t, f, name, ids)
+					want, ok, err := heapstat.MainThreadName(src)
+					if err != nil || !ok || want.Text != name {
+						t.Fatalf("the original's main thread name: %q, %v, %v", want.Text, ok, err)
+					}
+					out, st := userFlow(t, src, crunch.Options{})
+					got, ok, err := heapstat.MainThreadName(out)
+					if err != nil || !ok {
+						t.Fatalf("the round trip's main thread name: %v, %v", ok, err)
+					}
+					if name == "main" {
+						if got.Text != "main" || got.Fields["count"] != want.Fields["count"] || st.ThreadNames != 1 {
+							t.Errorf("%q (count %d), %d written; want %q (count %d), 1", got.Text, got.Fields["count"], st.ThreadNames, want.Text, want.Fields["count"])
+						}
+					} else if g := bytes.Trim([]byte(got.Text), "\x00"); len(g) != 0 || got.Fields["count"] != 0 || st.ThreadNames != 0 {
+						t.Errorf("%q (count %d), %d written; want no text", got.Text, got.Fields["count"], st.ThreadNames)
+					}
+					if st.EnumNames != 0 {
+						t.Errorf("%d enum names written, want 0", st.EnumNames)
+					}
+				})
+			}
+		}
+	}
+}
