@@ -173,33 +173,12 @@ func (f enumFlavour) stringOf(enc hprof.BodyEncoder, text string, chars bool, s,
 // and count a VM gives it.
 func enumDump(t *testing.T, f enumFlavour) []byte {
 	t.Helper()
-	var out bytes.Buffer
-	w, err := hprof.NewWriter(&out, hprof.Header{Version: hprof.Version102, IDSize: 4, Timestamp: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	enc := w.Encoder()
-	sid := map[string]uint64{}
-	str := func(s string) uint64 {
-		if id, ok := sid[s]; ok {
-			return id
-		}
-		id := uint64(0x100 + 8*len(sid))
-		sid[s] = id
-		w.WriteRecord(hprof.TagString, 0, enc.AppendString(nil, id, []byte(s)))
-		return id
-	}
+	d := newSmallDump(t)
 	const (
 		object, enum, stringC, color, color1, build, colorArr = 0x1000, 0x1010, 0x1020, 0x1030, 0x1040, 0x1050, 0x1060
 	)
-	classes := []struct {
-		id   uint64
-		name string
-	}{{object, "java.lang.Object"}, {enum, "java.lang.Enum"}, {stringC, "java.lang.String"}, {color, "com.example.Color"},
-		{color1, "com.example.Color$1"}, {build, "android.os.Build$VERSION"}, {colorArr, "com.example.Color[]"}}
-	for i, c := range classes {
-		w.WriteRecord(hprof.TagLoadClass, 0, enc.AppendLoadClass(nil, hprof.LoadClass{Serial: uint32(i + 1), ClassID: c.id, Name: str(c.name)}))
-	}
+	d.loadClasses([]loadedClass{{object, "java.lang.Object"}, {enum, "java.lang.Enum"}, {stringC, "java.lang.String"}, {color, "com.example.Color"},
+		{color1, "com.example.Color$1"}, {build, "android.os.Build$VERSION"}, {colorArr, "com.example.Color[]"}})
 	// The objects: each name's String, its array, its constant.
 	type constant struct {
 		name        string
@@ -213,13 +192,106 @@ func enumDump(t *testing.T, f enumFlavour) []byte {
 		{"BLUE", 0x2120, 0x1f10, 0x1f00, color1, []string{"BLUE"}},
 		{"LONGNAME", 0x2130, 0x2300, 0x2308, color, []string{"a"}},
 	}
-	w.BeginHeapDump(hprof.TagHeapDump, 0)
-	sub := func(s hprof.SubRecord) {
-		if err := w.WriteSub(&s); err != nil {
-			t.Fatal(err)
+	must(t, d.w.BeginHeapDump(hprof.TagHeapDump, 0))
+	strFields := f.stringFields(d.str)
+	var statics []hprof.StaticField
+	for _, c := range consts {
+		for _, n := range c.statics {
+			statics = append(statics, hprof.StaticField{Name: d.str(n), Type: hprof.Object, Value: c.obj})
 		}
 	}
-	var strFields []hprof.Field
+	statics = append(statics, hprof.StaticField{Name: d.str("$VALUES"), Type: hprof.Object, Value: 0x2400})
+	app := uint64(0x4000) // the app's class loader: names hashed
+	d.sub(hprof.SubRecord{Tag: hprof.SubClassDump, Class: hprof.ClassDump{ID: object}})
+	d.sub(hprof.SubRecord{Tag: hprof.SubClassDump, Class: hprof.ClassDump{ID: enum, Super: object, InstanceSize: 8,
+		Fields: []hprof.Field{{Name: d.str("name"), Type: hprof.Object}, {Name: d.str("ordinal"), Type: hprof.Int}}}})
+	d.sub(hprof.SubRecord{Tag: hprof.SubClassDump, Class: hprof.ClassDump{ID: stringC, Super: object, InstanceSize: 16, Fields: strFields}})
+	d.sub(hprof.SubRecord{Tag: hprof.SubClassDump, Class: hprof.ClassDump{ID: color, Super: enum, Loader: app, InstanceSize: 8, Statics: statics}})
+	d.sub(hprof.SubRecord{Tag: hprof.SubClassDump, Class: hprof.ClassDump{ID: color1, Super: color, Loader: app, InstanceSize: 8}})
+	d.sub(hprof.SubRecord{Tag: hprof.SubClassDump, Class: hprof.ClassDump{ID: colorArr, Super: object, Loader: app}})
+	if f.sdk >= 0 {
+		d.sub(hprof.SubRecord{Tag: hprof.SubClassDump, Class: hprof.ClassDump{ID: build, Super: object,
+			Statics: []hprof.StaticField{{Name: d.str("SDK_INT"), Type: hprof.Int, Value: uint64(f.sdk)}}}})
+	}
+	var objs []hprof.SubRecord
+	for i, c := range consts {
+		arr, str := f.stringOf(d.enc, c.name, f.charFor[c.name], c.s, c.arr, stringC)
+		objs = append(objs, arr, str, hprof.SubRecord{Tag: hprof.SubInstanceDump, ID: c.obj, ClassID: c.class,
+			Data: binary.BigEndian.AppendUint32(d.enc.AppendID(nil, c.s), uint32(i))})
+	}
+	objs = append(objs, hprof.SubRecord{Tag: hprof.SubObjectArrayDump, ID: 0x2400, ClassID: colorArr, Elements: []uint64{0x2100, 0x2110, 0x2120, 0x2130}})
+	d.objects(objs)
+	d.sub(hprof.SubRecord{Tag: hprof.SubRootStickyClass, ID: color})
+	return d.end()
+}
+
+// smallDump writes a hand-built HPROF (version 1.0.2, 4-byte IDs) for
+// the tests of the names decrunch writes back.
+type smallDump struct {
+	t   *testing.T
+	out bytes.Buffer
+	w   *hprof.Writer
+	enc hprof.BodyEncoder
+	sid map[string]uint64
+}
+
+// loadedClass is a class of a smallDump: its ID and name.
+type loadedClass struct {
+	id   uint64
+	name string
+}
+
+func newSmallDump(t *testing.T) *smallDump {
+	d := &smallDump{t: t, sid: map[string]uint64{}}
+	w, err := hprof.NewWriter(&d.out, hprof.Header{Version: hprof.Version102, IDSize: 4, Timestamp: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.w, d.enc = w, w.Encoder()
+	return d
+}
+
+// str returns the ID of the STRING record of s, written at its first use.
+func (d *smallDump) str(s string) uint64 {
+	if id, ok := d.sid[s]; ok {
+		return id
+	}
+	id := uint64(0x100 + 8*len(d.sid))
+	d.sid[s] = id
+	must(d.t, d.w.WriteRecord(hprof.TagString, 0, d.enc.AppendString(nil, id, []byte(s))))
+	return id
+}
+
+// loadClasses writes a LOAD CLASS record for each class, serials from 1.
+func (d *smallDump) loadClasses(classes []loadedClass) {
+	for i, c := range classes {
+		must(d.t, d.w.WriteRecord(hprof.TagLoadClass, 0, d.enc.AppendLoadClass(nil, hprof.LoadClass{Serial: uint32(i + 1), ClassID: c.id, Name: d.str(c.name)})))
+	}
+}
+
+// sub writes a sub-record of the heap dump.
+func (d *smallDump) sub(s hprof.SubRecord) { must(d.t, d.w.WriteSub(&s)) }
+
+// objects writes the object sub-records objs in the order of their IDs,
+// as a VM whose objects' IDs are addresses dumps them.
+func (d *smallDump) objects(objs []hprof.SubRecord) {
+	slices.SortFunc(objs, func(a, b hprof.SubRecord) int { return cmp.Compare(a.ID, b.ID) })
+	for _, o := range objs {
+		d.sub(o)
+	}
+}
+
+// end closes the heap dump and returns the file.
+func (d *smallDump) end() []byte {
+	must(d.t, d.w.EndHeapDump())
+	must(d.t, d.w.Flush())
+	return d.out.Bytes()
+}
+
+// stringFields returns java.lang.String's instance fields in flavour f,
+// their names' IDs from str.
+func (f enumFlavour) stringFields(str func(string) uint64) []hprof.Field {
+	var fields []hprof.Field
 	for _, n := range f.fields {
 		t := hprof.Int
 		switch n {
@@ -228,51 +300,9 @@ func enumDump(t *testing.T, f enumFlavour) []byte {
 		case "coder":
 			t = hprof.Byte
 		}
-		strFields = append(strFields, hprof.Field{Name: str(n), Type: t})
+		fields = append(fields, hprof.Field{Name: str(n), Type: t})
 	}
-	var statics []hprof.StaticField
-	for _, c := range consts {
-		for _, n := range c.statics {
-			statics = append(statics, hprof.StaticField{Name: str(n), Type: hprof.Object, Value: c.obj})
-		}
-	}
-	statics = append(statics, hprof.StaticField{Name: str("$VALUES"), Type: hprof.Object, Value: 0x2400})
-	app := uint64(0x4000) // the app's class loader: names hashed
-	sub(hprof.SubRecord{Tag: hprof.SubClassDump, Class: hprof.ClassDump{ID: object}})
-	sub(hprof.SubRecord{Tag: hprof.SubClassDump, Class: hprof.ClassDump{ID: enum, Super: object, InstanceSize: 8,
-		Fields: []hprof.Field{{Name: str("name"), Type: hprof.Object}, {Name: str("ordinal"), Type: hprof.Int}}}})
-	sub(hprof.SubRecord{Tag: hprof.SubClassDump, Class: hprof.ClassDump{ID: stringC, Super: object, InstanceSize: 16, Fields: strFields}})
-	sub(hprof.SubRecord{Tag: hprof.SubClassDump, Class: hprof.ClassDump{ID: color, Super: enum, Loader: app, InstanceSize: 8, Statics: statics}})
-	sub(hprof.SubRecord{Tag: hprof.SubClassDump, Class: hprof.ClassDump{ID: color1, Super: color, Loader: app, InstanceSize: 8}})
-	sub(hprof.SubRecord{Tag: hprof.SubClassDump, Class: hprof.ClassDump{ID: colorArr, Super: object, Loader: app}})
-	if f.sdk >= 0 {
-		sub(hprof.SubRecord{Tag: hprof.SubClassDump, Class: hprof.ClassDump{ID: build, Super: object,
-			Statics: []hprof.StaticField{{Name: str("SDK_INT"), Type: hprof.Int, Value: uint64(f.sdk)}}}})
-	}
-	type obj struct {
-		id  uint64
-		sub hprof.SubRecord
-	}
-	var objs []obj
-	for i, c := range consts {
-		arr, str := f.stringOf(enc, c.name, f.charFor[c.name], c.s, c.arr, stringC)
-		objs = append(objs, obj{c.arr, arr}, obj{c.s, str})
-		objs = append(objs, obj{c.obj, hprof.SubRecord{Tag: hprof.SubInstanceDump, ID: c.obj, ClassID: c.class,
-			Data: binary.BigEndian.AppendUint32(enc.AppendID(nil, c.s), uint32(i))}})
-	}
-	objs = append(objs, obj{0x2400, hprof.SubRecord{Tag: hprof.SubObjectArrayDump, ID: 0x2400, ClassID: colorArr, Elements: []uint64{0x2100, 0x2110, 0x2120, 0x2130}}})
-	slices.SortFunc(objs, func(a, b obj) int { return cmp.Compare(a.id, b.id) })
-	for _, o := range objs {
-		sub(o.sub)
-	}
-	sub(hprof.SubRecord{Tag: hprof.SubRootStickyClass, ID: color})
-	if err := w.EndHeapDump(); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	return out.Bytes()
+	return fields
 }
 
 // TestEnumNamesLayouts: on the String layouts of a JDK, Dalvik and ART

@@ -2,9 +2,7 @@ package decrunch
 
 import (
 	"bytes"
-	"cmp"
 	"encoding/binary"
-	"slices"
 	"testing"
 
 	"github.com/heapcrunch/heapcrunch/crunch"
@@ -19,71 +17,33 @@ import (
 // the main one, named "main" too.
 func mainThreadDump(t *testing.T, f enumFlavour, name string, ids [4]uint64) []byte {
 	t.Helper()
-	var out bytes.Buffer
-	w, err := hprof.NewWriter(&out, hprof.Header{Version: hprof.Version102, IDSize: 4, Timestamp: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	enc := w.Encoder()
-	sid := map[string]uint64{}
-	str := func(s string) uint64 {
-		if id, ok := sid[s]; ok {
-			return id
-		}
-		id := uint64(0x100 + 8*len(sid))
-		sid[s] = id
-		must(t, w.WriteRecord(hprof.TagString, 0, enc.AppendString(nil, id, []byte(s))))
-		return id
-	}
+	d := newSmallDump(t)
 	const object, stringC, thread, looper, build = 0x1000, 0x1010, 0x1020, 0x1030, 0x1040
-	for i, c := range []struct {
-		id   uint64
-		name string
-	}{{object, "java.lang.Object"}, {stringC, "java.lang.String"}, {thread, "java.lang.Thread"}, {looper, "android.os.Looper"},
-		{build, "android.os.Build$VERSION"}} {
-		must(t, w.WriteRecord(hprof.TagLoadClass, 0, enc.AppendLoadClass(nil, hprof.LoadClass{Serial: uint32(i + 1), ClassID: c.id, Name: str(c.name)})))
-	}
-	must(t, w.BeginHeapDump(hprof.TagHeapDump, 0))
-	sub := func(s hprof.SubRecord) { must(t, w.WriteSub(&s)) }
-	var strFields []hprof.Field
-	for _, n := range f.fields {
-		ty := hprof.Int
-		switch n {
-		case "value":
-			ty = hprof.Object
-		case "coder":
-			ty = hprof.Byte
-		}
-		strFields = append(strFields, hprof.Field{Name: str(n), Type: ty})
-	}
-	sub(hprof.SubRecord{Tag: hprof.SubClassDump, Class: hprof.ClassDump{ID: object}})
-	sub(hprof.SubRecord{Tag: hprof.SubClassDump, Class: hprof.ClassDump{ID: stringC, Super: object, InstanceSize: 16, Fields: strFields}})
-	sub(hprof.SubRecord{Tag: hprof.SubClassDump, Class: hprof.ClassDump{ID: thread, Super: object, InstanceSize: 8,
-		Fields: []hprof.Field{{Name: str("name"), Type: hprof.Object}, {Name: str("priority"), Type: hprof.Int}}}})
-	sub(hprof.SubRecord{Tag: hprof.SubClassDump, Class: hprof.ClassDump{ID: looper, Super: object, InstanceSize: 4,
-		Statics: []hprof.StaticField{{Name: str("sMainLooper"), Type: hprof.Object, Value: ids[0]}},
-		Fields:  []hprof.Field{{Name: str("mThread"), Type: hprof.Object}}}})
+	d.loadClasses([]loadedClass{{object, "java.lang.Object"}, {stringC, "java.lang.String"}, {thread, "java.lang.Thread"},
+		{looper, "android.os.Looper"}, {build, "android.os.Build$VERSION"}})
+	must(t, d.w.BeginHeapDump(hprof.TagHeapDump, 0))
+	d.sub(hprof.SubRecord{Tag: hprof.SubClassDump, Class: hprof.ClassDump{ID: object}})
+	d.sub(hprof.SubRecord{Tag: hprof.SubClassDump, Class: hprof.ClassDump{ID: stringC, Super: object, InstanceSize: 16, Fields: f.stringFields(d.str)}})
+	d.sub(hprof.SubRecord{Tag: hprof.SubClassDump, Class: hprof.ClassDump{ID: thread, Super: object, InstanceSize: 8,
+		Fields: []hprof.Field{{Name: d.str("name"), Type: hprof.Object}, {Name: d.str("priority"), Type: hprof.Int}}}})
+	d.sub(hprof.SubRecord{Tag: hprof.SubClassDump, Class: hprof.ClassDump{ID: looper, Super: object, InstanceSize: 4,
+		Statics: []hprof.StaticField{{Name: d.str("sMainLooper"), Type: hprof.Object, Value: ids[0]}},
+		Fields:  []hprof.Field{{Name: d.str("mThread"), Type: hprof.Object}}}})
 	if f.sdk >= 0 {
-		sub(hprof.SubRecord{Tag: hprof.SubClassDump, Class: hprof.ClassDump{ID: build, Super: object,
-			Statics: []hprof.StaticField{{Name: str("SDK_INT"), Type: hprof.Int, Value: uint64(f.sdk)}}}})
+		d.sub(hprof.SubRecord{Tag: hprof.SubClassDump, Class: hprof.ClassDump{ID: build, Super: object,
+			Statics: []hprof.StaticField{{Name: d.str("SDK_INT"), Type: hprof.Int, Value: uint64(f.sdk)}}}})
 	}
-	arr, s := f.stringOf(enc, name, false, ids[2], ids[3], stringC)
-	other, otherS := f.stringOf(enc, "main", false, 0x5010, 0x5018, stringC)
-	objs := []hprof.SubRecord{arr, s, other, otherS,
-		{Tag: hprof.SubInstanceDump, ID: ids[0], ClassID: looper, Data: enc.AppendID(nil, ids[1])},
-		{Tag: hprof.SubInstanceDump, ID: ids[1], ClassID: thread, Data: binary.BigEndian.AppendUint32(enc.AppendID(nil, ids[2]), 5)},
-		{Tag: hprof.SubInstanceDump, ID: 0x5000, ClassID: thread, Data: binary.BigEndian.AppendUint32(enc.AppendID(nil, 0x5010), 5)},
-	}
-	slices.SortFunc(objs, func(a, b hprof.SubRecord) int { return cmp.Compare(a.ID, b.ID) })
-	for _, o := range objs {
-		sub(o)
-	}
-	sub(hprof.SubRecord{Tag: hprof.SubRootStickyClass, ID: looper})
-	sub(hprof.SubRecord{Tag: hprof.SubRootThreadObject, ID: ids[1], Thread: 1})
-	sub(hprof.SubRecord{Tag: hprof.SubRootThreadObject, ID: 0x5000, Thread: 2})
-	must(t, w.EndHeapDump())
-	must(t, w.Flush())
-	return out.Bytes()
+	arr, s := f.stringOf(d.enc, name, false, ids[2], ids[3], stringC)
+	other, otherS := f.stringOf(d.enc, "main", false, 0x5010, 0x5018, stringC)
+	d.objects([]hprof.SubRecord{arr, s, other, otherS,
+		{Tag: hprof.SubInstanceDump, ID: ids[0], ClassID: looper, Data: d.enc.AppendID(nil, ids[1])},
+		{Tag: hprof.SubInstanceDump, ID: ids[1], ClassID: thread, Data: binary.BigEndian.AppendUint32(d.enc.AppendID(nil, ids[2]), 5)},
+		{Tag: hprof.SubInstanceDump, ID: 0x5000, ClassID: thread, Data: binary.BigEndian.AppendUint32(d.enc.AppendID(nil, 0x5010), 5)},
+	})
+	d.sub(hprof.SubRecord{Tag: hprof.SubRootStickyClass, ID: looper})
+	d.sub(hprof.SubRecord{Tag: hprof.SubRootThreadObject, ID: ids[1], Thread: 1})
+	d.sub(hprof.SubRecord{Tag: hprof.SubRootThreadObject, ID: 0x5000, Thread: 2})
+	return d.end()
 }
 
 // must fails t on an error.

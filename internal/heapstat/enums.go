@@ -42,18 +42,7 @@ func EnumStrings(data []byte) (map[string]EnumString, error) {
 	if err != nil {
 		return nil, err
 	}
-	inst := map[uint64]*hprof.SubRecord{}   // instances
-	arrays := map[uint64]*hprof.SubRecord{} // char and byte arrays
-	err = walk(data, true, func(_ hprof.Record, _ *hprof.Reader, s *hprof.SubRecord) error {
-		switch {
-		case s == nil:
-		case s.Tag == hprof.SubInstanceDump:
-			inst[s.ID] = &hprof.SubRecord{Tag: s.Tag, ID: s.ID, ClassID: s.ClassID, Data: append([]byte(nil), s.Data...)}
-		case s.Tag == hprof.SubPrimitiveArrayDump && (s.ElemType == hprof.Char || s.ElemType == hprof.Byte):
-			arrays[s.ID] = &hprof.SubRecord{Tag: s.Tag, ID: s.ID, ElemType: s.ElemType, Length: s.Length, Data: append([]byte(nil), s.Data...)}
-		}
-		return nil
-	})
+	inst, arrays, err := instancesAndTexts(data)
 	if err != nil {
 		return nil, err
 	}
@@ -92,18 +81,7 @@ func MainThreadName(data []byte) (name EnumString, ok bool, err error) {
 	if err != nil {
 		return EnumString{}, false, err
 	}
-	inst := map[uint64]*hprof.SubRecord{}
-	arrays := map[uint64]*hprof.SubRecord{}
-	err = walk(data, true, func(_ hprof.Record, _ *hprof.Reader, s *hprof.SubRecord) error {
-		switch {
-		case s == nil:
-		case s.Tag == hprof.SubInstanceDump:
-			inst[s.ID] = &hprof.SubRecord{Tag: s.Tag, ID: s.ID, ClassID: s.ClassID, Data: append([]byte(nil), s.Data...)}
-		case s.Tag == hprof.SubPrimitiveArrayDump && (s.ElemType == hprof.Char || s.ElemType == hprof.Byte):
-			arrays[s.ID] = &hprof.SubRecord{Tag: s.Tag, ID: s.ID, ElemType: s.ElemType, Length: s.Length, Data: append([]byte(nil), s.Data...)}
-		}
-		return nil
-	})
+	inst, arrays, err := instancesAndTexts(data)
 	if err != nil {
 		return EnumString{}, false, err
 	}
@@ -134,6 +112,23 @@ func MainThreadName(data []byte) (name EnumString, ok bool, err error) {
 		}
 	}
 	return EnumString{}, false, nil
+}
+
+// instancesAndTexts returns the instances of the dump in data and its
+// char and byte arrays, by ID (copies).
+func instancesAndTexts(data []byte) (inst, arrays map[uint64]*hprof.SubRecord, err error) {
+	inst, arrays = map[uint64]*hprof.SubRecord{}, map[uint64]*hprof.SubRecord{}
+	err = walk(data, true, func(_ hprof.Record, _ *hprof.Reader, s *hprof.SubRecord) error {
+		switch {
+		case s == nil:
+		case s.Tag == hprof.SubInstanceDump:
+			inst[s.ID] = &hprof.SubRecord{Tag: s.Tag, ID: s.ID, ClassID: s.ClassID, Data: append([]byte(nil), s.Data...)}
+		case s.Tag == hprof.SubPrimitiveArrayDump && (s.ElemType == hprof.Char || s.ElemType == hprof.Byte):
+			arrays[s.ID] = &hprof.SubRecord{Tag: s.Tag, ID: s.ID, ElemType: s.ElemType, Length: s.Length, Data: append([]byte(nil), s.Data...)}
+		}
+		return nil
+	})
+	return inst, arrays, err
 }
 
 // below reports whether class k is class top or one of its subclasses.
