@@ -72,8 +72,9 @@ var LeakProfile = []struct{ Class, Field string }{
 // LeakCanary's Shark (v2.14, AndroidObjectInspectors) decides by them
 // which objects are leaking: a destroyed Activity held from a root is the
 // leak it reports most, and Views, Windows and ViewRootImpls are leaking
-// when their Activity is destroyed. They are the framework's state, which
-// the app does not choose and which tells nothing of the user. A default
+// when their Activity is destroyed. They are the framework's state, not
+// values the app or its user chooses (the most one tells is how many times
+// a view was attached to a window). A default
 // crunch keeps their values, in classes of the boot class loader only, as
 // it keeps PlatformFacts (spec/bmd.md §7.3).
 var LifecycleFlags = []struct{ Class, Field string }{
