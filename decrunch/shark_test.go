@@ -28,6 +28,17 @@ func sharkSummary(t *testing.T, tool, dump string) string {
 	return string(out)
 }
 
+// sharkSummaryOf runs Shark's summary tool on the HPROF dump in data,
+// written to a file of the test's.
+func sharkSummaryOf(t *testing.T, tool string, data []byte) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "dump.hprof")
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return sharkSummary(t, tool, p)
+}
+
 // sharkComparable drops the lines of a Shark report that may differ after
 // a round trip: the file's name and size (decrunch may cut the heap dump
 // into other segments), the metadata Shark reads from String contents
@@ -70,11 +81,7 @@ func TestSharkDialer(t *testing.T) {
 			if st.Missing != 0 {
 				t.Errorf("%d hashed names not recovered from the app's names", st.Missing)
 			}
-			p := filepath.Join(t.TempDir(), "restored.hprof")
-			if err := os.WriteFile(p, out, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			if got := sharkComparable(sharkSummary(t, tool, p)); got != want {
+			if got := sharkComparable(sharkSummaryOf(t, tool, out)); got != want {
 				t.Errorf("Shark's report differs:\n%s", lineDiff(want, got))
 			}
 		})
@@ -136,11 +143,7 @@ func TestSharkDropHeapImage(t *testing.T) {
 	if st.Missing != 0 {
 		t.Errorf("%d hashed names not recovered from the app's names", st.Missing)
 	}
-	p := filepath.Join(t.TempDir(), "restored.hprof")
-	if err := os.WriteFile(p, out, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if got := sharkLeaks(t, sharkSummary(t, tool, p)); got != want {
+	if got := sharkLeaks(t, sharkSummaryOf(t, tool, out)); got != want {
 		t.Errorf("Shark's leak analysis differs:\n%s", lineDiff(want, got))
 	}
 }
@@ -215,12 +218,8 @@ func sharkFixture(t *testing.T, dir, name string, oracle ...string) *Stats {
 	t.Helper()
 	tool := testutil.SharedTool(t, "shark/shark-summary.sh")
 	dir = testutil.Fixture(dir)
-	orig := filepath.Join(t.TempDir(), name+".hprof")
 	src := testutil.ReadAll(t, filepath.Join(dir, name+".hprof.gz"))
-	if err := os.WriteFile(orig, src, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	want := sharkComparable(sharkSummary(t, tool, orig))
+	want := sharkComparable(sharkSummaryOf(t, tool, src))
 	for _, line := range oracle {
 		if !strings.Contains(want, line) {
 			t.Fatalf("Shark on the original dump does not report %q: the oracle changed", line)
@@ -235,11 +234,7 @@ func sharkFixture(t *testing.T, dir, name string, oracle ...string) *Stats {
 	if st.Missing != 0 {
 		t.Errorf("%d hashed names not recovered from the app's jar", st.Missing)
 	}
-	p := filepath.Join(t.TempDir(), "restored.hprof")
-	if err := os.WriteFile(p, out, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if got := sharkComparable(sharkSummary(t, tool, p)); got != want {
+	if got := sharkComparable(sharkSummaryOf(t, tool, out)); got != want {
 		t.Errorf("Shark's report differs:\n%s", lineDiff(want, got))
 	}
 	return st
