@@ -53,7 +53,7 @@ func Decrunch(src io.ReadSeeker, out io.Writer, opt Options) (*Stats, error) {
 		r.SkipValues = true  // the first pass needs no values,
 		r.SkipObjects = true // nor the objects of OBJECTS runs,
 		c.enums = newEnumNames(r)
-		c.enums.start(r) // but those of enum constants and their names (enumnames.go)
+		c.enums.start(r) // but those of enum constants and their names, and the main thread's (enumnames.go)
 	}
 	errA := c.firstPass(first)
 	if errA != nil && !salvageable(errA, opt) {
@@ -110,7 +110,7 @@ type converter struct {
 	ids  objectIDs
 	rn   *renamer
 
-	enums *enumNames // the enum constants' names to write (enumnames.go), or nil
+	enums *enumNames // the enum constants' names and the main thread's to write (enumnames.go), or nil
 
 	source     Source // the one being read
 	idOverflow bool
