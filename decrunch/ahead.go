@@ -766,11 +766,7 @@ func (c *converter) primitiveArray(tag hprof.SubTag, id uint64, trace, length ui
 	if e := c.enums; e != nil && id >= e.nextFix {
 		if f := e.due(id); f != nil && f.array {
 			if text := e.arrayText(f, length, elem); text != nil {
-				if f.thread {
-					c.st.ThreadNames++
-				} else {
-					c.st.EnumNames++
-				}
+				c.st.countText(f.kind)
 				c.s.Tag, c.s.ID, c.s.StackTrace, c.s.Length, c.s.ElemType, c.s.Data = tag, hid, trace, length, elem, text
 				return c.object()
 			}

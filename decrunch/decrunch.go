@@ -75,6 +75,23 @@ type Stats struct {
 	// name written back ("main", from the thread of
 	// android.os.Looper.sMainLooper: enumnames.go), 0 or 1.
 	ThreadNames uint64
+
+	// BuildTexts counts the Strings of android.os.Build.MANUFACTURER and
+	// Build.ID written back from the file's labels of those names
+	// (enumnames.go), 0 to 2.
+	BuildTexts uint64
+}
+
+// countText counts a String's text written back, of kind k.
+func (s *Stats) countText(k textKind) {
+	switch k {
+	case threadText:
+		s.ThreadNames++
+	case buildText:
+		s.BuildTexts++
+	default:
+		s.EnumNames++
+	}
 }
 
 // HPROF IDs written: objects at multiples of the dump's alignment (8 or

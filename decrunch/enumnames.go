@@ -39,6 +39,15 @@ import (
 // android.os.Looper.sMainLooper (Looper.mThread). Its name String gets the
 // text where its array has 4 elements.
 //
+// And the texts of android.os.Build.MANUFACTURER and Build.ID, where the
+// file's labels give them (Build.MANUFACTURER=..., Build.ID=...: what the
+// app passes crunch on the device, README "On the device"): Shark applies
+// some of its known-library-leak matchers on one manufacturer's devices
+// only, or on one build (AndroidReferenceMatchers, read through
+// AndroidBuildMirror), and prints the manufacturer in its metadata. Each
+// String gets its label's text where its array has the text's length; a
+// label of another length (another device's) writes nothing.
+//
 // The first pass follows each constant to its name String and the String
 // to its array as it reads on (bmd.Reader.DecodeRun and ValuesOf: the
 // runs of objects that hold one are decoded, the values of those objects
@@ -58,7 +67,8 @@ type enumNames struct {
 
 	consts   map[uint64][]constStatic // constant -> the statics that hold it
 	hops     map[uint64]hop           // object on the way to the main thread's name -> what it is
-	threads  map[uint64]bool          // the main thread's name String
+	kinds    map[uint64]textKind      // name String -> what names it, where not a constant
+	build    map[string]string        // android.os.Build's static -> its text, from the labels
 	strNames map[uint64][]string      // name String -> its constants' names (or the main thread's)
 	arrayOf  map[uint64]uint64        // name String -> its array
 	found    map[uint64]bmd.Record    // array -> its type and length (the reading's, or as written)
@@ -84,6 +94,33 @@ var enumClassNames = map[string]string{
 	"android.os.Build$VERSION": "android.os.Build$VERSION", "android/os/Build$VERSION": "android.os.Build$VERSION",
 	"android.os.Looper": "android.os.Looper", "android/os/Looper": "android.os.Looper",
 	"java.lang.Thread": "java.lang.Thread", "java/lang/Thread": "java.lang.Thread",
+	"android.os.Build": "android.os.Build", "android/os/Build": "android.os.Build",
+}
+
+// textKind is what a String's text written back is, for Stats.
+type textKind uint8
+
+const (
+	enumText   textKind = iota // an enum constant's name (Stats.EnumNames)
+	threadText                 // the main thread's name (Stats.ThreadNames)
+	buildText                  // a text of android.os.Build from the labels (Stats.BuildTexts)
+)
+
+// BuildLabels are the labels whose values decrunch writes into the
+// Strings of android.os.Build's statics of the same names, and the
+// statics: a BMD holds no String contents, and Shark reads these two.
+var BuildLabels = map[string]string{"Build.MANUFACTURER": "MANUFACTURER", "Build.ID": "ID"}
+
+// buildTexts returns the texts of android.os.Build's statics that the
+// labels of m give, by the statics' names.
+func buildTexts(m *bmd.Metadata) map[string]string {
+	t := map[string]string{}
+	for label, static := range BuildLabels {
+		if v, ok := m.Label(label); ok && v != "" {
+			t[static] = v
+		}
+	}
+	return t
 }
 
 // hop is what an object on the way to the main thread's name is.
@@ -116,18 +153,19 @@ type constStatic struct {
 // as the array is written, from its length; a String written before its
 // array takes the array's type and length from the reading that found it.
 type enumFix struct {
-	id     uint64
-	array  bool
-	names  []string
-	arr    uint64
-	off    int
-	thread bool // the main thread's name (Stats.ThreadNames, not EnumNames)
+	id    uint64
+	array bool
+	names []string
+	arr   uint64
+	off   int
+	kind  textKind
 }
 
-// newEnumNames returns the enumNames of a first pass by r.
-func newEnumNames(r *bmd.Reader) *enumNames {
-	return &enumNames{classes: map[uint64]*enumClass{}, named: map[string]uint64{}, sdk: -1,
-		consts: map[uint64][]constStatic{}, hops: map[uint64]hop{}, threads: map[uint64]bool{}, strNames: map[uint64][]string{}, arrayOf: map[uint64]uint64{}, found: map[uint64]bmd.Record{}, r: r}
+// newEnumNames returns the enumNames of a first pass by r, of a file
+// with metadata m.
+func newEnumNames(r *bmd.Reader, m *bmd.Metadata) *enumNames {
+	return &enumNames{classes: map[uint64]*enumClass{}, named: map[string]uint64{}, sdk: -1, build: buildTexts(m),
+		consts: map[uint64][]constStatic{}, hops: map[uint64]hop{}, kinds: map[uint64]textKind{}, strNames: map[uint64][]string{}, arrayOf: map[uint64]uint64{}, found: map[uint64]bmd.Record{}, r: r}
 }
 
 // start readies r, the first pass's reader or a reading's, to decode the
@@ -200,6 +238,8 @@ func (e *enumNames) class(rec *bmd.Record, staticName func(i int) string) {
 		case f.Type == bmd.Object && f.Value != 0 && e.named["android.os.Looper"] == rec.ID && staticName(i) == "sMainLooper":
 			e.hops[f.Value] = hopLooper
 			e.follow(f.Value)
+		case f.Type == bmd.Object && f.Value != 0 && e.named["android.os.Build"] == rec.ID && e.build[staticName(i)] != "":
+			e.nameString(f.Value, e.build[staticName(i)], buildText)
 		}
 	}
 }
@@ -293,13 +333,18 @@ func (e *enumNames) hop(rec *bmd.Record, h hop, texts []string) {
 		}
 		return
 	}
-	if e.threads[v] {
-		return
+	if _, seen := e.kinds[v]; !seen {
+		e.nameString(v, mainThreadName, threadText)
 	}
-	e.threads[v] = true
-	e.strNames[v] = append(e.strNames[v], mainThreadName)
-	if len(e.strNames[v]) == 1 {
-		e.follow(v)
+}
+
+// nameString notes that String str gets text, a name of that kind (not a
+// constant's), and looks for the String, unless an earlier name did.
+func (e *enumNames) nameString(str uint64, text string, kind textKind) {
+	e.kinds[str] = kind
+	e.strNames[str] = append(e.strNames[str], text)
+	if len(e.strNames[str]) == 1 {
+		e.follow(str)
 	}
 }
 
@@ -420,7 +465,7 @@ func (e *enumNames) makeFixes(c *converter) {
 		}
 	}
 	for s, a := range e.arrayOf {
-		e.fixes = append(e.fixes, enumFix{id: a, array: true, names: e.strNames[s], thread: e.threads[s]})
+		e.fixes = append(e.fixes, enumFix{id: a, array: true, names: e.strNames[s], kind: e.kinds[s]})
 		if hasCount {
 			e.fixes = append(e.fixes, enumFix{id: s, names: e.strNames[s], arr: a, off: countOff})
 		}

@@ -64,7 +64,12 @@ field needs the build's --mapping), where analyzers read it (LeakCanary
 finds a destroyed androidx Fragment by its lifecycle state's name). So is
 an Android app's main thread's name, "main": the thread of
 android.os.Looper.sMainLooper, where its name has 4 characters (LeakCanary
-ignores that thread's locals by its name).
+ignores that thread's locals by its name). And so are the texts of
+android.os.Build.MANUFACTURER and Build.ID where the BMD's labels give them
+(crunch --label Build.MANUFACTURER=samsung --label Build.ID=..., as the app
+passes them on the device), where the String has the label's length
+(LeakCanary applies some known-library-leak matchers on one manufacturer's
+devices only).
 
 With --salvage, a truncated or damaged BMD (plain or compressed) gives an
 HPROF of everything before the damage: every block of the BMD whose checksum
@@ -659,6 +664,7 @@ func printStats(c *cli.Context, st *decrunch.Stats, names *decrunch.NameTable, m
 	fmt.Fprintf(os.Stderr, "objects: %d, roots: %d, HPROF bytes: %d\n", st.Objects, st.Roots, st.OutBytes)
 	fmt.Fprintf(os.Stderr, "enum constants' names written back from their static fields' names: %d Strings\n", st.EnumNames)
 	fmt.Fprintf(os.Stderr, "the main thread's name written back (Looper.sMainLooper's thread, \"main\"): %d Strings\n", st.ThreadNames)
+	fmt.Fprintf(os.Stderr, "android.os.Build's texts written back from the labels Build.MANUFACTURER and Build.ID: %d Strings\n", st.BuildTexts)
 }
 
 // info prints what the header of a BMD file says, reading nothing else:

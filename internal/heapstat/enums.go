@@ -2,6 +2,7 @@ package heapstat
 
 import (
 	"encoding/binary"
+	"strings"
 	"unicode/utf16"
 
 	"github.com/heapcrunch/heapcrunch/hprof"
@@ -57,15 +58,7 @@ func EnumStrings(data []byte) (map[string]EnumString, error) {
 				continue
 			}
 			if name, ok := ix.field(o, "name"); ok {
-				es := EnumString{Text: ix.javaString(inst[name], arrays), Fields: map[string]uint64{}}
-				if s := inst[name]; s != nil {
-					ix.fields(s, func(n uint64, t hprof.BasicType, v uint64) {
-						if t != hprof.Object {
-							es.Fields[ix.strs[n]] = v
-						}
-					})
-				}
-				out[ix.className(id)+"."+ix.strs[f.Name]] = es
+				out[ix.className(id)+"."+ix.strs[f.Name]] = ix.stringOf(inst[name], arrays)
 			}
 		}
 	}
@@ -102,16 +95,50 @@ func MainThreadName(data []byte) (name EnumString, ok bool, err error) {
 			if !ok || inst[s] == nil {
 				continue
 			}
-			name = EnumString{Text: ix.javaString(inst[s], arrays), Fields: map[string]uint64{}}
-			ix.fields(inst[s], func(n uint64, t hprof.BasicType, v uint64) {
-				if t != hprof.Object {
-					name.Fields[ix.strs[n]] = v
-				}
-			})
-			return name, true, nil
+			return ix.stringOf(inst[s], arrays), true, nil
 		}
 	}
 	return EnumString{}, false, nil
+}
+
+// StaticString returns the String that static field static of class
+// class (named with dots; slashes match too) refers to in the dump in
+// data, as EnumStrings gives a constant's; ok false if there is none.
+func StaticString(data []byte, class, static string) (str EnumString, ok bool, err error) {
+	ix, err := newIndex(data)
+	if err != nil {
+		return EnumString{}, false, err
+	}
+	inst, arrays, err := instancesAndTexts(data)
+	if err != nil {
+		return EnumString{}, false, err
+	}
+	for id, c := range ix.classes {
+		if n := ix.className(id); n != class && n != strings.ReplaceAll(class, ".", "/") {
+			continue
+		}
+		for _, f := range c.Statics {
+			if f.Type == hprof.Object && ix.strs[f.Name] == static && inst[f.Value] != nil {
+				return ix.stringOf(inst[f.Value], arrays), true, nil
+			}
+		}
+	}
+	return EnumString{}, false, nil
+}
+
+// stringOf returns String s's text as Shark reads it and its primitive
+// fields (none for a nil s).
+func (ix *index) stringOf(s *hprof.SubRecord, arrays map[uint64]*hprof.SubRecord) EnumString {
+	str := EnumString{Text: ix.javaString(s, arrays), Fields: map[string]uint64{}}
+	if s == nil {
+		return str
+	}
+	ix.fields(s, func(n uint64, t hprof.BasicType, v uint64) {
+		if t != hprof.Object {
+			str.Fields[ix.strs[n]] = v
+		}
+	})
+	return str
 }
 
 // instancesAndTexts returns the instances of the dump in data and its
