@@ -41,14 +41,15 @@ func sharkSummaryOf(t *testing.T, tool string, data []byte) string {
 
 // sharkComparable drops the lines of a Shark report that may differ after
 // a round trip: the file's name and size (decrunch may cut the heap dump
-// into other segments), the metadata Shark reads from String contents
-// (the process name and Build.MANUFACTURER), which no crunch keeps, and
-// the label it makes of a Fragment's tag, the app's String.
+// into other segments), the process name, which Shark reads from a
+// String's contents, which no crunch keeps, and the label it makes of a
+// Fragment's tag, the app's String. (Build.MANUFACTURER, a String's text
+// too, stays: the app passes it to crunch as a label, deviceLabels.)
 func sharkComparable(report string) string {
 	var keep []string
 	for _, l := range strings.Split(report, "\n") {
 		if strings.HasPrefix(l, "file.name=") || strings.HasPrefix(l, "file.bytes=") || strings.HasPrefix(l, "metadata.App process name=") ||
-			strings.HasPrefix(l, "metadata.Build.MANUFACTURER=") || strings.Contains(l, "Fragment.mTag = ") {
+			strings.Contains(l, "Fragment.mTag = ") {
 			continue
 		}
 		keep = append(keep, l)
@@ -56,18 +57,36 @@ func sharkComparable(report string) string {
 	return strings.Join(keep, "\n")
 }
 
+// deviceLabels returns the labels an app on the device of dump src passes
+// crunch (README, On the device): Build.MANUFACTURER and Build.ID, the
+// texts of android.os.Build's statics in src.
+func deviceLabels(t *testing.T, src []byte) []string {
+	t.Helper()
+	var labels []string
+	for label, static := range BuildLabels {
+		s, ok, err := heapstat.StaticString(src, "android.os.Build", static)
+		if err != nil || !ok || s.Text == "" {
+			t.Fatalf("the dump's android.os.Build.%s: %q, %v, %v", static, s.Text, ok, err)
+		}
+		labels = append(labels, label+"="+s.Text)
+	}
+	return labels
+}
+
 // TestSharkDialer is the product's flow on the only real Android dump: the
-// phone crunches with defaults (and with --profile leak), the server
+// phone crunches with defaults and the device's labels (and with
+// --profile leak), the server
 // restores with only the names the app's own files give (its classes that
 // the boot class loader did not load, and their fields), and LeakCanary's
 // Shark finds the same leaks, with the same traces, retained sizes,
-// dominators and SDK_INT=19, as on the original dump.
+// dominators, SDK_INT=19 and Build.MANUFACTURER ("unknown", a Dalvik
+// String: offset and count), as on the original dump.
 func TestSharkDialer(t *testing.T) {
 	tool := testutil.SharedTool(t, "shark/shark-summary.sh")
 	orig := filepath.Join(testutil.CorpusDir(t), "android-dalvik-kitkat-dialer.android-hprof")
 	src := testutil.ReadAll(t, orig)
 	want := sharkComparable(sharkSummary(t, tool, orig))
-	for _, line := range []string{"metadata.Build.VERSION.SDK_INT=19", "applicationLeaks=1", "totalRetainedBytes=836 totalRetainedObjects=16"} {
+	for _, line := range []string{"metadata.Build.VERSION.SDK_INT=19", "metadata.Build.MANUFACTURER=unknown", "applicationLeaks=1", "totalRetainedBytes=836 totalRetainedObjects=16"} {
 		if !strings.Contains(want, line) {
 			t.Fatalf("Shark on the original dump does not report %q: the oracle changed", line)
 		}
@@ -75,7 +94,7 @@ func TestSharkDialer(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		opt  crunch.Options
-	}{{"default", crunch.Options{}}, {"profile leak", crunch.Options{Profile: "leak"}}} {
+	}{{"default", crunch.Options{Labels: deviceLabels(t, src)}}, {"profile leak", crunch.Options{Profile: "leak", Labels: deviceLabels(t, src)}}} {
 		t.Run(c.name, func(t *testing.T) {
 			out, st := userFlow(t, src, c.opt)
 			if st.Missing != 0 {
@@ -195,25 +214,43 @@ func TestSharkFragmentLeak(t *testing.T) {
 // apps have most, an Activity held after the framework destroyed it, here
 // by a callback it registered (testdata/activity: a HotSpot dump of
 // gen/ActivityLeak.java, with stand-ins for android.app.Activity,
-// android.os.Looper and android.os.Build on the boot class path). Shark
-// finds a destroyed Activity by its mDestroyed field, a primitive value,
-// and ignores the locals of the thread named "main", one of which holds
-// the activity. Crunched with defaults, which keep the framework's
+// android.os.Looper, android.os.Build and InputMethodManager on the boot
+// class path). Shark finds a destroyed Activity by its mDestroyed field, a
+// primitive value, and ignores the locals of the thread named "main", one
+// of which holds the activity. A second destroyed activity is held by the
+// input method manager, a leak Shark knows as Samsung's on Android 9 to 11
+// (a library leak, not the app's) by Build.MANUFACTURER, "samsung", a
+// String's text. Crunched with defaults, which keep the framework's
 // lifecycle flags (crunch.LifecycleFlags) and no other primitive value,
-// and restored with the app's jar alone (decrunch writes the main
-// thread's name back: enumnames.go), Shark must give the original's
-// report, the leak, its trace and its retained sizes included.
+// with the labels the app passes on the device (deviceLabels), and
+// restored with the app's jar alone (decrunch writes the main thread's
+// name and Build's texts back: enumnames.go), Shark must give the
+// original's report, both leaks, their traces and retained sizes included.
+// Without the labels, it reports Samsung's leak as the app's.
 func TestSharkActivityLeak(t *testing.T) {
-	sharkFixture(t, "activity", "activityleak", "metadata.Build.VERSION.SDK_INT=33", "applicationLeaks=1",
-		"shortDescription=ActivityLeak.onNetworkChange", "Leaking: YES (Activity#mDestroyed is true)",
-		"Retaining 2.1 kB in 3 objects")
+	st := sharkFixture(t, "activity", "activityleak", "metadata.Build.VERSION.SDK_INT=30", "metadata.Build.MANUFACTURER=samsung",
+		"applicationLeaks=1", "libraryLeaks=1", "shortDescription=ActivityLeak.onNetworkChange", "Leaking: YES (Activity#mDestroyed is true)",
+		"Retaining 2.1 kB in 3 objects", "shortDescription=instance field android.view.inputmethod.InputMethodManager#mCurrentInputConnection")
+	if st.BuildTexts != 2 || st.ThreadNames != 1 {
+		t.Errorf("%d Build texts and %d thread names written back, want 2 and 1", st.BuildTexts, st.ThreadNames)
+	}
+	t.Run("without labels", func(t *testing.T) {
+		tool := testutil.SharedTool(t, "shark/shark-summary.sh")
+		dir := testutil.Fixture("activity")
+		src := testutil.ReadAll(t, filepath.Join(dir, "activityleak.hprof.gz"))
+		out, _ := decrunchBytes(t, crunchBytes(t, src, crunch.Options{}), Options{Names: appJarNames(t, dir, "activityleak")})
+		if got := sharkLeaks(t, sharkSummaryOf(t, tool, out)); !strings.HasPrefix(got, "applicationLeaks=2\nlibraryLeaks=0\n") {
+			t.Errorf("without the labels Shark reports, want Samsung's leak as an application leak:\n%s", got)
+		}
+	})
 }
 
 // sharkFixture runs the user's flow on testdata/DIR/NAME.hprof.gz, an
-// Android app's leak: crunch with defaults, decrunch with the app's jar
-// (NAME-app.jar) alone. Shark's report on the round trip must be the
-// original's (sharkComparable), which must hold each of the oracle's
-// lines. It returns decrunch's stats.
+// Android app's leak: crunch with defaults and the device's labels
+// (deviceLabels), decrunch with the app's jar (NAME-app.jar) alone.
+// Shark's report on the round trip must be the original's
+// (sharkComparable), which must hold each of the oracle's lines. It
+// returns decrunch's stats.
 func sharkFixture(t *testing.T, dir, name string, oracle ...string) *Stats {
 	t.Helper()
 	tool := testutil.SharedTool(t, "shark/shark-summary.sh")
@@ -225,12 +262,7 @@ func sharkFixture(t *testing.T, dir, name string, oracle ...string) *Stats {
 			t.Fatalf("Shark on the original dump does not report %q: the oracle changed", line)
 		}
 	}
-	names := NewNameTable()
-	add := names.Source(name + "-app.jar")
-	if _, err := apkstrings.ReadJAR(filepath.Join(dir, name+"-app.jar"), func(s string) { apkstrings.Spellings(s, add) }); err != nil {
-		t.Fatal(err)
-	}
-	out, st := decrunchBytes(t, crunchBytes(t, src, crunch.Options{}), Options{Names: names})
+	out, st := decrunchBytes(t, crunchBytes(t, src, crunch.Options{Labels: deviceLabels(t, src)}), Options{Names: appJarNames(t, dir, name)})
 	if st.Missing != 0 {
 		t.Errorf("%d hashed names not recovered from the app's jar", st.Missing)
 	}
@@ -238,4 +270,16 @@ func sharkFixture(t *testing.T, dir, name string, oracle ...string) *Stats {
 		t.Errorf("Shark's report differs:\n%s", lineDiff(want, got))
 	}
 	return st
+}
+
+// appJarNames returns a name table of the names of DIR/NAME-app.jar, the
+// app's classes.
+func appJarNames(t *testing.T, dir, name string) *NameTable {
+	t.Helper()
+	names := NewNameTable()
+	add := names.Source(name + "-app.jar")
+	if _, err := apkstrings.ReadJAR(filepath.Join(dir, name+"-app.jar"), func(s string) { apkstrings.Spellings(s, add) }); err != nil {
+		t.Fatal(err)
+	}
+	return names
 }

@@ -56,9 +56,12 @@ mkdir -p "$TD/fragment"
 pack "$TMP/fragment/fragmentleak.hprof" "$TD/fragment/fragmentleak.hprof.gz"
 cp "$TMP/fragment/fragmentleak-app.jar" "$TD/fragment/"
 
-# An app that leaks an Activity, on stand-ins for android.app.Activity and
-# android.os.Build (boot class path): Shark's Android analysis finds the
-# leak by the activity's mDestroyed, a lifecycle flag crunch keeps.
+# An app that leaks an Activity, and another through the input method
+# manager (Samsung's library leak on Android 9 to 11), on stand-ins for
+# android.app.Activity, android.os.Build and InputMethodManager (boot
+# class path): Shark's Android analysis finds the leaks by the
+# activities' mDestroyed, a lifecycle flag crunch keeps, and tells
+# Samsung's by Build.MANUFACTURER, which decrunch writes back from a label.
 APP_OUT=$TMP/activity "$ROOT/scripts/gendump.sh" ActivityLeak "$TMP/activity/activityleak.hprof"
 mkdir -p "$TD/activity"
 pack "$TMP/activity/activityleak.hprof" "$TD/activity/activityleak.hprof.gz"
