@@ -70,41 +70,15 @@ func EnumStrings(data []byte) (map[string]EnumString, error) {
 // (Looper.mThread's java.lang.Thread.name), as EnumStrings gives a
 // constant's; ok false if the dump has no such chain (a JDK's).
 func MainThreadName(data []byte) (name EnumString, ok bool, err error) {
-	ix, err := newIndex(data)
-	if err != nil {
-		return EnumString{}, false, err
-	}
-	inst, arrays, err := instancesAndTexts(data)
-	if err != nil {
-		return EnumString{}, false, err
-	}
-	for id, c := range ix.classes {
-		if n := ix.className(id); n != "android.os.Looper" && n != "android/os/Looper" {
-			continue
-		}
-		for _, f := range c.Statics {
-			looper := inst[f.Value]
-			if f.Type != hprof.Object || ix.strs[f.Name] != "sMainLooper" || looper == nil {
-				continue
-			}
-			t, ok := ix.field(looper, "mThread")
-			if !ok || inst[t] == nil {
-				continue
-			}
-			s, ok := ix.field(inst[t], "name")
-			if !ok || inst[s] == nil {
-				continue
-			}
-			return ix.stringOf(inst[s], arrays), true, nil
-		}
-	}
-	return EnumString{}, false, nil
+	return StaticString(data, "android.os.Looper", "sMainLooper", "mThread", "name")
 }
 
 // StaticString returns the String that static field static of class
 // class (named with dots; slashes match too) refers to in the dump in
-// data, as EnumStrings gives a constant's; ok false if there is none.
-func StaticString(data []byte, class, static string) (str EnumString, ok bool, err error) {
+// data, or that the instance fields of path lead to from there, each of
+// the object the one before refers to, as EnumStrings gives a constant's;
+// ok false if there is none.
+func StaticString(data []byte, class, static string, path ...string) (str EnumString, ok bool, err error) {
 	ix, err := newIndex(data)
 	if err != nil {
 		return EnumString{}, false, err
@@ -118,8 +92,22 @@ func StaticString(data []byte, class, static string) (str EnumString, ok bool, e
 			continue
 		}
 		for _, f := range c.Statics {
-			if f.Type == hprof.Object && ix.strs[f.Name] == static && inst[f.Value] != nil {
-				return ix.stringOf(inst[f.Value], arrays), true, nil
+			if f.Type != hprof.Object || ix.strs[f.Name] != static {
+				continue
+			}
+			o := inst[f.Value]
+			for _, name := range path {
+				if o == nil {
+					break
+				}
+				v, ok := ix.field(o, name)
+				o = inst[v]
+				if !ok {
+					o = nil
+				}
+			}
+			if o != nil {
+				return ix.stringOf(o, arrays), true, nil
 			}
 		}
 	}
