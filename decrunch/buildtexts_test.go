@@ -57,7 +57,8 @@ func buildDump(t *testing.T, f enumFlavour, manufacturer, id string, behind bool
 // or behind it, the texts of android.os.Build.MANUFACTURER and Build.ID
 // read as on the original after a round trip whose BMD has the labels
 // Build.MANUFACTURER and Build.ID (what the app passes crunch on the
-// device), each String's count (where String has one) as the VM gave it;
+// device), or whose decrunch is given them (Options.Labels, over the
+// file's), each String's count (where String has one) as the VM gave it;
 // a label of another length than the dump's text, or none, writes nothing
 // into that String, and another class's static of the same name gets no
 // text.
@@ -65,13 +66,17 @@ func TestBuildTexts(t *testing.T) {
 	const manufacturer, id = "samsung", "TP1A.220624.014"
 	cases := []struct {
 		name         string
-		labels       []string
-		manu, idText bool // the texts written back
+		labels       []string // crunch's
+		server       []string // decrunch's (Options.Labels)
+		manu, idText bool     // the texts written back
 	}{
-		{"both", []string{"app=com.example", "Build.MANUFACTURER=" + manufacturer, "Build.ID=" + id}, true, true},
-		{"manufacturer", []string{"Build.MANUFACTURER=" + manufacturer}, true, false},
-		{"another device", []string{"Build.MANUFACTURER=Google", "Build.ID=" + id}, false, true},
-		{"none", nil, false, false},
+		{"both", []string{"app=com.example", "Build.MANUFACTURER=" + manufacturer, "Build.ID=" + id}, nil, true, true},
+		{"manufacturer", []string{"Build.MANUFACTURER=" + manufacturer}, nil, true, false},
+		{"another device", []string{"Build.MANUFACTURER=Google", "Build.ID=" + id}, nil, false, true},
+		{"none", nil, nil, false, false},
+		{"the server's", nil, []string{"Build.MANUFACTURER=" + manufacturer, "Build.ID=" + id}, true, true},
+		{"the server's over the file's", []string{"Build.MANUFACTURER=Google"}, []string{"Build.MANUFACTURER=" + manufacturer}, true, false},
+		{"the file's over none", []string{"Build.ID=" + id}, []string{"Build.MANUFACTURER=" + manufacturer}, true, true},
 	}
 	for _, f := range enumFlavours {
 		for _, behind := range []bool{false, true} {
@@ -86,7 +91,7 @@ func TestBuildTexts(t *testing.T) {
 			}
 			for _, c := range cases {
 				t.Run(f.name+"/"+map[bool]string{false: "ahead", true: "behind"}[behind]+"/"+c.name, func(t *testing.T) {
-					out, st := userFlow(t, src, crunch.Options{Labels: c.labels})
+					out, st := decrunchBytes(t, crunchBytes(t, src, crunch.Options{Labels: c.labels}), Options{Names: appNameTable(t, src), Labels: c.server})
 					written := uint64(0)
 					for static, want := range map[string]bool{"MANUFACTURER": c.manu, "ID": c.idText} {
 						got, ok, err := heapstat.StaticString(out, "android.os.Build", static)

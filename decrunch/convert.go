@@ -52,7 +52,7 @@ func Decrunch(src io.ReadSeeker, out io.Writer, opt Options) (*Stats, error) {
 	if r, ok := first.(*bmd.Reader); ok {
 		r.SkipValues = true  // the first pass needs no values,
 		r.SkipObjects = true // nor the objects of OBJECTS runs,
-		c.enums = newEnumNames(r, &c.meta)
+		c.enums = newEnumNames(r, slices.Concat(c.meta.Labels, opt.Labels))
 		c.enums.start(r) // but those of enum constants and their names, and the main thread's (enumnames.go)
 	}
 	errA := c.firstPass(first)

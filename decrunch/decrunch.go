@@ -45,6 +45,11 @@ type Options struct {
 	// the damage instead of an error; Stats.Salvaged then says what was lost.
 	// An *OutputLimitError is still an error.
 	Salvage bool
+	// Labels are key=value labels taken as if the file held them after its
+	// own (the last of each key counts): those of BuildLabels, the
+	// device's Build texts, for a file crunched without them, when the
+	// server knows the device (enumnames.go).
+	Labels []string
 }
 
 // Stats counts what a decrunch did.

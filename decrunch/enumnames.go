@@ -111,10 +111,11 @@ const (
 // statics: a BMD holds no String contents, and Shark reads these two.
 var BuildLabels = map[string]string{"Build.MANUFACTURER": "MANUFACTURER", "Build.ID": "ID"}
 
-// buildTexts returns the texts of android.os.Build's statics that the
-// labels of m give, by the statics' names.
-func buildTexts(m *bmd.Metadata) map[string]string {
+// buildTexts returns the texts of android.os.Build's statics that labels
+// give (the last of each key), by the statics' names.
+func buildTexts(labels []string) map[string]string {
 	t := map[string]string{}
+	m := bmd.Metadata{Labels: labels}
 	for label, static := range BuildLabels {
 		if v, ok := m.Label(label); ok && v != "" {
 			t[static] = v
@@ -162,9 +163,9 @@ type enumFix struct {
 }
 
 // newEnumNames returns the enumNames of a first pass by r, of a file
-// with metadata m.
-func newEnumNames(r *bmd.Reader, m *bmd.Metadata) *enumNames {
-	return &enumNames{classes: map[uint64]*enumClass{}, named: map[string]uint64{}, sdk: -1, build: buildTexts(m),
+// whose labels (with Options.Labels) are labels.
+func newEnumNames(r *bmd.Reader, labels []string) *enumNames {
+	return &enumNames{classes: map[uint64]*enumClass{}, named: map[string]uint64{}, sdk: -1, build: buildTexts(labels),
 		consts: map[uint64][]constStatic{}, hops: map[uint64]hop{}, kinds: map[uint64]textKind{}, strNames: map[uint64][]string{}, arrayOf: map[uint64]uint64{}, found: map[uint64]bmd.Record{}, r: r}
 }
 

@@ -67,9 +67,9 @@ android.os.Looper.sMainLooper, where its name has 4 characters (LeakCanary
 ignores that thread's locals by its name). And so are the texts of
 android.os.Build.MANUFACTURER and Build.ID where the BMD's labels give them
 (crunch --label Build.MANUFACTURER=samsung --label Build.ID=..., as the app
-passes them on the device), where the String has the label's length
-(LeakCanary applies some known-library-leak matchers on one manufacturer's
-devices only).
+passes them on the device) or decrunch's --label gives them (over the
+file's), where the String has the label's length (LeakCanary applies some
+known-library-leak matchers on one manufacturer's devices only).
 
 With --salvage, a truncated or damaged BMD (plain or compressed) gives an
 HPROF of everything before the damage: every block of the BMD whose checksum
@@ -132,6 +132,7 @@ func app() *cli.App {
 			&cli.StringSliceFlag{Name: "jar", Usage: "recover names from this JAR, AAR, JDK .jmod, or folder of .class files (repeatable)"},
 			&cli.StringSliceFlag{Name: "strings", Usage: "recover names from this text file, one per line (repeatable)"},
 			&cli.StringFlag{Name: "mapping", Usage: "ProGuard/R8 mapping.txt: write the original class, field and method names for obfuscated ones"},
+			&cli.StringSliceFlag{Name: "label", Usage: "Build.MANUFACTURER=TEXT or Build.ID=TEXT, the device's, for a BMD crunched without them: as if crunch --label had stored it, decrunch writes TEXT into that String (repeatable; over the file's own)"},
 			&cli.BoolFlag{Name: "salvage", Usage: "from a truncated or damaged BMD, write every complete record before the damage"},
 			&cli.BoolFlag{Name: "stats", Usage: "print how many names were recovered, from which source, and collisions"},
 			&cli.StringFlag{Name: "max-output", Usage: "refuse to write an HPROF larger than this, or to decompress a compressed or piped BMD beyond it (e.g. 200G; 0: no limit; default: the larger of 4 GiB and 100 times the uncompressed BMD, and for the decompression 100 times the compressed bytes read), since a few bytes of a damaged or crafted BMD can ask for terabytes"},
@@ -503,6 +504,15 @@ func checkOutput(c *cli.Context, inName, outName string) error {
 // limit (-1: the default, which depends on the input's size).
 func options(c *cli.Context) (decrunch.Options, int64, error) {
 	opt := decrunch.Options{Salvage: c.Bool("salvage")}
+	for _, l := range c.StringSlice("label") {
+		if err := bmd.CheckLabel(l); err != nil {
+			return opt, 0, cliutil.Usagef("--label: %v", err)
+		}
+		if k, _, _ := strings.Cut(l, "="); decrunch.BuildLabels[k] == "" {
+			return opt, 0, cliutil.Usagef("--label %s: decrunch takes only Build.MANUFACTURER=TEXT and Build.ID=TEXT (other labels are crunch's to store)", l)
+		}
+		opt.Labels = append(opt.Labels, l)
+	}
 	maxOut := int64(-1)
 	if c.IsSet("max-output") {
 		var err error

@@ -292,6 +292,8 @@ func TestUsage(t *testing.T) {
 		{[]string{"in.bmd", "-o", "out.hprof", "--no-such-flag"}, []string{"no-such-flag"}},
 		{[]string{"in.bmd", "-o"}, []string{"-o"}},
 		{[]string{"in.bmd", "-o", "folder"}, []string{"output folder is a directory"}},
+		{[]string{"--label", "app=com.example", "in.bmd", "-o", "out.hprof"}, []string{"--label app=com.example", "only Build.MANUFACTURER=TEXT and Build.ID=TEXT"}},
+		{[]string{"--label", "Build.ID", "in.bmd", "-o", "out.hprof"}, []string{"--label", "Build.ID"}},
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
 			d := clitest.NewDir(t)
@@ -1007,5 +1009,37 @@ func TestInfo(t *testing.T) {
 	clitest.ExpectFail(t, d, r, 2, "decrunch", before, "--info prints the metadata and writes no file: leave out -o out.hprof")
 	if after := d.Files(t); !slices.Equal(after, before) {
 		t.Errorf("files after --info: %v, want %v", after, before)
+	}
+}
+
+// TestBuildLabels: a BMD crunched without the device's labels, decrunched
+// with them (--label Build.MANUFACTURER=..., Build.ID=...), gets their
+// texts in android.os.Build's Strings, and --stats counts them; a label of
+// another length writes nothing (testdata/activity, whose stand-in Build
+// says "samsung").
+func TestBuildLabels(t *testing.T) {
+	bmdFile := crunchBytes(t, testutil.ReadAll(t, filepath.Join(testutil.Fixture("activity"), "activityleak.hprof.gz")), crunch.Options{})
+	for _, c := range []struct {
+		manufacturer, want string
+		written            int
+	}{{"samsung", "samsung", 2}, {"Google", "", 1}} {
+		t.Run(c.manufacturer, func(t *testing.T) {
+			d := clitest.NewDir(t)
+			d.Write(t, "in.bmd", bmdFile)
+			r := d.Run(t, nil, decrunchBin, "--stats", "--label", "Build.MANUFACTURER="+c.manufacturer, "--label", "Build.ID=TP1A.220624.014", "in.bmd", "-o", "out.hprof")
+			if r.Code != 0 {
+				t.Fatalf("exit %d: %s", r.Code, r.Stderr)
+			}
+			if line := fmt.Sprintf("Build.MANUFACTURER and Build.ID: %d Strings", c.written); !strings.Contains(r.Stderr, line) {
+				t.Errorf("--stats does not say %q:\n%s", line, r.Stderr)
+			}
+			out := d.Read(t, "out.hprof")
+			for static, want := range map[string]string{"MANUFACTURER": c.want, "ID": "TP1A.220624.014"} {
+				s, ok, err := heapstat.StaticString(out, "android.os.Build", static)
+				if got := strings.Trim(s.Text, "\x00"); err != nil || !ok || got != want {
+					t.Errorf("Build.%s %q (%v, %v), want %q", static, s.Text, ok, err, want)
+				}
+			}
+		})
 	}
 }
