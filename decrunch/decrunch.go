@@ -82,8 +82,8 @@ type Stats struct {
 	ThreadNames uint64
 
 	// BuildTexts counts the Strings of android.os.Build.MANUFACTURER and
-	// Build.ID written back from the file's labels of those names
-	// (enumnames.go), 0 to 2.
+	// Build.ID written back from the labels of those names, the file's or
+	// Options.Labels (enumnames.go), 0 to 2.
 	BuildTexts uint64
 }
 

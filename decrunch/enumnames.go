@@ -68,7 +68,7 @@ type enumNames struct {
 	consts   map[uint64][]constStatic // constant -> the statics that hold it
 	hops     map[uint64]hop           // object on the way to the main thread's name -> what it is
 	kinds    map[uint64]textKind      // name String -> what names it, where not a constant
-	build    map[string]string        // android.os.Build's static -> its text, from the labels
+	build    map[string]string        // android.os.Build's static -> its text, from the labels (the file's, then Options.Labels)
 	strNames map[uint64][]string      // name String -> its constants' names (or the main thread's)
 	arrayOf  map[uint64]uint64        // name String -> its array
 	found    map[uint64]bmd.Record    // array -> its type and length (the reading's, or as written)
@@ -239,8 +239,10 @@ func (e *enumNames) class(rec *bmd.Record, staticName func(i int) string) {
 		case f.Type == bmd.Object && f.Value != 0 && e.named["android.os.Looper"] == rec.ID && staticName(i) == "sMainLooper":
 			e.hops[f.Value] = hopLooper
 			e.follow(f.Value)
-		case f.Type == bmd.Object && f.Value != 0 && e.named["android.os.Build"] == rec.ID && e.build[staticName(i)] != "":
-			e.nameString(f.Value, e.build[staticName(i)], buildText)
+		case f.Type == bmd.Object && f.Value != 0 && e.named["android.os.Build"] == rec.ID:
+			if text := e.build[staticName(i)]; text != "" {
+				e.nameString(f.Value, text, buildText)
+			}
 		}
 	}
 }

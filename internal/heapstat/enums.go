@@ -97,14 +97,7 @@ func StaticString(data []byte, class, static string, path ...string) (str EnumSt
 			}
 			o := inst[f.Value]
 			for _, name := range path {
-				if o == nil {
-					break
-				}
-				v, ok := ix.field(o, name)
-				o = inst[v]
-				if !ok {
-					o = nil
-				}
+				o = ix.referent(o, name, inst)
 			}
 			if o != nil {
 				return ix.stringOf(o, arrays), true, nil
@@ -112,6 +105,18 @@ func StaticString(data []byte, class, static string, path ...string) (str EnumSt
 		}
 	}
 	return EnumString{}, false, nil
+}
+
+// referent returns the instance of inst that field name of instance o
+// refers to; nil if there is none or o is nil.
+func (ix *index) referent(o *hprof.SubRecord, name string, inst map[uint64]*hprof.SubRecord) *hprof.SubRecord {
+	if o == nil {
+		return nil
+	}
+	if v, ok := ix.field(o, name); ok {
+		return inst[v]
+	}
+	return nil
 }
 
 // stringOf returns String s's text as Shark reads it and its primitive
