@@ -15,17 +15,16 @@ import (
 type classInfo struct {
 	dump        *hprof.ClassDump // its first dump
 	offset      int64            // where its first dump's CLASS DUMP sub-record is
-	keepAll     bool             // preserve-class or keep-primitives
-	keepFields  map[uint64]bool  // HPROF field and static name IDs kept by a profile, and lifecycle flags
-	keepStatics map[uint64]bool  // HPROF static-name string IDs kept as platform facts
-	picks       []fieldPick      // what its instances keep (picks)
-	picked      bool             // picks is built
-	refsOnly    bool             // all its picks are references
-	chainSize   int              // the field bytes of an instance
-	chunk       uint32           // the chunk before which pass 2 defines it
-	defined     bool             // pass 2: its CLASS record is written
-	placed      bool             // pass 2: its first dump is placed
-	loads       []int            // its LOAD CLASS records (indexes in state.loads)
+	keepAll    bool             // preserve-class or keep-primitives
+	keepFields map[uint64]bool  // HPROF name IDs of the fields and statics it declares that keep their values (keptValues)
+	picks      []fieldPick      // what its instances keep (picks)
+	picked     bool             // picks is built
+	refsOnly   bool             // all its picks are references
+	chainSize  int              // the field bytes of an instance
+	chunk      uint32           // the chunk before which pass 2 defines it
+	defined    bool             // pass 2: its CLASS record is written
+	placed     bool             // pass 2: its first dump is placed
+	loads      []int            // its LOAD CLASS records (indexes in state.loads)
 }
 
 // noChunk marks a class no chunk needs yet.
@@ -211,8 +210,9 @@ func (st *state) pickFields(k int, picks []fieldPick) ([]fieldPick, bool) {
 }
 
 // keptValues decides which primitive values each class keeps: all with
-// --keep-primitives or --preserve-class, the fields of the profile, and
-// the platform facts and lifecycle flags of boot classes.
+// --keep-primitives or --preserve-class; the fields of the profile and the
+// libraries' leak flags in a class of that name, whatever its loader; the
+// platform facts and lifecycle flags in a boot class of that name.
 func (st *state) keptValues() {
 	for _, ci := range st.classes {
 		ci.keepAll = st.opt.KeepPrimitives
@@ -222,35 +222,33 @@ func (st *state) keptValues() {
 			continue
 		}
 		ci.keepAll = ci.keepAll || st.preserveNames[string(name)]
-		if fields := st.profileClass[string(name)]; fields != nil {
-			ci.keepFields = map[uint64]bool{}
-			for _, f := range ci.dump.Fields {
-				if slices.Contains(fields, st.textOf(f.Name)) {
-					ci.keepFields[f.Name] = true
-				}
-			}
-			for _, f := range ci.dump.Statics {
-				if slices.Contains(fields, st.textOf(f.Name)) {
-					ci.keepFields[f.Name] = true
-				}
-			}
+		st.keepNamed(ci, st.profileClass[string(name)])
+		st.keepNamed(ci, st.libraryClass[string(name)])
+		if ci.dump.Loader == 0 {
+			st.keepNamed(ci, st.factClass[string(name)])
 		}
-		if fields := st.factClass[string(name)]; fields != nil && ci.dump.Loader == 0 {
-			ci.keepStatics = map[uint64]bool{}
-			for _, f := range ci.dump.Statics {
-				if slices.Contains(fields, st.textOf(f.Name)) {
-					ci.keepStatics[f.Name] = true
-				}
+	}
+}
+
+// keepNamed keeps the values of the statics and instance fields that
+// class ci declares whose names are among names.
+func (st *state) keepNamed(ci *classInfo, names []string) {
+	if len(names) == 0 {
+		return
+	}
+	keep := func(name uint64) {
+		if slices.Contains(names, st.textOf(name)) {
+			if ci.keepFields == nil {
+				ci.keepFields = map[uint64]bool{}
 			}
-			for _, f := range ci.dump.Fields {
-				if slices.Contains(fields, st.textOf(f.Name)) {
-					if ci.keepFields == nil {
-						ci.keepFields = map[uint64]bool{}
-					}
-					ci.keepFields[f.Name] = true
-				}
-			}
+			ci.keepFields[name] = true
 		}
+	}
+	for _, f := range ci.dump.Statics {
+		keep(f.Name)
+	}
+	for _, f := range ci.dump.Fields {
+		keep(f.Name)
 	}
 }
 
@@ -315,7 +313,7 @@ func (p *pass2) bmdClass(k int, d *hprof.ClassDump, names []uint64) (*bmd.Class,
 		if f.Type == hprof.Object {
 			v = p.obj(v)
 		}
-		kept := ci.keepAll || ci.keepFields[f.Name] || ci.keepStatics[f.Name]
+		kept := ci.keepAll || ci.keepFields[f.Name]
 		if !kept && f.Type != hprof.Object {
 			v = 0
 		}

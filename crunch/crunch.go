@@ -196,6 +196,7 @@ type state struct {
 	profileFields map[string]bool
 	factClass     map[string][]string // class name spellings -> platform facts' statics and lifecycle flags
 	factFields    map[string]bool
+	libraryClass  map[string][]string // class name spellings -> LibraryLeakFlags' fields
 	drop          map[uint32]bool
 	addrs         addressLayout
 	heapsSeen     map[uint32]bool // heap types of the dump's HEAP DUMP INFO records
@@ -225,7 +226,7 @@ func newState(opt *Options) (*state, error) {
 	st := &state{opt: opt, strings: map[uint64]uint64{}, classNames: map[uint64]uint64{},
 		frames: map[uint64]uint64{}, classIdx: map[uint64]int{}, danglingIDs: map[uint64]uint64{}, firstNeed: map[uint64]uint32{},
 		preserveNames: map[string]bool{}, profileClass: map[string][]string{}, profileFields: map[string]bool{},
-		factClass: map[string][]string{}, factFields: map[string]bool{}, heapNames: map[uint64]bool{}, heapsSeen: map[uint32]bool{},
+		factClass: map[string][]string{}, factFields: map[string]bool{}, libraryClass: map[string][]string{}, heapNames: map[uint64]bool{}, heapsSeen: map[uint32]bool{},
 		drop:  map[uint32]bool{},
 		stats: &Stats{InRecords: map[string]int64{}, InBytesBy: map[string]int64{}, OutRecords: map[string]uint64{}, OutBytesBy: map[string]uint64{}}}
 	for _, c := range opt.PreserveClasses {
@@ -238,6 +239,11 @@ func newState(opt *Options) (*state, error) {
 			st.factClass[s] = append(st.factClass[s], p.Field)
 		}
 		st.factFields[p.Field] = true
+	}
+	for _, p := range LibraryLeakFlags {
+		for _, s := range classNameSpellings(p.Class) {
+			st.libraryClass[s] = append(st.libraryClass[s], p.Field)
+		}
 	}
 	switch opt.Profile {
 	case "":

@@ -178,6 +178,66 @@ func TestLifecycleFlags(t *testing.T) {
 	}
 }
 
+// TestLibraryLeakFlags: the leak flags of the libraries an app bundles
+// (spec/bmd.md §7.3) keep their values by default in a class of that name,
+// whatever its class loader, statics and instance fields; the class's
+// other fields, and fields of those names in another class, keep none;
+// and their names stay hashed, as the app's others.
+func TestLibraryLeakFlags(t *testing.T) {
+	classes := map[string][]string{}
+	for _, f := range crunch.LibraryLeakFlags {
+		classes[f.Class] = append(classes[f.Class], f.Field)
+	}
+	if len(classes) < 3 {
+		t.Fatalf("library leak flags of %d classes, want LeakCanary's, Compose's and Mortar's", len(classes))
+	}
+	for class, flags := range classes {
+		for _, c := range []struct {
+			name   string
+			loader uint64
+			kept   bool
+		}{{class, 0x9000, true}, {class, 0, true}, {"com.example.Other", 0x9000, false}} {
+			statics := append(slices.Clone(flags), "sSecret")
+			fields := append(slices.Clone(flags), "mSecret")
+			recs := keepRecords(t, loaderDump(t, c.loader, c.name, "", statics, fields), crunch.Options{})
+			instances := 0
+			for _, rec := range recs {
+				switch rec.Kind {
+				case bmd.KindString:
+					if slices.Contains(flags, string(rec.Text)) || string(rec.Text) == class {
+						t.Errorf("%s, loader 0x%x: %q in the clear", c.name, c.loader, rec.Text)
+					}
+				case bmd.KindClass:
+					for i, f := range rec.Def.Statics {
+						if want := c.kept && i < len(flags); f.Kept != want || want && f.Value != 1234 || !want && f.Value != 0 {
+							t.Errorf("%s, loader 0x%x: static %s kept %v, value %d; want kept %v", c.name, c.loader, statics[i], f.Kept, f.Value, want)
+						}
+					}
+					for i, f := range rec.Def.Fields {
+						if want := c.kept && i < len(flags); f.Kept != want {
+							t.Errorf("%s, loader 0x%x: field %s kept %v, want %v", c.name, c.loader, fields[i], f.Kept, want)
+						}
+					}
+				case bmd.KindInstance:
+					instances++
+					want := make([]uint64, len(fields))
+					for i := range flags {
+						if c.kept {
+							want[i] = 0x162e
+						}
+					}
+					if !slices.Equal(rec.Values, want) {
+						t.Errorf("%s, loader 0x%x: instance values %v, want %v", c.name, c.loader, rec.Values, want)
+					}
+				}
+			}
+			if instances != 1 {
+				t.Fatalf("%s, loader 0x%x: %d instances, want 1", c.name, c.loader, instances)
+			}
+		}
+	}
+}
+
 // TestPlatformFactsBootOnly: a platform fact (spec/bmd.md §7.3) is kept
 // only in a class of the boot class loader: an app's class of the same
 // name keeps no value of its static, by default.

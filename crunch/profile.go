@@ -86,6 +86,29 @@ var LifecycleFlags = []struct{ Class, Field string }{
 	{"android.view.View", "mWindowAttachCount"},
 }
 
+// LibraryLeakFlags lists the primitive fields of libraries that an app
+// bundles by which LeakCanary's Shark (v2.14) decides whether an object is
+// leaking: which of the objects LeakCanary watches it found retained, and
+// when (leakcanary.KeyedWeakReference: KeyedWeakReferenceFinder and
+// ObjectInspectors.KEYED_WEAK_REFERENCE take every watched object whose
+// retainedUptimeMillis is not -1 as leaking), whether a Compose
+// composition was disposed, whether a Mortar scope is dead
+// (AndroidObjectInspectors). They are the libraries' state, times of the
+// device's uptime and booleans, not values the app or its user chooses. A
+// default crunch keeps their values in a class of that name whatever its
+// class loader (the app's loader loads these libraries), the field declared
+// by that class; unlike the platform facts', their names are hashed as the
+// app's others are (spec/bmd.md §7.3). A class that a minified build
+// renamed matches nothing: LeakCanary's own R8 rules keep
+// KeyedWeakReference's names, Compose's do not keep CompositionImpl's.
+var LibraryLeakFlags = []struct{ Class, Field string }{
+	{"leakcanary.KeyedWeakReference", "watchUptimeMillis"},
+	{"leakcanary.KeyedWeakReference", "retainedUptimeMillis"},
+	{"leakcanary.KeyedWeakReference", "heapDumpUptimeMillis"}, // a static
+	{"androidx.compose.runtime.CompositionImpl", "disposed"},
+	{"mortar.MortarScope", "dead"},
+}
+
 // PlatformFacts lists the primitive static fields of platform classes that
 // describe the runtime, not the user, and that analyzers read to infer the
 // API level or the object layout. A default crunch keeps their values, in
