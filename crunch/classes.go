@@ -13,8 +13,8 @@ import (
 // classInfo is what crunch knows of a class with a CLASS DUMP. Its index
 // in state.classes is its dense object ID minus one.
 type classInfo struct {
-	dump        *hprof.ClassDump // its first dump
-	offset      int64            // where its first dump's CLASS DUMP sub-record is
+	dump       *hprof.ClassDump // its first dump
+	offset     int64            // where its first dump's CLASS DUMP sub-record is
 	keepAll    bool             // preserve-class or keep-primitives
 	keepFields map[uint64]bool  // HPROF name IDs of the fields and statics it declares that keep their values (keptValues)
 	picks      []fieldPick      // what its instances keep (picks)
@@ -212,7 +212,8 @@ func (st *state) pickFields(k int, picks []fieldPick) ([]fieldPick, bool) {
 // keptValues decides which primitive values each class keeps: all with
 // --keep-primitives or --preserve-class; the fields of the profile and the
 // libraries' leak flags in a class of that name, whatever its loader; the
-// platform facts and lifecycle flags in a boot class of that name.
+// platform facts, lifecycle flags and platform sizes in a boot class of that
+// name.
 func (st *state) keptValues() {
 	for _, ci := range st.classes {
 		ci.keepAll = st.opt.KeepPrimitives

@@ -194,7 +194,7 @@ type state struct {
 	preserveNames map[string]bool // class name spellings to preserve
 	profileClass  map[string][]string
 	profileFields map[string]bool
-	factClass     map[string][]string // class name spellings -> platform facts' statics and lifecycle flags
+	factClass     map[string][]string // class name spellings -> platform facts' statics, lifecycle flags and platform sizes
 	factFields    map[string]bool
 	libraryClass  map[string][]string // class name spellings -> LibraryLeakFlags' fields
 	drop          map[uint32]bool
@@ -234,7 +234,7 @@ func newState(opt *Options) (*state, error) {
 			st.preserveNames[s] = true
 		}
 	}
-	for _, p := range slices.Concat(PlatformFacts, LifecycleFlags) {
+	for _, p := range slices.Concat(PlatformFacts, LifecycleFlags, PlatformSizes) {
 		for _, s := range classNameSpellings(p.Class) {
 			st.factClass[s] = append(st.factClass[s], p.Field)
 		}

@@ -130,17 +130,18 @@ func TestProfileKeepsStatics(t *testing.T) {
 	}
 }
 
-// TestLifecycleFlags: a default crunch keeps the lifecycle flags
-// (spec/bmd.md §7.3: Activity.mDestroyed and the others) in instances of
-// a framework class, one of the boot class loader, and in no app class of
-// the same name; the other primitive fields of the class keep no value.
+// TestLifecycleFlags: a default crunch keeps the lifecycle flags and the
+// platform sizes (spec/bmd.md §7.3: Activity.mDestroyed, ArrayList.size
+// and the others) in instances of a framework class, one of the boot class
+// loader, and in no app class of the same name; the other primitive fields
+// of the class keep no value.
 func TestLifecycleFlags(t *testing.T) {
 	classes := map[string][]string{}
-	for _, f := range crunch.LifecycleFlags {
+	for _, f := range slices.Concat(crunch.LifecycleFlags, crunch.PlatformSizes) {
 		classes[f.Class] = append(classes[f.Class], f.Field)
 	}
-	if len(classes) < 4 {
-		t.Fatalf("lifecycle flags of %d classes, want Activity, Window, MessageQueue and View", len(classes))
+	if len(classes) < 5 {
+		t.Fatalf("lifecycle flags and sizes of %d classes, want Activity, Window, MessageQueue, View and ArrayList", len(classes))
 	}
 	for class, flags := range classes {
 		for _, loader := range []uint64{0, 0x9000} {

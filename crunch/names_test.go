@@ -258,7 +258,7 @@ func (d *dumpNames) platformText(text string) bool {
 }
 
 func factName(text string) bool {
-	for _, f := range slices.Concat(PlatformFacts, LifecycleFlags) {
+	for _, f := range slices.Concat(PlatformFacts, LifecycleFlags, PlatformSizes) {
 		if f.Field == text || f.Class == text {
 			return true
 		}

@@ -86,6 +86,20 @@ var LifecycleFlags = []struct{ Class, Field string }{
 	{"android.view.View", "mWindowAttachCount"},
 }
 
+// PlatformSizes lists the primitive instance fields of platform classes
+// that hold a size analyzers count, as they count the array lengths a BMD
+// keeps: how many elements of a java.util.ArrayList are in use, which
+// LeakCanary's Shark (v2.14, InternalSharedArrayListReferenceReader) reads
+// to follow a list's elements as ArrayList[i] references in its leak
+// traces, and whose leak signatures they make. An ArrayList holds no
+// element at or past its size, and the BMD keeps every reference of its
+// array, null or not: its size tells no more than how many null elements
+// end the list. A default crunch keeps their values, in classes of the
+// boot class loader only, as it keeps PlatformFacts (spec/bmd.md §7.3).
+var PlatformSizes = []struct{ Class, Field string }{
+	{"java.util.ArrayList", "size"},
+}
+
 // LibraryLeakFlags lists the primitive fields of libraries that an app
 // bundles by which LeakCanary's Shark (v2.14) decides whether an object is
 // leaking: which of the objects LeakCanary watches it found retained, and

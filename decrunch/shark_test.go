@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -43,8 +44,10 @@ func sharkSummaryOf(t *testing.T, tool string, data []byte) string {
 // a round trip: the file's name and size (decrunch may cut the heap dump
 // into other segments), the process name, which Shark reads from a
 // String's contents, which no crunch keeps, and the label it makes of a
-// Fragment's tag, the app's String. (Build.MANUFACTURER, a String's text
-// too, stays: the app passes it to crunch as a label, deviceLabels.)
+// Fragment's tag, the app's String; and it blanks the texts of LeakCanary's
+// KeyedWeakReference that Shark prints, its key and its description, Strings
+// too. (Build.MANUFACTURER, a String's text too, stays: the app passes it to
+// crunch as a label, deviceLabels.)
 func sharkComparable(report string) string {
 	var keep []string
 	for _, l := range strings.Split(report, "\n") {
@@ -52,10 +55,19 @@ func sharkComparable(report string) string {
 			strings.Contains(l, "Fragment.mTag = ") {
 			continue
 		}
+		if i := strings.Index(l, "key = "); i >= 0 {
+			l = l[:i+len("key = ")]
+		}
+		l = watchedBecause.ReplaceAllString(l, "${1}…$3")
 		keep = append(keep, l)
 	}
 	return strings.Join(keep, "\n")
 }
+
+// watchedBecause matches the reason Shark gives for an object LeakCanary
+// watched, the KeyedWeakReference's description in it ($2): up to the next
+// reason or the reasons' end.
+var watchedBecause = regexp.MustCompile(`(ObjectWatcher was watching this because )(.*?)( and [A-Z]|\)$)`)
 
 // deviceLabels returns the labels an app on the device of dump src passes
 // crunch (README, On the device): Build.MANUFACTURER and Build.ID, the
@@ -243,6 +255,22 @@ func TestSharkActivityLeak(t *testing.T) {
 			t.Errorf("without the labels Shark reports, want Samsung's leak as an application leak:\n%s", got)
 		}
 	})
+}
+
+// TestSharkWatchedLeak is the product's flow on a debug build's app with
+// LeakCanary and Compose (testdata/watched): Shark decides which objects
+// leak by primitive fields of the libraries the app bundles, which a
+// default crunch keeps (LeakCanary's KeyedWeakReference times, Compose's
+// CompositionImpl.disposed: crunch.LibraryLeakFlags), and follows a list's
+// elements up to its ArrayList.size (crunch.PlatformSizes). The round
+// trip must give the original's report, but for the key and description
+// texts of LeakCanary's references (sharkComparable): the composition
+// disposed, the cart model retained, the presenter watched but not yet
+// retained (no leak), the cart's trace through ArrayList[0].
+func TestSharkWatchedLeak(t *testing.T) {
+	sharkFixture(t, "watched", "watchedleak", "applicationLeaks=2", "libraryLeaks=0",
+		"shortDescription=WatchedLeak.lastComposition", "Leaking: YES (Composition disposed)",
+		"shortDescription=WatchedLeak.held", "↓ ArrayList[0]", "watchDurationMillis = 12000", "retainedDurationMillis = 7000")
 }
 
 // sharkFixture runs the user's flow on testdata/DIR/NAME.hprof.gz, an

@@ -35,9 +35,12 @@
 #   LIBUSER_OUT    LibUser only: directory that receives lib.jar (the library, built from
 #                  testdata/gen/lib), libuser-app.jar (the program's own classes) and
 #                  classes/ (the same classes unpacked). Default: the directory of OUT.hprof.
-#   APP_OUT        FragmentLeak and ActivityLeak only: directory that receives
-#                  fragmentleak-app.jar or activityleak-app.jar (androidx's stand-ins and
-#                  the program: what the app's APK holds). Default: the directory of
+#   APP_OUT        FragmentLeak, ActivityLeak and WatchedLeak only: directory that
+#                  receives fragmentleak-app.jar, activityleak-app.jar or
+#                  watchedleak-app.jar (the stand-ins of the libraries an app bundles,
+#                  testdata/gen/android/app: androidx's Fragment and Lifecycle, Compose's
+#                  CompositionImpl, LeakCanary's KeyedWeakReference and ObjectWatcher;
+#                  and the program: what the app's APK holds). Default: the directory of
 #                  OUT.hprof. The stand-ins of the framework (android.os.Build,
 #                  android.app.Activity: testdata/gen/android/boot) run on the boot
 #                  class path (-Xbootclasspath/a), as a phone's framework does.
@@ -174,17 +177,18 @@ if [[ "$PROGRAM" == LibUser ]]; then
         proguard_libuser
         CP=$LIBOUT/obfuscated.jar
     fi
-elif [[ "$PROGRAM" == FragmentLeak || "$PROGRAM" == ActivityLeak ]]; then
+elif [[ "$PROGRAM" == FragmentLeak || "$PROGRAM" == ActivityLeak || "$PROGRAM" == WatchedLeak ]]; then
     # The Android framework's stand-ins (android.os.Build, android.app.Activity)
-    # on the boot class path, as a phone's framework is; androidx's (Fragment,
-    # Lifecycle) and the program in the app's jar, as an APK holds them.
+    # on the boot class path, as a phone's framework is; the libraries' an app
+    # bundles (androidx, Compose, LeakCanary: android/app) and the program in
+    # the app's jar, as an APK holds them.
     JAVAC_OPTS+=(-XDstringConcat=inline)
     APPOUT=${APP_OUT:-$OUTDIR}
     APPJAR=$(echo "$PROGRAM" | tr '[:upper:]' '[:lower:]')-app.jar
     mkdir -p "$APPOUT" "$WORK/boot"
     APPOUT=$(cd "$APPOUT" && pwd)
     "$JAVAC" "${JAVAC_OPTS[@]}" -d "$WORK/boot" $(find "$GEN/android/boot" -name '*.java' | sort)
-    "$JAVAC" "${JAVAC_OPTS[@]}" -cp "$WORK/boot" -d "$CP" $(find "$GEN/android/androidx" -name '*.java' | sort) "$SRC"
+    "$JAVAC" "${JAVAC_OPTS[@]}" -cp "$WORK/boot" -d "$CP" $(find "$GEN/android/app" -name '*.java' | sort) "$SRC"
     rm -f "$APPOUT/$APPJAR"
     "$JAR" --create --file "$APPOUT/$APPJAR" -C "$CP" .
     JAVA_OPTS="-Xbootclasspath/a:$WORK/boot ${JAVA_OPTS:-}"

@@ -67,6 +67,18 @@ mkdir -p "$TD/activity"
 pack "$TMP/activity/activityleak.hprof" "$TD/activity/activityleak.hprof.gz"
 cp "$TMP/activity/activityleak-app.jar" "$TD/activity/"
 
+# A debug build's app with LeakCanary and Compose: a destroyed activity
+# held by its disposed composition, and objects LeakCanary watches, found
+# retained or not yet, on stand-ins for LeakCanary's KeyedWeakReference and
+# Compose's CompositionImpl (the app's jar): Shark decides what leaks by
+# their primitive fields, which crunch keeps by default
+# (crunch.LibraryLeakFlags), and follows a list's elements by
+# ArrayList.size (crunch.PlatformSizes).
+APP_OUT=$TMP/watched "$ROOT/scripts/gendump.sh" WatchedLeak "$TMP/watched/watchedleak.hprof"
+mkdir -p "$TD/watched"
+pack "$TMP/watched/watchedleak.hprof" "$TD/watched/watchedleak.hprof.gz"
+cp "$TMP/watched/watchedleak-app.jar" "$TD/watched/"
+
 # The collectors whose dumps list objects in heap-walk order, not by
 # address.
 GC=ZGC "$ROOT/scripts/gendump.sh" Sample "$TMP/zgc.hprof"

@@ -32,7 +32,7 @@ if [[ ${#dumps[@]} -eq 0 ]]; then
   # A file with three heap dumps (classes and objects dumped again), as
   # the old -agentlib:hprof agent wrote one per dump request.
   (cd "$root" && go run ./internal/cmd/multidump "$work/multidump.hprof")
-  dumps=("$root"/testdata/*.hprof.gz "$root"/testdata/libuser/*.hprof.gz "$root"/testdata/obfuscated/*.hprof.gz "$root"/testdata/fragment/*.hprof.gz "$root"/testdata/activity/*.hprof.gz "$work/multidump.hprof")
+  dumps=("$root"/testdata/*.hprof.gz "$root"/testdata/libuser/*.hprof.gz "$root"/testdata/obfuscated/*.hprof.gz "$root"/testdata/fragment/*.hprof.gz "$root"/testdata/activity/*.hprof.gz "$root"/testdata/watched/*.hprof.gz "$work/multidump.hprof")
   for f in "$root"/../shared/corpus/*; do
     case "$f" in *hprof*|*.bin) [[ -f "$f" ]] && dumps+=("$f") ;; esac
   done
