@@ -91,13 +91,19 @@ var LifecycleFlags = []struct{ Class, Field string }{
 // keeps: how many elements of a java.util.ArrayList are in use, which
 // LeakCanary's Shark (v2.14, InternalSharedArrayListReferenceReader) reads
 // to follow a list's elements as ArrayList[i] references in its leak
-// traces, and whose leak signatures they make. An ArrayList holds no
-// element at or past its size, and the BMD keeps every reference of its
-// array, null or not: its size tells no more than how many null elements
-// end the list. A default crunch keeps their values, in classes of the
-// boot class loader only, as it keeps PlatformFacts (spec/bmd.md §7.3).
+// traces, and whose leak signatures they make; and the native bytes of the
+// allocations a libcore.util.NativeAllocationRegistry registers (Android 7
+// and later: a Bitmap's pixels among them), which Shark
+// (AndroidNativeSizeMapper) and Android Studio add to the retained size of
+// the objects that own them. An ArrayList holds no element at or past its
+// size, and the BMD keeps every reference of its array, null or not: its
+// size tells no more than how many null elements end the list. A native
+// size is of the kind of an array's length: a bitmap's is 4 bytes a pixel.
+// A default crunch keeps their values, in classes of the boot class loader
+// only, as it keeps PlatformFacts (spec/bmd.md §7.3).
 var PlatformSizes = []struct{ Class, Field string }{
 	{"java.util.ArrayList", "size"},
+	{"libcore.util.NativeAllocationRegistry", "size"},
 }
 
 // LibraryLeakFlags lists the primitive fields of libraries that an app

@@ -262,15 +262,19 @@ func TestSharkActivityLeak(t *testing.T) {
 // leak by primitive fields of the libraries the app bundles, which a
 // default crunch keeps (LeakCanary's KeyedWeakReference times, Compose's
 // CompositionImpl.disposed: crunch.LibraryLeakFlags), and follows a list's
-// elements up to its ArrayList.size (crunch.PlatformSizes). The round
-// trip must give the original's report, but for the key and description
-// texts of LeakCanary's references (sharkComparable): the composition
-// disposed, the cart model retained, the presenter watched but not yet
-// retained (no leak), the cart's trace through ArrayList[0].
+// elements up to its ArrayList.size and adds a Bitmap's native bytes to
+// the retained sizes by NativeAllocationRegistry.size
+// (crunch.PlatformSizes). The round trip must give the original's report,
+// but for the key and description texts of LeakCanary's references
+// (sharkComparable): the composition disposed, the cart model retained,
+// the presenter watched but not yet retained (no leak), the cart's trace
+// through ArrayList[0], the activity retaining its bitmap's 480,000 native
+// bytes.
 func TestSharkWatchedLeak(t *testing.T) {
 	sharkFixture(t, "watched", "watchedleak", "applicationLeaks=2", "libraryLeaks=0",
 		"shortDescription=WatchedLeak.lastComposition", "Leaking: YES (Composition disposed)",
-		"shortDescription=WatchedLeak.held", "↓ ArrayList[0]", "watchDurationMillis = 12000", "retainedDurationMillis = 7000")
+		"shortDescription=WatchedLeak.held", "↓ ArrayList[0]", "watchDurationMillis = 12000", "retainedDurationMillis = 7000",
+		"Retaining 481.1 kB in 3 objects", "metadata.Bitmap total bytes=960000", "nativeSizeEntries=2 nativeBytes=960000")
 }
 
 // sharkFixture runs the user's flow on testdata/DIR/NAME.hprof.gz, an

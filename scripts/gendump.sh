@@ -185,13 +185,20 @@ elif [[ "$PROGRAM" == FragmentLeak || "$PROGRAM" == ActivityLeak || "$PROGRAM" =
     JAVAC_OPTS+=(-XDstringConcat=inline)
     APPOUT=${APP_OUT:-$OUTDIR}
     APPJAR=$(echo "$PROGRAM" | tr '[:upper:]' '[:lower:]')-app.jar
-    mkdir -p "$APPOUT" "$WORK/boot"
+    mkdir -p "$APPOUT" "$WORK/boot" "$WORK/unsupported"
     APPOUT=$(cd "$APPOUT" && pwd)
-    "$JAVAC" "${JAVAC_OPTS[@]}" -d "$WORK/boot" $(find "$GEN/android/boot" -name '*.java' | sort)
+    # libcore's sun.misc.Cleaner, which the JDK does not have, joins the JDK's
+    # jdk.unsupported module (a boot module, whose package sun.misc it is).
+    # javac refuses --patch-module with --release: those two are compiled for
+    # the JDK that runs them.
+    PATCH=(--patch-module "jdk.unsupported=$WORK/unsupported")
+    BOOT_OPTS=(-encoding UTF-8 -nowarn -XDstringConcat=inline)
+    "$JAVAC" "${BOOT_OPTS[@]}" --patch-module "jdk.unsupported=$GEN/android/jdk.unsupported" -d "$WORK/unsupported" $(find "$GEN/android/jdk.unsupported" -name '*.java' | sort)
+    "$JAVAC" "${BOOT_OPTS[@]}" "${PATCH[@]}" -d "$WORK/boot" $(find "$GEN/android/boot" -name '*.java' | sort)
     "$JAVAC" "${JAVAC_OPTS[@]}" -cp "$WORK/boot" -d "$CP" $(find "$GEN/android/app" -name '*.java' | sort) "$SRC"
     rm -f "$APPOUT/$APPJAR"
     "$JAR" --create --file "$APPOUT/$APPJAR" -C "$CP" .
-    JAVA_OPTS="-Xbootclasspath/a:$WORK/boot ${JAVA_OPTS:-}"
+    JAVA_OPTS="${PATCH[*]} -Xbootclasspath/a:$WORK/boot ${JAVA_OPTS:-}"
 else
     "$JAVAC" "${JAVAC_OPTS[@]}" -d "$CP" "$SRC"
 fi

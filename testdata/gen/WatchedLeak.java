@@ -1,6 +1,7 @@
 package com.example.watched;
 
 import android.app.Activity;
+import android.graphics.Bitmap;
 import android.os.Looper;
 import androidx.compose.runtime.CompositionImpl;
 import java.util.ArrayList;
@@ -44,6 +45,8 @@ public class WatchedLeak {
     /** The activity that hosts the app's compositions. */
     public static class ComposeActivity extends Activity {
         final byte[] state = new byte[1024];
+        /** Its header image: 400 x 300 pixels in native memory, 480,000 bytes. */
+        final Bitmap header = Bitmap.createBitmap(400, 300);
     }
 
     /** A composable's content: it holds its activity. */
