@@ -29,8 +29,11 @@ import (
 const help = `Turn an HPROF heap dump (Java or Android; plain, gzip, bzip2 or zstd) into
 a BMD file: object graph kept, the app's names hashed (the platform's stay
 readable), primitive contents dropped, but for a few platform facts
-(Build.VERSION.SDK_INT) and the Android framework's lifecycle flags
-(Activity.mDestroyed...), by which analyzers tell a leak (spec/bmd.md 7.3).
+(Build.VERSION.SDK_INT), the Android framework's lifecycle flags
+(Activity.mDestroyed...), two sizes (ArrayList.size, native allocations')
+and the leak flags of libraries an app bundles (LeakCanary's
+KeyedWeakReference times, Compose's CompositionImpl.disposed), by which
+analyzers tell a leak and size it (spec/bmd.md 7.3).
 
 Examples:
    crunch dump.hprof dump.bmd
