@@ -47,8 +47,9 @@ type Options struct {
 	Salvage bool
 	// Labels are key=value labels taken as if the file held them after its
 	// own (the last of each key counts): those of BuildLabels, the
-	// device's Build texts, for a file crunched without them, when the
-	// server knows the device (enumnames.go).
+	// device's Build texts, and ProcessNameLabel, the app's process name
+	// (TextLabel), for a file crunched without them, when the server knows
+	// the device and the app (enumnames.go).
 	Labels []string
 }
 
@@ -85,6 +86,11 @@ type Stats struct {
 	// Build.ID written back from the labels of those names, the file's or
 	// Options.Labels (enumnames.go), 0 to 2.
 	BuildTexts uint64
+
+	// ProcessNames counts the Strings of the app's process name written
+	// back from the label ApplicationInfo.processName, the file's or
+	// Options.Labels (enumnames.go), 0 or 1.
+	ProcessNames uint64
 }
 
 // countText counts a String's text written back, of kind k.
@@ -94,6 +100,8 @@ func (s *Stats) countText(k textKind) {
 		s.ThreadNames++
 	case buildText:
 		s.BuildTexts++
+	case processText:
+		s.ProcessNames++
 	default:
 		s.EnumNames++
 	}

@@ -46,7 +46,12 @@ import (
 // only, or on one build (AndroidReferenceMatchers, read through
 // AndroidBuildMirror), and prints the manufacturer in its metadata. Each
 // String gets its label's text where its array has the text's length; a
-// label of another length (another device's) writes nothing.
+// label of another length (another device's) writes nothing. The app's
+// process name the same way, from the label ApplicationInfo.processName:
+// Shark prints it in its metadata, read from
+// ActivityThread.sCurrentActivityThread.mBoundApplication.appInfo.processName
+// (AndroidMetadataExtractor), a path of objects followed as the main
+// thread's is.
 //
 // The first pass follows each constant to its name String and the String
 // to its array as it reads on (bmd.Reader.DecodeRun and ValuesOf: the
@@ -69,6 +74,7 @@ type enumNames struct {
 	hops     map[uint64]hop           // object on the way to the main thread's name -> what it is
 	kinds    map[uint64]textKind      // name String -> what names it, where not a constant
 	build    map[string]string        // android.os.Build's static -> its text, from the labels (the file's, then Options.Labels)
+	process  string                   // the app's process name, from the labels, or ""
 	strNames map[uint64][]string      // name String -> its constants' names (or the main thread's)
 	arrayOf  map[uint64]uint64        // name String -> its array
 	found    map[uint64]bmd.Record    // array -> its type and length (the reading's, or as written)
@@ -95,15 +101,21 @@ var enumClassNames = map[string]string{
 	"android.os.Looper": "android.os.Looper", "android/os/Looper": "android.os.Looper",
 	"java.lang.Thread": "java.lang.Thread", "java/lang/Thread": "java.lang.Thread",
 	"android.os.Build": "android.os.Build", "android/os/Build": "android.os.Build",
+	"android.app.ActivityThread": "android.app.ActivityThread", "android/app/ActivityThread": "android.app.ActivityThread",
+	"android.app.ActivityThread$AppBindData": "android.app.ActivityThread$AppBindData",
+	"android/app/ActivityThread$AppBindData": "android.app.ActivityThread$AppBindData",
+	"android.content.pm.ApplicationInfo":     "android.content.pm.ApplicationInfo",
+	"android/content/pm/ApplicationInfo":     "android.content.pm.ApplicationInfo",
 }
 
 // textKind is what a String's text written back is, for Stats.
 type textKind uint8
 
 const (
-	enumText   textKind = iota // an enum constant's name (Stats.EnumNames)
-	threadText                 // the main thread's name (Stats.ThreadNames)
-	buildText                  // a text of android.os.Build from the labels (Stats.BuildTexts)
+	enumText    textKind = iota // an enum constant's name (Stats.EnumNames)
+	threadText                  // the main thread's name (Stats.ThreadNames)
+	buildText                   // a text of android.os.Build from the labels (Stats.BuildTexts)
+	processText                 // the app's process name from the labels (Stats.ProcessNames)
 )
 
 // BuildLabels are the labels whose values decrunch writes into the
@@ -111,26 +123,63 @@ const (
 // statics: a BMD holds no String contents, and Shark reads these two.
 var BuildLabels = map[string]string{"Build.MANUFACTURER": "MANUFACTURER", "Build.ID": "ID"}
 
+// ProcessNameLabel is the label whose value decrunch writes into the
+// String of the app's process name, android.content.pm.ApplicationInfo's
+// processName of ActivityThread.sCurrentActivityThread.mBoundApplication.appInfo,
+// which Shark prints in its metadata.
+const ProcessNameLabel = "ApplicationInfo.processName"
+
+// TextLabel reports whether decrunch writes the value of a label of key
+// into a String of the heap: the BuildLabels and ProcessNameLabel.
+func TextLabel(key string) bool {
+	return BuildLabels[key] != "" || key == ProcessNameLabel
+}
+
 // buildTexts returns the texts of android.os.Build's statics that labels
 // give (the last of each key), by the statics' names.
 func buildTexts(labels []string) map[string]string {
 	t := map[string]string{}
-	m := bmd.Metadata{Labels: labels}
 	for label, static := range BuildLabels {
-		if v, ok := m.Label(label); ok && v != "" {
+		if v := labelText(labels, label); v != "" {
 			t[static] = v
 		}
 	}
 	return t
 }
 
-// hop is what an object on the way to the main thread's name is.
+// labelText returns the value of the last of labels of key, or "".
+func labelText(labels []string, key string) string {
+	m := bmd.Metadata{Labels: labels}
+	v, _ := m.Label(key)
+	return v
+}
+
+// hop is what an object on the way to a String whose text decrunch
+// writes is: the main thread's name, the app's process name.
 type hop uint8
 
 const (
-	hopLooper hop = iota // the main Looper, whose mThread is the main thread
-	hopThread            // the main thread, whose name is its name String
+	hopLooper         hop = iota // the main Looper, whose mThread is the main thread
+	hopThread                    // the main thread, whose name is its name String
+	hopActivityThread            // ActivityThread.sCurrentActivityThread, whose mBoundApplication is its AppBindData
+	hopBindData                  // the AppBindData, whose appInfo is the app's ApplicationInfo
+	hopAppInfo                   // the ApplicationInfo, whose processName is the process name String
 )
+
+// hopSteps says, for each hop, which field of the object to follow (the
+// field of that name declared by that class), and where it leads: the
+// next hop, or, for the last (last true), the String whose text it is.
+var hopSteps = [...]struct {
+	class, field string
+	next         hop
+	last         bool
+}{
+	hopLooper:         {"android.os.Looper", "mThread", hopThread, false},
+	hopThread:         {"java.lang.Thread", "name", 0, true},
+	hopActivityThread: {"android.app.ActivityThread", "mBoundApplication", hopBindData, false},
+	hopBindData:       {"android.app.ActivityThread$AppBindData", "appInfo", hopAppInfo, false},
+	hopAppInfo:        {"android.content.pm.ApplicationInfo", "processName", 0, true},
+}
 
 // mainThreadName is the name Android gives an app's main thread.
 const mainThreadName = "main"
@@ -165,7 +214,7 @@ type enumFix struct {
 // newEnumNames returns the enumNames of a first pass by r, of a file
 // whose labels (with Options.Labels) are labels.
 func newEnumNames(r *bmd.Reader, labels []string) *enumNames {
-	return &enumNames{classes: map[uint64]*enumClass{}, named: map[string]uint64{}, sdk: -1, build: buildTexts(labels),
+	return &enumNames{classes: map[uint64]*enumClass{}, named: map[string]uint64{}, sdk: -1, build: buildTexts(labels), process: labelText(labels, ProcessNameLabel),
 		consts: map[uint64][]constStatic{}, hops: map[uint64]hop{}, kinds: map[uint64]textKind{}, strNames: map[uint64][]string{}, arrayOf: map[uint64]uint64{}, found: map[uint64]bmd.Record{}, r: r}
 }
 
@@ -237,8 +286,10 @@ func (e *enumNames) class(rec *bmd.Record, staticName func(i int) string) {
 		case f.Type == bmd.Int && f.Kept && e.named["android.os.Build$VERSION"] == rec.ID && staticName(i) == "SDK_INT":
 			e.sdk = int64(int32(f.Value))
 		case f.Type == bmd.Object && f.Value != 0 && e.named["android.os.Looper"] == rec.ID && staticName(i) == "sMainLooper":
-			e.hops[f.Value] = hopLooper
-			e.follow(f.Value)
+			e.hopTo(f.Value, hopLooper)
+		case f.Type == bmd.Object && f.Value != 0 && e.process != "" && e.named["android.app.ActivityThread"] == rec.ID &&
+			staticName(i) == "sCurrentActivityThread":
+			e.hopTo(f.Value, hopActivityThread)
 		case f.Type == bmd.Object && f.Value != 0 && e.named["android.os.Build"] == rec.ID:
 			if text := e.build[staticName(i)]; text != "" {
 				e.nameString(f.Value, text, buildText)
@@ -316,28 +367,42 @@ func (e *enumNames) constant(rec *bmd.Record, texts []string) {
 	}
 }
 
-// hop takes an instance on the way to the main thread's name: the main
-// Looper gives its thread (Looper.mThread), the thread its name String
-// (java.lang.Thread.name), which is looked for as a constant's is.
+// hop takes an instance on the way to a String whose text decrunch
+// writes (hopSteps): the field it names gives the next object on the way,
+// which is looked for, or the String, which is looked for as a constant's
+// name is: the main thread's name "main", the process name of the labels.
 func (e *enumNames) hop(rec *bmd.Record, h hop, texts []string) {
-	decl, name := e.named["android.os.Looper"], "mThread"
-	if h == hopThread {
-		decl, name = e.named["java.lang.Thread"], "name"
-	}
-	i, t, ok := e.field(texts, rec.Class, decl, name)
+	step := hopSteps[h]
+	i, t, ok := e.field(texts, rec.Class, e.named[step.class], step.field)
 	if !ok || t != bmd.Object || i >= len(rec.Values) || rec.Values[i] == 0 {
 		return
 	}
 	v := rec.Values[i]
-	if h == hopLooper {
-		if _, seen := e.hops[v]; !seen {
-			e.hops[v] = hopThread
-			e.follow(v)
-		}
-		return
-	}
-	if _, seen := e.kinds[v]; !seen {
+	switch {
+	case !step.last:
+		e.hopTo(v, step.next)
+	case e.hasText(v):
+		// Named already: a String is one text's.
+	case h == hopThread:
 		e.nameString(v, mainThreadName, threadText)
+	default:
+		e.nameString(v, e.process, processText)
+	}
+}
+
+// hasText reports whether String str has a text of a kind other than a
+// constant's name already.
+func (e *enumNames) hasText(str uint64) bool {
+	_, ok := e.kinds[str]
+	return ok
+}
+
+// hopTo notes that object id is hop h on the way to a String, and looks
+// for it, unless it is one already.
+func (e *enumNames) hopTo(id uint64, h hop) {
+	if _, seen := e.hops[id]; !seen {
+		e.hops[id] = h
+		e.follow(id)
 	}
 }
 
@@ -418,8 +483,10 @@ func (c *converter) findEnumNames() {
 }
 
 // maxEnumReadings bounds the readings of findEnumNames: a constant
-// behind its static, then its String behind it, take two.
-const maxEnumReadings = 2
+// behind its static, then its String behind it, take two; the process
+// name's AppBindData behind the ActivityThread, its ApplicationInfo behind
+// it and its String behind that, three.
+const maxEnumReadings = 3
 
 // readEnums reads the file from its start for the objects the reading
 // before passed (enumNames.next).

@@ -42,17 +42,16 @@ func sharkSummaryOf(t *testing.T, tool string, data []byte) string {
 
 // sharkComparable drops the lines of a Shark report that may differ after
 // a round trip: the file's name and size (decrunch may cut the heap dump
-// into other segments), the process name, which Shark reads from a
-// String's contents, which no crunch keeps, and the label it makes of a
-// Fragment's tag, the app's String; and it blanks the texts of LeakCanary's
-// KeyedWeakReference that Shark prints, its key and its description, Strings
-// too. (Build.MANUFACTURER, a String's text too, stays: the app passes it to
-// crunch as a label, deviceLabels.)
+// into other segments) and the label it makes of a Fragment's tag, the
+// app's String, whose contents no crunch keeps; and it blanks the texts of
+// LeakCanary's KeyedWeakReference that Shark prints, its key and its
+// description, Strings too. (Build.MANUFACTURER and the process name,
+// Strings' texts too, stay: the app passes them to crunch as labels,
+// deviceLabels.)
 func sharkComparable(report string) string {
 	var keep []string
 	for _, l := range strings.Split(report, "\n") {
-		if strings.HasPrefix(l, "file.name=") || strings.HasPrefix(l, "file.bytes=") || strings.HasPrefix(l, "metadata.App process name=") ||
-			strings.Contains(l, "Fragment.mTag = ") {
+		if strings.HasPrefix(l, "file.name=") || strings.HasPrefix(l, "file.bytes=") || strings.Contains(l, "Fragment.mTag = ") {
 			continue
 		}
 		if i := strings.Index(l, "key = "); i >= 0 {
@@ -71,7 +70,10 @@ var watchedBecause = regexp.MustCompile(`(ObjectWatcher was watching this becaus
 
 // deviceLabels returns the labels an app on the device of dump src passes
 // crunch (README, On the device): Build.MANUFACTURER and Build.ID, the
-// texts of android.os.Build's statics in src.
+// texts of android.os.Build's statics in src, and, where src has an
+// ActivityThread (an app's dump; the fixtures' stand-ins but
+// testdata/watched's have none), ApplicationInfo.processName, its
+// process name.
 func deviceLabels(t *testing.T, src []byte) []string {
 	t.Helper()
 	var labels []string
@@ -81,6 +83,13 @@ func deviceLabels(t *testing.T, src []byte) []string {
 			t.Fatalf("the dump's android.os.Build.%s: %q, %v, %v", static, s.Text, ok, err)
 		}
 		labels = append(labels, label+"="+s.Text)
+	}
+	s, ok, err := heapstat.StaticString(src, "android.app.ActivityThread", "sCurrentActivityThread", "mBoundApplication", "appInfo", "processName")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok && s.Text != "" {
+		labels = append(labels, ProcessNameLabel+"="+s.Text)
 	}
 	return labels
 }
@@ -274,7 +283,8 @@ func TestSharkWatchedLeak(t *testing.T) {
 	sharkFixture(t, "watched", "watchedleak", "applicationLeaks=2", "libraryLeaks=0",
 		"shortDescription=WatchedLeak.lastComposition", "Leaking: YES (Composition disposed)",
 		"shortDescription=WatchedLeak.held", "↓ ArrayList[0]", "watchDurationMillis = 12000", "retainedDurationMillis = 7000",
-		"Retaining 481.1 kB in 3 objects", "metadata.Bitmap total bytes=960000", "nativeSizeEntries=2 nativeBytes=960000")
+		"Retaining 481.1 kB in 3 objects", "metadata.Bitmap total bytes=960000", "nativeSizeEntries=2 nativeBytes=960000",
+		"metadata.App process name=com.example.watched")
 }
 
 // sharkFixture runs the user's flow on testdata/DIR/NAME.hprof.gz, an

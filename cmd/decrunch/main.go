@@ -69,7 +69,10 @@ android.os.Build.MANUFACTURER and Build.ID where the BMD's labels give them
 (crunch --label Build.MANUFACTURER=samsung --label Build.ID=..., as the app
 passes them on the device) or decrunch's --label gives them (over the
 file's), where the String has the label's length (LeakCanary applies some
-known-library-leak matchers on one manufacturer's devices only).
+known-library-leak matchers on one manufacturer's devices only); and the
+app's process name from the label ApplicationInfo.processName, in the
+String of ActivityThread.sCurrentActivityThread.mBoundApplication.appInfo
+.processName (LeakCanary's metadata shows it).
 
 With --salvage, a truncated or damaged BMD (plain or compressed) gives an
 HPROF of everything before the damage: every block of the BMD whose checksum
@@ -132,7 +135,7 @@ func app() *cli.App {
 			&cli.StringSliceFlag{Name: "jar", Usage: "recover names from this JAR, AAR, JDK .jmod, or folder of .class files (repeatable)"},
 			&cli.StringSliceFlag{Name: "strings", Usage: "recover names from this text file, one per line (repeatable)"},
 			&cli.StringFlag{Name: "mapping", Usage: "ProGuard/R8 mapping.txt: write the original class, field and method names for obfuscated ones"},
-			&cli.StringSliceFlag{Name: "label", Usage: "Build.MANUFACTURER=TEXT or Build.ID=TEXT, the device's, for a BMD crunched without them: as if crunch --label had stored it, decrunch writes TEXT into that String (repeatable; over the file's own)"},
+			&cli.StringSliceFlag{Name: "label", Usage: "Build.MANUFACTURER=TEXT, Build.ID=TEXT (the device's) or ApplicationInfo.processName=TEXT (the app's process), for a BMD crunched without them: as if crunch --label had stored it, decrunch writes TEXT into that String (repeatable; over the file's own)"},
 			&cli.BoolFlag{Name: "salvage", Usage: "from a truncated or damaged BMD, write every complete record before the damage"},
 			&cli.BoolFlag{Name: "stats", Usage: "print how many names were recovered, from which source, and collisions"},
 			&cli.StringFlag{Name: "max-output", Usage: "refuse to write an HPROF larger than this, or to decompress a compressed or piped BMD beyond it (e.g. 200G; 0: no limit; default: the larger of 4 GiB and 100 times the uncompressed BMD, and for the decompression 100 times the compressed bytes read), since a few bytes of a damaged or crafted BMD can ask for terabytes"},
@@ -508,8 +511,8 @@ func options(c *cli.Context) (decrunch.Options, int64, error) {
 		if err := bmd.CheckLabel(l); err != nil {
 			return opt, 0, cliutil.Usagef("--label: %v", err)
 		}
-		if k, _, _ := strings.Cut(l, "="); decrunch.BuildLabels[k] == "" {
-			return opt, 0, cliutil.Usagef("--label %s: decrunch takes only Build.MANUFACTURER=TEXT and Build.ID=TEXT (other labels are crunch's to store)", l)
+		if k, _, _ := strings.Cut(l, "="); !decrunch.TextLabel(k) {
+			return opt, 0, cliutil.Usagef("--label %s: decrunch takes only Build.MANUFACTURER=TEXT, Build.ID=TEXT and ApplicationInfo.processName=TEXT (other labels are crunch's to store)", l)
 		}
 		opt.Labels = append(opt.Labels, l)
 	}
@@ -675,6 +678,7 @@ func printStats(c *cli.Context, st *decrunch.Stats, names *decrunch.NameTable, m
 	fmt.Fprintf(os.Stderr, "enum constants' names written back from their static fields' names: %d Strings\n", st.EnumNames)
 	fmt.Fprintf(os.Stderr, "the main thread's name written back (Looper.sMainLooper's thread, \"main\"): %d Strings\n", st.ThreadNames)
 	fmt.Fprintf(os.Stderr, "android.os.Build's texts written back from the labels Build.MANUFACTURER and Build.ID: %d Strings\n", st.BuildTexts)
+	fmt.Fprintf(os.Stderr, "the app's process name written back from the label ApplicationInfo.processName: %d Strings\n", st.ProcessNames)
 }
 
 // info prints what the header of a BMD file says, reading nothing else:

@@ -292,7 +292,7 @@ func TestUsage(t *testing.T) {
 		{[]string{"in.bmd", "-o", "out.hprof", "--no-such-flag"}, []string{"no-such-flag"}},
 		{[]string{"in.bmd", "-o"}, []string{"-o"}},
 		{[]string{"in.bmd", "-o", "folder"}, []string{"output folder is a directory"}},
-		{[]string{"--label", "app=com.example", "in.bmd", "-o", "out.hprof"}, []string{"--label app=com.example", "only Build.MANUFACTURER=TEXT and Build.ID=TEXT"}},
+		{[]string{"--label", "app=com.example", "in.bmd", "-o", "out.hprof"}, []string{"--label app=com.example", "only Build.MANUFACTURER=TEXT, Build.ID=TEXT and ApplicationInfo.processName=TEXT"}},
 		{[]string{"--label", "Build.ID", "in.bmd", "-o", "out.hprof"}, []string{"--label", "Build.ID"}},
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {

@@ -1,6 +1,7 @@
 package com.example.watched;
 
 import android.app.Activity;
+import android.app.ActivityThread;
 import android.graphics.Bitmap;
 import android.os.Looper;
 import androidx.compose.runtime.CompositionImpl;
@@ -15,8 +16,8 @@ import leakcanary.ObjectWatcher;
  * holds its KeyedWeakReferences and Compose's compositions, whose state
  * LeakCanary's Shark reads to decide what leaks (the primitive fields of
  * libraries the app bundles). Its heap runs on HotSpot with stand-ins for
- * android.app.Activity, android.os.Build and android.os.Looper (the boot
- * class path) and for
+ * android.app.Activity, android.app.ActivityThread, android.os.Build and
+ * android.os.Looper (the boot class path) and for
  * LeakCanary's KeyedWeakReference and ObjectWatcher and Compose's
  * CompositionImpl (the app's jar, as its APK holds them).
  *
@@ -77,6 +78,9 @@ public class WatchedLeak {
         // An app's main thread, whose locals Shark ignores: decrunch names it
         // "main" again by Looper.sMainLooper.
         Looper.prepareMainLooper();
+        // The app's process: its name is a String, which decrunch writes
+        // back from the label ApplicationInfo.processName.
+        ActivityThread.bindApplication("com.example.watched", "com.example.watched");
         ComposeActivity gone = new ComposeActivity();
         gone.performCreate("Cart");
         CompositionImpl composition = new CompositionImpl(new Object());
