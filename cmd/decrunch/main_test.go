@@ -1012,6 +1012,35 @@ func TestInfo(t *testing.T) {
 	}
 }
 
+// TestProcessNameLabel: a BMD crunched without the app's process name,
+// decrunched with it (--label ApplicationInfo.processName=...), gets its
+// text in the String Shark reads it from, and --stats counts it; a name of
+// another length writes nothing (testdata/watched, whose process is
+// com.example.watched).
+func TestProcessNameLabel(t *testing.T) {
+	bmdFile := crunchBytes(t, testutil.ReadAll(t, filepath.Join(testutil.Fixture("watched"), "watchedleak.hprof.gz")), crunch.Options{})
+	for _, c := range []struct {
+		name, want string
+		written    int
+	}{{"com.example.watched", "com.example.watched", 1}, {"com.example.watched:sync", "", 0}} {
+		t.Run(c.name, func(t *testing.T) {
+			d := clitest.NewDir(t)
+			d.Write(t, "in.bmd", bmdFile)
+			r := d.Run(t, nil, decrunchBin, "--stats", "--label", "ApplicationInfo.processName="+c.name, "in.bmd", "-o", "out.hprof")
+			if r.Code != 0 {
+				t.Fatalf("exit %d: %s", r.Code, r.Stderr)
+			}
+			if line := fmt.Sprintf("the label ApplicationInfo.processName: %d Strings", c.written); !strings.Contains(r.Stderr, line) {
+				t.Errorf("--stats does not say %q:\n%s", line, r.Stderr)
+			}
+			s, ok, err := heapstat.StaticString(d.Read(t, "out.hprof"), "android.app.ActivityThread", "sCurrentActivityThread", "mBoundApplication", "appInfo", "processName")
+			if got := strings.Trim(s.Text, "\x00"); err != nil || !ok || got != c.want {
+				t.Errorf("the process name %q (%v, %v), want %q", s.Text, ok, err, c.want)
+			}
+		})
+	}
+}
+
 // TestBuildLabels: a BMD crunched without the device's labels, decrunched
 // with them (--label Build.MANUFACTURER=..., Build.ID=...), gets their
 // texts in android.os.Build's Strings, and --stats counts them; a label of
