@@ -71,11 +71,11 @@ type enumNames struct {
 	sdk     int64                 // android.os.Build$VERSION.SDK_INT where the file kept it, else -1
 
 	consts   map[uint64][]constStatic // constant -> the statics that hold it
-	hops     map[uint64]hop           // object on the way to the main thread's name -> what it is
+	hops     map[uint64]hop           // object on the way to a String whose text decrunch writes (hopSteps) -> what it is
 	kinds    map[uint64]textKind      // name String -> what names it, where not a constant
 	build    map[string]string        // android.os.Build's static -> its text, from the labels (the file's, then Options.Labels)
 	process  string                   // the app's process name, from the labels, or ""
-	strNames map[uint64][]string      // name String -> its constants' names (or the main thread's)
+	strNames map[uint64][]string      // name String -> its constants' names (or its one text: the main thread's, a label's)
 	arrayOf  map[uint64]uint64        // name String -> its array
 	found    map[uint64]bmd.Record    // array -> its type and length (the reading's, or as written)
 
