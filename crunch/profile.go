@@ -98,7 +98,7 @@ var LifecycleFlags = []struct{ Class, Field string }{
 // the objects that own them. An ArrayList holds no element at or past its
 // size, and the BMD keeps every reference of its array, null or not: its
 // size tells no more than how many null elements end the list. A native
-// size is of the kind of an array's length: a bitmap's is 4 bytes a pixel.
+// size is of the kind of an array's length: a bitmap's is its pixels' bytes.
 // A default crunch keeps their values, in classes of the boot class loader
 // only, as it keeps PlatformFacts (spec/bmd.md §7.3).
 var PlatformSizes = []struct{ Class, Field string }{
