@@ -16,9 +16,10 @@ import (
 // records (testdata/bmd/sample-73007bb.bmd.gz, the sample dump crunched at
 // commit 73007bb), whose first pass decodes every object, decrunches to
 // the same HPROF as today's BMD of the same dump, whose objects OBJECTS
-// records frame: of the same length, with the same records, objects,
-// references and values, but for ArrayList.size, which today's crunch
-// keeps (crunch.PlatformSizes) and 73007bb's dropped (0 in every list).
+// records frame: of the same length, with the same heap records, objects,
+// references and values (heapstat.CanonicalValues), but for ArrayList.size,
+// which today's crunch keeps (crunch.PlatformSizes) and 73007bb's dropped
+// (0 in every list), and no more bytes differing than those sizes hold.
 func TestBeforeObjectsRecords(t *testing.T) {
 	old := testutil.ReadAll(t, testutil.Fixture("bmd/sample-73007bb.bmd.gz"))
 	now := crunchBytes(t, testutil.ReadAll(t, testutil.Fixture("sample.hprof.gz")), crunch.Options{})

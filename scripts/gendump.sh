@@ -43,7 +43,10 @@
 #                  and the program: what the app's APK holds). Default: the directory of
 #                  OUT.hprof. The stand-ins of the framework (android.os.Build,
 #                  android.app.Activity: testdata/gen/android/boot) run on the boot
-#                  class path (-Xbootclasspath/a), as a phone's framework does.
+#                  class path (-Xbootclasspath/a), as a phone's framework does, and
+#                  libcore's sun.misc.Cleaner (testdata/gen/android/jdk.unsupported) in
+#                  the JDK's jdk.unsupported module (--patch-module, which turns off the
+#                  JVM's class data sharing archive).
 #   PROGUARD=1     LibUser only: obfuscate the program and its library with ProGuard
 #                  (Debian: apt-get install proguard) and dump the obfuscated program, as
 #                  an app's release build runs. LIBUSER_OUT then also receives

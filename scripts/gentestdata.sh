@@ -72,8 +72,10 @@ cp "$TMP/activity/activityleak-app.jar" "$TD/activity/"
 # retained or not yet, on stand-ins for LeakCanary's KeyedWeakReference and
 # Compose's CompositionImpl (the app's jar): Shark decides what leaks by
 # their primitive fields, which crunch keeps by default
-# (crunch.LibraryLeakFlags), and follows a list's elements by
-# ArrayList.size (crunch.PlatformSizes).
+# (crunch.LibraryLeakFlags), follows a list's elements by ArrayList.size
+# and adds a Bitmap's native bytes by NativeAllocationRegistry.size
+# (crunch.PlatformSizes), and prints the process name, which decrunch
+# writes back from a label.
 APP_OUT=$TMP/watched "$ROOT/scripts/gendump.sh" WatchedLeak "$TMP/watched/watchedleak.hprof"
 mkdir -p "$TD/watched"
 pack "$TMP/watched/watchedleak.hprof" "$TD/watched/watchedleak.hprof.gz"
