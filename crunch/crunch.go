@@ -234,26 +234,12 @@ func newState(opt *Options) (*state, error) {
 			st.preserveNames[s] = true
 		}
 	}
-	for _, p := range slices.Concat(PlatformFacts, LifecycleFlags, PlatformSizes) {
-		for _, s := range classNameSpellings(p.Class) {
-			st.factClass[s] = append(st.factClass[s], p.Field)
-		}
-		st.factFields[p.Field] = true
-	}
-	for _, p := range LibraryLeakFlags {
-		for _, s := range classNameSpellings(p.Class) {
-			st.libraryClass[s] = append(st.libraryClass[s], p.Field)
-		}
-	}
+	byClassName(st.factClass, st.factFields, slices.Concat(PlatformFacts, LifecycleFlags, PlatformSizes))
+	byClassName(st.libraryClass, nil, LibraryLeakFlags)
 	switch opt.Profile {
 	case "":
 	case "leak":
-		for _, p := range LeakProfile {
-			for _, s := range classNameSpellings(p.Class) {
-				st.profileClass[s] = append(st.profileClass[s], p.Field)
-			}
-			st.profileFields[p.Field] = true
-		}
+		byClassName(st.profileClass, st.profileFields, LeakProfile)
 	default:
 		return nil, fmt.Errorf("unknown profile %q (the only profile is leak)", opt.Profile)
 	}
@@ -273,6 +259,19 @@ func newState(opt *Options) (*state, error) {
 		}
 	}
 	return st, nil
+}
+
+// byClassName adds the fields of list to classes, under each spelling of
+// their class's name, and, where fields is not nil, their names to fields.
+func byClassName(classes map[string][]string, fields map[string]bool, list []struct{ Class, Field string }) {
+	for _, p := range list {
+		for _, s := range classNameSpellings(p.Class) {
+			classes[s] = append(classes[s], p.Field)
+		}
+		if fields != nil {
+			fields[p.Field] = true
+		}
+	}
 }
 
 // collectPass1 collects the memory that pass 1 used and dropped since the

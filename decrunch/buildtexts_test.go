@@ -22,16 +22,11 @@ func buildDump(t *testing.T, f enumFlavour, manufacturer, id string, behind bool
 	d.loadClasses([]loadedClass{{object, "java.lang.Object"}, {stringC, "java.lang.String"}, {build, "android.os.Build"},
 		{version, "android.os.Build$VERSION"}, {other, "com.example.Build"}})
 	must(t, d.w.BeginHeapDump(hprof.TagHeapDump, 0))
-	d.sub(hprof.SubRecord{Tag: hprof.SubClassDump, Class: hprof.ClassDump{ID: object}})
-	d.sub(hprof.SubRecord{Tag: hprof.SubClassDump, Class: hprof.ClassDump{ID: stringC, Super: object, InstanceSize: 16, Fields: f.stringFields(d.str)}})
+	d.platform(f, object, stringC, version)
 	d.sub(hprof.SubRecord{Tag: hprof.SubClassDump, Class: hprof.ClassDump{ID: build, Super: object,
 		Statics: []hprof.StaticField{{Name: d.str("MANUFACTURER"), Type: hprof.Object, Value: manuS}, {Name: d.str("ID"), Type: hprof.Object, Value: idS}}}})
 	d.sub(hprof.SubRecord{Tag: hprof.SubClassDump, Class: hprof.ClassDump{ID: other, Super: object,
 		Statics: []hprof.StaticField{{Name: d.str("MANUFACTURER"), Type: hprof.Object, Value: otherS}}}})
-	if f.sdk >= 0 {
-		d.sub(hprof.SubRecord{Tag: hprof.SubClassDump, Class: hprof.ClassDump{ID: version, Super: object,
-			Statics: []hprof.StaticField{{Name: d.str("SDK_INT"), Type: hprof.Int, Value: uint64(f.sdk)}}}})
-	}
 	arr := func(s uint64) uint64 {
 		if behind {
 			return s - 8

@@ -378,23 +378,16 @@ func (e *enumNames) hop(rec *bmd.Record, h hop, texts []string) {
 		return
 	}
 	v := rec.Values[i]
+	_, named := e.kinds[v] // a String is one text's
 	switch {
 	case !step.last:
 		e.hopTo(v, step.next)
-	case e.hasText(v):
-		// Named already: a String is one text's.
+	case named:
 	case h == hopThread:
 		e.nameString(v, mainThreadName, threadText)
 	default:
 		e.nameString(v, e.process, processText)
 	}
-}
-
-// hasText reports whether String str has a text of a kind other than a
-// constant's name already.
-func (e *enumNames) hasText(str uint64) bool {
-	_, ok := e.kinds[str]
-	return ok
 }
 
 // hopTo notes that object id is hop h on the way to a String, and looks

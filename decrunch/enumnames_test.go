@@ -270,6 +270,19 @@ func (d *smallDump) loadClasses(classes []loadedClass) {
 }
 
 // sub writes a sub-record of the heap dump.
+// platform writes the class dumps of java.lang.Object (object), of
+// java.lang.String (stringC) on the String layout of flavour f, and, where
+// f has an API level, of android.os.Build$VERSION (version) with its
+// SDK_INT: what every Android-shaped dump of these tests has.
+func (d *smallDump) platform(f enumFlavour, object, stringC, version uint64) {
+	d.sub(hprof.SubRecord{Tag: hprof.SubClassDump, Class: hprof.ClassDump{ID: object}})
+	d.sub(hprof.SubRecord{Tag: hprof.SubClassDump, Class: hprof.ClassDump{ID: stringC, Super: object, InstanceSize: 16, Fields: f.stringFields(d.str)}})
+	if f.sdk >= 0 {
+		d.sub(hprof.SubRecord{Tag: hprof.SubClassDump, Class: hprof.ClassDump{ID: version, Super: object,
+			Statics: []hprof.StaticField{{Name: d.str("SDK_INT"), Type: hprof.Int, Value: uint64(f.sdk)}}}})
+	}
+}
+
 func (d *smallDump) sub(s hprof.SubRecord) { must(d.t, d.w.WriteSub(&s)) }
 
 // objects writes the object sub-records objs in the order of their IDs,

@@ -15,16 +15,17 @@ import (
 // ActivityThread$AppBindData), the AppBindData's appInfo (an
 // android.content.pm.ApplicationInfo), whose processName is name, the
 // name's String and its array, at the IDs of ids in that order; and
-// another ApplicationInfo, not the app's, whose processName is name too.
+// another ApplicationInfo, not the app's (com.example.Holder.sInfo), whose
+// processName is name too.
 func processNameDump(t *testing.T, f enumFlavour, name string, ids [5]uint64) []byte {
 	t.Helper()
 	d := newSmallDump(t)
-	const object, stringC, at, bind, info, build = 0x1000, 0x1010, 0x1020, 0x1030, 0x1040, 0x1050
+	const object, stringC, at, bind, info, build, holder = 0x1000, 0x1010, 0x1020, 0x1030, 0x1040, 0x1050, 0x1060
 	d.loadClasses([]loadedClass{{object, "java.lang.Object"}, {stringC, "java.lang.String"}, {at, "android.app.ActivityThread"},
-		{bind, "android.app.ActivityThread$AppBindData"}, {info, "android.content.pm.ApplicationInfo"}, {build, "android.os.Build$VERSION"}})
+		{bind, "android.app.ActivityThread$AppBindData"}, {info, "android.content.pm.ApplicationInfo"}, {build, "android.os.Build$VERSION"},
+		{holder, "com.example.Holder"}})
 	must(t, d.w.BeginHeapDump(hprof.TagHeapDump, 0))
-	d.sub(hprof.SubRecord{Tag: hprof.SubClassDump, Class: hprof.ClassDump{ID: object}})
-	d.sub(hprof.SubRecord{Tag: hprof.SubClassDump, Class: hprof.ClassDump{ID: stringC, Super: object, InstanceSize: 16, Fields: f.stringFields(d.str)}})
+	d.platform(f, object, stringC, build)
 	d.sub(hprof.SubRecord{Tag: hprof.SubClassDump, Class: hprof.ClassDump{ID: at, Super: object, InstanceSize: 8,
 		Statics: []hprof.StaticField{{Name: d.str("sCurrentActivityThread"), Type: hprof.Object, Value: ids[0]}},
 		Fields:  []hprof.Field{{Name: d.str("mServices"), Type: hprof.Object}, {Name: d.str("mBoundApplication"), Type: hprof.Object}}}})
@@ -32,10 +33,8 @@ func processNameDump(t *testing.T, f enumFlavour, name string, ids [5]uint64) []
 		Fields: []hprof.Field{{Name: d.str("processName"), Type: hprof.Object}, {Name: d.str("appInfo"), Type: hprof.Object}}}})
 	d.sub(hprof.SubRecord{Tag: hprof.SubClassDump, Class: hprof.ClassDump{ID: info, Super: object, InstanceSize: 8,
 		Fields: []hprof.Field{{Name: d.str("packageName"), Type: hprof.Object}, {Name: d.str("processName"), Type: hprof.Object}}}})
-	if f.sdk >= 0 {
-		d.sub(hprof.SubRecord{Tag: hprof.SubClassDump, Class: hprof.ClassDump{ID: build, Super: object,
-			Statics: []hprof.StaticField{{Name: d.str("SDK_INT"), Type: hprof.Int, Value: uint64(f.sdk)}}}})
-	}
+	d.sub(hprof.SubRecord{Tag: hprof.SubClassDump, Class: hprof.ClassDump{ID: holder, Super: object,
+		Statics: []hprof.StaticField{{Name: d.str("sInfo"), Type: hprof.Object, Value: 0x5000}}}})
 	arr, s := f.stringOf(d.enc, name, false, ids[3], ids[4], stringC)
 	other, otherS := f.stringOf(d.enc, name, false, 0x5010, 0x5018, stringC)
 	refs := func(a, b uint64) []byte { return d.enc.AppendID(d.enc.AppendID(nil, a), b) }
@@ -46,7 +45,7 @@ func processNameDump(t *testing.T, f enumFlavour, name string, ids [5]uint64) []
 		{Tag: hprof.SubInstanceDump, ID: 0x5000, ClassID: info, Data: refs(0x5010, 0x5010)},
 	})
 	d.sub(hprof.SubRecord{Tag: hprof.SubRootStickyClass, ID: at})
-	d.sub(hprof.SubRecord{Tag: hprof.SubRootJNIGlobal, ID: 0x5000})
+	d.sub(hprof.SubRecord{Tag: hprof.SubRootStickyClass, ID: holder})
 	return d.end()
 }
 
@@ -78,18 +77,17 @@ func TestProcessName(t *testing.T) {
 		{"none", nil, nil, false},
 		{"the server's", nil, []string{"ApplicationInfo.processName=" + name}, true},
 	}
-	path := []string{"mBoundApplication", "appInfo", "processName"}
 	for _, f := range enumFlavours {
 		for order, ids := range orders {
 			src := processNameDump(t, f, name, ids)
-			want, ok, err := heapstat.StaticString(src, "android.app.ActivityThread", "sCurrentActivityThread", path...)
+			want, ok, err := heapstat.ProcessName(src)
 			if err != nil || !ok || want.Text != name {
 				t.Fatalf("the original's process name: %q, %v, %v", want.Text, ok, err)
 			}
 			for _, c := range cases {
 				t.Run(f.name+"/"+order+"/"+c.name, func(t *testing.T) {
 					out, st := decrunchBytes(t, crunchBytes(t, src, crunch.Options{Labels: c.labels}), Options{Names: appNameTable(t, src), Labels: c.server})
-					got, ok, err := heapstat.StaticString(out, "android.app.ActivityThread", "sCurrentActivityThread", path...)
+					got, ok, err := heapstat.ProcessName(out)
 					if err != nil || !ok {
 						t.Fatalf("the round trip's process name: %v, %v", ok, err)
 					}
@@ -101,6 +99,10 @@ func TestProcessName(t *testing.T) {
 						}
 					} else if g := bytes.Trim([]byte(got.Text), "\x00"); len(g) != 0 || got.Fields["count"] != 0 {
 						t.Errorf("%q (count %d), want no text", got.Text, got.Fields["count"])
+					}
+					other, ok, err := heapstat.StaticString(out, "com.example.Holder", "sInfo", "processName")
+					if err != nil || !ok || len(bytes.Trim([]byte(other.Text), "\x00")) != 0 {
+						t.Errorf("another ApplicationInfo's processName: %q, %v, %v; want no text", other.Text, ok, err)
 					}
 					if st.ProcessNames != written || st.BuildTexts != 0 || st.ThreadNames != 0 || st.EnumNames != 0 {
 						t.Errorf("%d process names, %d Build texts, %d thread names, %d enum names written; want %d, 0, 0, 0",

@@ -84,7 +84,7 @@ func deviceLabels(t *testing.T, src []byte) []string {
 		}
 		labels = append(labels, label+"="+s.Text)
 	}
-	s, ok, err := heapstat.StaticString(src, "android.app.ActivityThread", "sCurrentActivityThread", "mBoundApplication", "appInfo", "processName")
+	s, ok, err := heapstat.ProcessName(src)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,17 +22,12 @@ func mainThreadDump(t *testing.T, f enumFlavour, name string, ids [4]uint64) []b
 	d.loadClasses([]loadedClass{{object, "java.lang.Object"}, {stringC, "java.lang.String"}, {thread, "java.lang.Thread"},
 		{looper, "android.os.Looper"}, {build, "android.os.Build$VERSION"}})
 	must(t, d.w.BeginHeapDump(hprof.TagHeapDump, 0))
-	d.sub(hprof.SubRecord{Tag: hprof.SubClassDump, Class: hprof.ClassDump{ID: object}})
-	d.sub(hprof.SubRecord{Tag: hprof.SubClassDump, Class: hprof.ClassDump{ID: stringC, Super: object, InstanceSize: 16, Fields: f.stringFields(d.str)}})
+	d.platform(f, object, stringC, build)
 	d.sub(hprof.SubRecord{Tag: hprof.SubClassDump, Class: hprof.ClassDump{ID: thread, Super: object, InstanceSize: 8,
 		Fields: []hprof.Field{{Name: d.str("name"), Type: hprof.Object}, {Name: d.str("priority"), Type: hprof.Int}}}})
 	d.sub(hprof.SubRecord{Tag: hprof.SubClassDump, Class: hprof.ClassDump{ID: looper, Super: object, InstanceSize: 4,
 		Statics: []hprof.StaticField{{Name: d.str("sMainLooper"), Type: hprof.Object, Value: ids[0]}},
 		Fields:  []hprof.Field{{Name: d.str("mThread"), Type: hprof.Object}}}})
-	if f.sdk >= 0 {
-		d.sub(hprof.SubRecord{Tag: hprof.SubClassDump, Class: hprof.ClassDump{ID: build, Super: object,
-			Statics: []hprof.StaticField{{Name: d.str("SDK_INT"), Type: hprof.Int, Value: uint64(f.sdk)}}}})
-	}
 	arr, s := f.stringOf(d.enc, name, false, ids[2], ids[3], stringC)
 	other, otherS := f.stringOf(d.enc, "main", false, 0x5010, 0x5018, stringC)
 	d.objects([]hprof.SubRecord{arr, s, other, otherS,

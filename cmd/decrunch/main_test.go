@@ -1033,7 +1033,7 @@ func TestProcessNameLabel(t *testing.T) {
 			if line := fmt.Sprintf("the label ApplicationInfo.processName: %d Strings", c.written); !strings.Contains(r.Stderr, line) {
 				t.Errorf("--stats does not say %q:\n%s", line, r.Stderr)
 			}
-			s, ok, err := heapstat.StaticString(d.Read(t, "out.hprof"), "android.app.ActivityThread", "sCurrentActivityThread", "mBoundApplication", "appInfo", "processName")
+			s, ok, err := heapstat.ProcessName(d.Read(t, "out.hprof"))
 			if got := strings.Trim(s.Text, "\x00"); err != nil || !ok || got != c.want {
 				t.Errorf("the process name %q (%v, %v), want %q", s.Text, ok, err, c.want)
 			}

@@ -73,6 +73,14 @@ func MainThreadName(data []byte) (name EnumString, ok bool, err error) {
 	return StaticString(data, "android.os.Looper", "sMainLooper", "mThread", "name")
 }
 
+// ProcessName returns the String of an Android app's process name in the
+// dump in data, as LeakCanary's Shark reads it for its metadata:
+// ActivityThread.sCurrentActivityThread.mBoundApplication.appInfo.processName;
+// ok false if the dump has no such chain.
+func ProcessName(data []byte) (name EnumString, ok bool, err error) {
+	return StaticString(data, "android.app.ActivityThread", "sCurrentActivityThread", "mBoundApplication", "appInfo", "processName")
+}
+
 // StaticString returns the String that static field static of class
 // class (named with dots; slashes match too) refers to in the dump in
 // data, or that the instance fields of path lead to from there, each of
