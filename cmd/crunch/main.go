@@ -162,7 +162,7 @@ func app() *cli.App {
 			&cli.StringSliceFlag{Name: "preserve-class", Usage: "keep this class's name and all its field values (repeatable)"},
 			&cli.StringFlag{Name: "profile", Usage: "keep the fields a profile needs: leak (what LeakCanary's Shark reads)"},
 			&cli.StringFlag{Name: "drop-heap", Usage: "leave out the objects of these Android heaps, comma-separated: zygote, image, app, default (for a view of the app heap; LeakCanary's Shark needs objects of the zygote heap)"},
-			&cli.StringSliceFlag{Name: "label", Usage: "store key=value in the file's metadata (repeatable): app id, version, build id, mapping id; decrunch --info prints them; Build.MANUFACTURER= and Build.ID= (the device's) decrunch writes into those Strings"},
+			&cli.StringSliceFlag{Name: "label", Usage: "store key=value in the file's metadata (repeatable): app id, version, build id, mapping id; decrunch --info prints them; Build.MANUFACTURER= and Build.ID= (the device's) and ApplicationInfo.processName= (the app's process) decrunch writes into those Strings"},
 			&cli.StringFlag{Name: "compress", Usage: "compress the output: none, zstd or gzip (default: by output name, .zst, .zstd or .gz in any case)"},
 			&cli.StringFlag{Name: "format", Value: "v2", Usage: "BMD version to write: v2 (this project's) or v1 (the 2014 tools')"},
 			&cli.BoolFlag{Name: "stats", Usage: "print records and bytes per kind, in and out, and the run's time by phase, on stderr"},
